@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/memory"
+	"github.com/gitmem/git-mem/search"
+)
+
+func init() {
+	register(newSearchCmd)
+	register(newReindexCmd)
+}
+
+func newSearchCmd(e *env) *cobra.Command {
+	var k int
+	var mode string
+	var verbatim bool
+	var ff filterFlags
+	cmd := &cobra.Command{
+		Use:   "search <query> [-k N] [--mode M] [FILTERS] [--verbatim]",
+		Short: "Find exchanges: BM25 over the verbatim text fused with vectors of the cards",
+		Long: "Find exchanges. Modes: " + strings.Join(search.Modes, ", ") + " (default " + search.DefaultMode + ").\n" +
+			"Identical and near-identical exchanges take one slot. The index catches up with new\n" +
+			"commits (add, sync, a plain git fetch) on first use.",
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			f, err := ff.filter()
+			if err != nil {
+				return err
+			}
+			q := memory.SearchQuery{Text: strings.Join(a, " "), K: k, Mode: mode, Filter: f, Verbatim: verbatim}
+			if err := memory.CheckQuery(q); err != nil {
+				return usageError{err}
+			}
+			m, err := e.open()
+			if err != nil {
+				return err
+			}
+			results, note, err := m.Search(e.ctx, q)
+			if err != nil {
+				if errors.Is(err, memory.ErrBadQuery) {
+					return usageError{err}
+				}
+				return err
+			}
+			if note != "" {
+				fmt.Fprintln(e.errOut, "git mem: note: "+note)
+			}
+			if e.json {
+				return e.printJSON(results)
+			}
+			if len(results) == 0 {
+				fmt.Fprintln(e.errOut, "git mem: no exchange matches (try fewer words, or drop a filter)")
+				return nil
+			}
+			for i, r := range results {
+				if i > 0 {
+					fmt.Fprintln(e.out)
+				}
+				fmt.Fprintf(e.out, "%s %s  %.3f", r.Short, r.Time.Format("2006-01-02"), r.Score)
+				if len(r.Rooms) > 0 {
+					fmt.Fprintf(e.out, "  [%s]", strings.Join(r.Rooms, ", "))
+				}
+				if len(r.Collapsed) > 0 {
+					fmt.Fprintf(e.out, "  (+%d similar)", len(r.Collapsed))
+				}
+				fmt.Fprintf(e.out, "\n    %s\n", r.Core)
+				if r.Context != "" {
+					fmt.Fprintf(e.out, "    %s\n", r.Context)
+				}
+				if verbatim && r.Verbatim != "" {
+					ex, err := exchange.Parse([]byte(r.Verbatim))
+					if err == nil {
+						fmt.Fprintln(e.out)
+						printExchange(e.out, ex)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVarP(&k, "k", "k", 10, "number of results")
+	cmd.Flags().StringVar(&mode, "mode", "", "verbatim-bm25 | distilled-bm25 | distilled-vector | fused (default "+search.DefaultMode+")")
+	cmd.Flags().BoolVar(&verbatim, "verbatim", false, "show each exchange itself")
+	ff.add(cmd)
+	return cmd
+}
+
+func newReindexCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reindex",
+		Short: "Rebuild the search indexes from the commits alone",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := e.open()
+			if err != nil {
+				return err
+			}
+			rep, err := m.Reindex(e.ctx)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(rep)
+			}
+			fmt.Fprintf(e.out, "indexed %d exchanges\n", rep.Docs)
+			return nil
+		},
+	}
+}

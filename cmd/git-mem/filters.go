@@ -1,0 +1,41 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/gitmem/git-mem/memory"
+)
+
+// filterFlags are the FILTERS of the contract: --room --file --project
+// --agent --session --since --until.
+type filterFlags struct {
+	rooms, files            []string
+	project, agent, session string
+	since, until            string
+}
+
+func (f *filterFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.rooms, "room", nil, "only this room (type:key); repeatable")
+	cmd.Flags().StringArrayVar(&f.files, "file", nil, "only exchanges that touched this path (or path suffix); repeatable")
+	cmd.Flags().StringVar(&f.project, "project", "", "only this project")
+	cmd.Flags().StringVar(&f.agent, "agent", "", "only this agent")
+	cmd.Flags().StringVar(&f.session, "session", "", "only this session")
+	cmd.Flags().StringVar(&f.since, "since", "", "only exchanges at or after T (RFC 3339, 2026-03-01, or 2.weeks.ago)")
+	cmd.Flags().StringVar(&f.until, "until", "", "only exchanges at or before T")
+}
+
+func (f *filterFlags) filter() (memory.Filter, error) {
+	out := memory.Filter{Rooms: f.rooms, Files: f.files, Project: f.project, Agent: f.agent, Session: f.session}
+	var err error
+	if f.since != "" {
+		if out.Since, err = memory.ParseTime(f.since, false); err != nil {
+			return out, usagef("--since: %v", err)
+		}
+	}
+	if f.until != "" {
+		if out.Until, err = memory.ParseTime(f.until, true); err != nil {
+			return out, usagef("--until: %v", err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The scripts run the real command as a separate process (git-mem on PATH,
+// so `git mem …` works too) against temporary memories.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"git-mem": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testdata, err := filepath.Abs("../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("TESTDATA", testdata)
+			env.Setenv("GIT_MEM_DIR", filepath.Join(env.WorkDir, "mem.git"))
+			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			return nil
+		},
+	})
+}

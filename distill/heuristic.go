@@ -1,0 +1,313 @@
+package distill
+
+import (
+	"path"
+	"strings"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+// Length budgets in runes. Core and context together land near 40–60 BPE
+// tokens on coding exchanges, the size the paper's cards have; the hard
+// limits of a commit message are exchange.MaxCoreRunes/MaxContextRunes.
+const (
+	maxAsk     = 110
+	maxDone    = 90
+	maxContext = 110
+)
+
+func heuristicCard(ex *exchange.Exchange) exchange.Card {
+	card := exchange.Card{Distiller: HeuristicName}
+	if ex == nil {
+		card.Core = "Empty exchange: nothing was recorded."
+		card.Rooms = []exchange.Room{{Type: "concept", Key: "empty"}}
+		return card
+	}
+	card.Files = FilesTouched(ex)
+	if isConversation(ex) {
+		chatCard(ex, &card)
+	} else {
+		codingCard(ex, &card)
+	}
+	card.Core = clip(cleanSpaces(card.Core), exchange.MaxCoreRunes)
+	card.Context = clip(cleanSpaces(card.Context), exchange.MaxContextRunes)
+	if card.Core == "" {
+		card.Core = "Exchange with no readable text."
+	}
+	if len(card.Rooms) == 0 {
+		card.Rooms = []exchange.Room{{Type: "concept", Key: "untitled"}}
+	}
+	return card
+}
+
+// isConversation spots chat between people (LoCoMo and the like): turns
+// carry a speaker and there are no tool calls.
+func isConversation(ex *exchange.Exchange) bool {
+	speaker := false
+	for _, t := range ex.Turns {
+		if t.Role == exchange.RoleTool {
+			return false
+		}
+		if s, ok := t.Extra["speaker"].(string); ok && s != "" {
+			speaker = true
+		}
+	}
+	return speaker
+}
+
+func codingCard(ex *exchange.Exchange, card *exchange.Card) {
+	user := stripInjected(ex.UserText())
+	p := parsePrompt(user)
+	ask := askText(p)
+	done := doneText(ex)
+	switch {
+	case ask != "" && done != "":
+		card.Core = ask + " — " + done
+	case ask != "":
+		card.Core = ask
+	case done != "":
+		card.Core = done
+	default:
+		card.Core = honestCore(ex)
+	}
+	card.Context = contextText(ex, p, card.Core)
+	card.Rooms = codingRooms(ex, card.Files, p)
+}
+
+// askText is the user's request in their own words: the first sentence or
+// two of their prose, or the first line of what they pasted when they wrote
+// no prose of their own.
+func askText(p prompt) string {
+	var parts []string
+	n := 0
+	for _, line := range p.prose {
+		for _, s := range splitSentences(line) {
+			s = trimFiller(cleanMarkdown(s))
+			if s == "" || isBoilerplate(s) {
+				continue
+			}
+			parts = append(parts, s)
+			n += len(s)
+			if n >= 60 || len(parts) == 2 {
+				break
+			}
+		}
+		if n >= 60 || len(parts) == 2 {
+			break
+		}
+	}
+	ask := strings.Join(parts, " ")
+	// A pasted error or warning is the request when the prose only points at
+	// it ("we get this error:", "fix this").
+	if len(p.fenced) > 0 && (ask == "" || wordCount(ask) <= 8 || strings.HasSuffix(ask, ":")) {
+		first := cleanMarkdown(p.fenced[0])
+		if ask == "" {
+			ask = first
+		} else {
+			ask = strings.TrimRight(ask, ":") + ": " + first
+		}
+	} else if ask == "" && len(p.pasted) > 0 {
+		if e := errorLine(strings.Join(p.pasted, "\n"), nil); e != "" {
+			ask = e
+		} else {
+			ask = cleanMarkdown(p.pasted[0])
+		}
+	}
+	return clip(upperFirst(ask), maxAsk)
+}
+
+// isBoilerplate drops the template sentences some editors wrap around a
+// pasted error.
+func isBoilerplate(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "how can i resolve this") || strings.HasPrefix(l, "if you propose a fix") ||
+		l == "@agent continue: \"continue to iterate?\"" || strings.HasPrefix(l, "continue to iterate")
+}
+
+// planPrefixes open sentences that announce work rather than report it.
+var planPrefixes = []string{"let me ", "now let me ", "i'll ", "i will ", "let's ", "now i'll ",
+	"next, ", "first, ", "i need to ", "now i need ", "i'm going to ", "i am going to ", "i can see",
+	"looking at ", "now let's ", "i see ", "i found ", "here's ", "here is ", "the user ", "based on ",
+	"you're right", "you are right", "now i can see", "now i see", "i can now see", "i can see", "good question", "great question", "great catch", "good catch"}
+
+// outcomeWords mark a sentence that reports what was done.
+var outcomeWords = []string{"fixed", "added", "updated", "created", "removed", "implemented",
+	"refactored", "renamed", "moved", "changed", "resolved", "replaced", "now ", "successfully",
+	"extracted", "deleted", "converted", "merged", "pushed", "committed", "installed", "configured",
+	"passes", "passing", "works", "simplified", "introduced", "migrated", "documented", "wrote"}
+
+// doneText reports what the agent did: its closing summary sentence, plus
+// the files it edited.
+func doneText(ex *exchange.Exchange) string {
+	summary := ""
+	for i := len(ex.Turns) - 1; i >= 0 && summary == ""; i-- {
+		t := ex.Turns[i]
+		if t.Role != exchange.RoleAssistant || strings.TrimSpace(t.Text) == "" {
+			continue
+		}
+		if th, _ := t.Extra["thinking"].(bool); th {
+			continue
+		}
+		summary = summarySentence(t.Text)
+	}
+	edited := editedFiles(ex)
+	if len(edited) > 0 {
+		names := make([]string, 0, 2)
+		seen := map[string]bool{}
+		for _, f := range edited {
+			b := path.Base(f)
+			if !seen[b] && len(names) < 2 {
+				seen[b] = true
+				names = append(names, b)
+			}
+		}
+		list := strings.Join(names, ", ")
+		if extra := len(edited) - len(names); extra > 0 {
+			list += " (+" + itoa(extra) + ")"
+		}
+		if summary == "" {
+			return "Edited " + list + "."
+		}
+		return clip(summary, max(maxDone-len(list)-10, 40)) + " (edited " + list + ")"
+	}
+	return clip(summary, maxDone)
+}
+
+// summarySentence picks the sentence of a reply that says what was done:
+// the first one reporting an outcome, else the first substantive one.
+func summarySentence(text string) string {
+	var first string
+	for i, s := range sentences(text, 40) {
+		s = trimFiller(s)
+		l := strings.ToLower(s)
+		if wordCount(s) < 4 || strings.HasSuffix(s, ":") && wordCount(s) < 8 {
+			continue
+		}
+		plan := false
+		for _, p := range planPrefixes {
+			if strings.HasPrefix(l, p) {
+				plan = true
+				break
+			}
+		}
+		if plan {
+			continue
+		}
+		for _, w := range outcomeWords {
+			if strings.Contains(l, w) {
+				return upperFirst(strings.TrimRight(s, ":"))
+			}
+		}
+		if first == "" && i < 12 {
+			first = upperFirst(strings.TrimRight(s, ":"))
+		}
+	}
+	return first
+}
+
+// contextText picks the most specific detail, copied verbatim: an error
+// line (the prompt first, then tool output, then the replies), else the most
+// specific sentence, else a command.
+func contextText(ex *exchange.Exchange, p prompt, core string) string {
+	inCore := func(s string) bool {
+		s = strings.TrimRight(s, "…")
+		if len(s) > 40 {
+			s = s[:40]
+		}
+		return strings.Contains(core, s)
+	}
+	skip := inCore
+	if e := errorLine(strings.Join(p.pasted, "\n"), skip); e != "" {
+		return e
+	}
+	if e := errorLine(strings.Join(p.prose, "\n"), skip); e != "" && wordCount(e) <= 30 {
+		return e
+	}
+	for _, t := range ex.Turns {
+		if t.Role == exchange.RoleTool && t.Text != "" {
+			if e := errorLine(t.Text, skip); e != "" {
+				return e
+			}
+		}
+	}
+	best, bestScore := "", 2
+	consider := func(text string, bonus int) {
+		for _, s := range sentences(text, 30) {
+			s = trimFiller(s)
+			if len(s) < 12 || inCore(s) {
+				continue
+			}
+			sc := specificity(s) + bonus
+			if len(s) > 2*maxContext {
+				sc -= 2
+			}
+			if sc > bestScore {
+				best, bestScore = s, sc
+			}
+		}
+	}
+	consider(strings.Join(p.prose, "\n"), 1)
+	for i := len(ex.Turns) - 1; i >= 0; i-- {
+		if ex.Turns[i].Role == exchange.RoleAssistant {
+			consider(ex.Turns[i].Text, 0)
+			break
+		}
+	}
+	if best != "" {
+		return clip(best, maxContext)
+	}
+	if c := firstCommand(ex.Turns); c != "" {
+		return c
+	}
+	// A salient sentence from the first reply that is not already the core.
+	for _, t := range ex.Turns {
+		if t.Role != exchange.RoleAssistant {
+			continue
+		}
+		for _, s := range sentences(t.Text, 10) {
+			s = trimFiller(s)
+			if wordCount(s) >= 5 && !inCore(s) {
+				return clip(s, maxContext)
+			}
+		}
+	}
+	return ""
+}
+
+// honestCore describes an exchange with no prose: what kind of turns it has.
+func honestCore(ex *exchange.Exchange) string {
+	var tools []string
+	seen := map[string]bool{}
+	for _, t := range ex.Turns {
+		if t.Role == exchange.RoleTool && t.Name != "" && !seen[t.Name] {
+			seen[t.Name] = true
+			tools = append(tools, t.Name)
+		}
+	}
+	if len(tools) > 0 {
+		return "No prose in this exchange; tool calls: " + strings.Join(tools, ", ") + "."
+	}
+	return "Exchange with no readable text."
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

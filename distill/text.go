@@ -1,0 +1,334 @@
+package distill
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// injectedTags wrap text that tools, not people, put into a prompt: system
+// reminders, slash-command plumbing, IDE state, and git mem's own context
+// block. They are dropped before the prompt is read for its intent.
+var injectedTags = []string{"git-mem-context", "system-reminder", "command-name", "command-message",
+	"local-command-stdout", "local-command-stderr", "local-command-caveat", "user-prompt-submit-hook",
+	"ide_opened_file", "ide_selection", "ide_diagnostics", "environment_context", "user_instructions",
+	"additional_data", "attached_files", "project_layout", "rules", "cursor_commands"}
+
+// keptTags wrap the user's own words: the tags go, the content stays.
+var keptTags = []string{"command-args", "user_query", "user_request"}
+
+// stripInjected removes injected blocks and unwraps kept ones.
+func stripInjected(s string) string {
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	for _, tag := range injectedTags {
+		s = removeBlocks(s, tag, false)
+	}
+	for _, tag := range keptTags {
+		s = removeBlocks(s, tag, true)
+	}
+	return s
+}
+
+// removeBlocks drops <tag ...>...</tag> (or only the tags when keep is
+// set). An unclosed tag loses just its opening line, so a stray "<rules"
+// in prose cannot swallow the rest of the prompt.
+func removeBlocks(s, tag string, keep bool) string {
+	open, close := "<"+tag, "</"+tag+">"
+	from := 0
+	for guard := 0; guard < 100 && from < len(s); guard++ {
+		i := strings.Index(s[from:], open)
+		if i < 0 {
+			return s
+		}
+		i += from
+		rest := s[i+len(open):]
+		if rest == "" || (rest[0] != '>' && rest[0] != ' ' && rest[0] != '\n' && rest[0] != '/') {
+			from = i + len(open) // a longer tag name sharing the prefix
+			continue
+		}
+		gt := strings.IndexByte(rest, '>')
+		if gt < 0 {
+			return s
+		}
+		body := rest[gt+1:]
+		if strings.HasSuffix(rest[:gt], "/") {
+			s = s[:i] + body
+			from = i
+			continue
+		}
+		j := strings.Index(body, close)
+		switch {
+		case j < 0 && !keep:
+			if nl := strings.IndexByte(body, '\n'); nl >= 0 {
+				body = body[nl+1:]
+			} else {
+				body = ""
+			}
+			s = s[:i] + body
+		case j < 0:
+			s = s[:i] + body
+		case keep:
+			s = s[:i] + body[:j] + body[j+len(close):]
+		default:
+			s = s[:i] + body[j+len(close):]
+		}
+		from = i
+	}
+	return s
+}
+
+// prompt is a user message split into the person's prose and what they
+// pasted (fenced blocks and log-looking lines).
+type prompt struct {
+	prose  []string // lines of prose, in order
+	pasted []string // fenced or log-like lines, in order
+	fenced []string // first non-empty line of each fenced block
+}
+
+func parsePrompt(s string) prompt {
+	var p prompt
+	inFence := false
+	firstInFence := false
+	for _, line := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+			firstInFence = inFence
+			continue
+		}
+		if t == "" {
+			continue
+		}
+		if inFence {
+			if firstInFence {
+				p.fenced = append(p.fenced, t)
+				firstInFence = false
+			}
+			p.pasted = append(p.pasted, t)
+			continue
+		}
+		if isLogLine(line) || errorScore(t) > 0 && errorStart(t) <= 2 && len(p.prose) > 0 {
+			p.pasted = append(p.pasted, t)
+			continue
+		}
+		p.prose = append(p.prose, t)
+	}
+	return p
+}
+
+// isLogLine tells pasted output (stack frames, compiler lines, tables,
+// timestamps) from a person's sentences.
+func isLogLine(line string) bool {
+	t := strings.TrimSpace(line)
+	if t == "" {
+		return false
+	}
+	if strings.HasPrefix(t, "at ") && strings.ContainsAny(t, "(:") || strings.HasPrefix(t, "|") ||
+		strings.HasPrefix(t, "$ ") || strings.HasPrefix(t, "> ") && strings.Contains(t, "@") ||
+		strings.HasPrefix(t, "PS ") && strings.Contains(t, ":\\") || strings.HasPrefix(t, "+ ") || strings.HasPrefix(t, "File \"") {
+		return true
+	}
+	if errorScore(t) > 0 && (strings.Contains(t, "): ") || strings.Contains(t, ".cs(") || strings.Contains(t, ":\\")) {
+		return true
+	}
+	letters, other, spaces := 0, 0, 0
+	for _, r := range t {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case r == ' ':
+			spaces++
+		default:
+			other++
+		}
+	}
+	if letters == 0 {
+		return true
+	}
+	// Mostly symbols and digits, or one very long token: output, not prose.
+	if other > letters || spaces == 0 && len(t) > 60 {
+		return true
+	}
+	// Leading timestamps and log levels.
+	if len(t) > 8 && (t[0] >= '0' && t[0] <= '9') && strings.Count(t[:8], ":")+strings.Count(t[:8], "-") >= 2 {
+		return true
+	}
+	return false
+}
+
+// sentences splits text into sentences and lines, cleaned of markdown.
+func sentences(s string, max int) []string {
+	var out []string
+	inFence := false
+	for _, line := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence || t == "" || strings.HasPrefix(t, "|") {
+			continue
+		}
+		for _, snt := range splitSentences(t) {
+			if c := cleanMarkdown(snt); c != "" {
+				out = append(out, c)
+				if len(out) >= max {
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
+var abbreviations = []string{"e.g.", "i.e.", "etc.", "vs.", "Mr.", "Mrs.", "Dr.", "No.", "approx.", "cf."}
+
+// splitSentences cuts a line after ". ", "! ", "? " unless the period ends
+// an abbreviation or a number.
+func splitSentences(line string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(line)-1; i++ {
+		c := line[i]
+		if (c == '.' || c == '!' || c == '?') && line[i+1] == ' ' {
+			word := line[start : i+1]
+			if k := strings.LastIndexByte(word, ' '); k >= 0 {
+				word = word[k+1:]
+			}
+			word = strings.TrimLeft(word, "([\"'")
+			abbr := false
+			for _, a := range abbreviations {
+				if strings.EqualFold(word, a) {
+					abbr = true
+				}
+			}
+			if abbr {
+				continue
+			}
+			out = append(out, strings.TrimSpace(line[start:i+1]))
+			start = i + 1
+		}
+	}
+	if rest := strings.TrimSpace(line[start:]); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// cleanMarkdown strips markup and emoji but keeps words, identifiers and
+// punctuation.
+func cleanMarkdown(s string) string {
+	s = strings.TrimSpace(s)
+	for {
+		n := len(s)
+		s = strings.TrimLeft(s, "#>*-+• \t")
+		if len(s) > 2 && s[0] >= '0' && s[0] <= '9' && (s[1] == '.' || s[1] == ')') && s[2] == ' ' {
+			s = s[3:]
+		}
+		s = strings.TrimPrefix(s, "[x] ")
+		s = strings.TrimPrefix(s, "[ ] ")
+		if len(s) == n {
+			break
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == '*' || r == '`' || r == '_' && (i >= len(s) || s[i] == '_' || s[i] == ' ') && (i-size == 0 || s[i-size-1] == ' ' || s[i-size-1] == '_'):
+			continue
+		case isEmoji(r):
+			continue
+		case unicode.IsSpace(r):
+			if !space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = true
+			continue
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func isEmoji(r rune) bool {
+	return r >= 0x1F000 && r <= 0x1FAFF || r >= 0x2600 && r <= 0x27BF || r >= 0x2B00 && r <= 0x2BFF ||
+		r == 0xFE0F || r == 0x200D || r >= 0x2190 && r <= 0x21FF && r != 0x2192
+}
+
+// fillerPrefixes open a message without saying anything.
+var fillerPrefixes = []string{"you're absolutely right", "you are absolutely right", "you're right",
+	"thank you", "thanks", "hi", "hey", "hello", "ok", "okay", "alright", "all right", "so", "great",
+	"cool", "perfect", "awesome", "nice", "excellent", "sure", "yes", "yep", "yeah", "good", "wonderful",
+	"fantastic", "amazing", "absolutely", "got it", "i see", "now", "@agent", "hmm", "well", "done",
+	"for the code present", "claude", "please note"}
+
+// bareFillers are stripped even without punctuation after them ("ok lets
+// try again" -> "lets try again").
+var bareFillers = map[string]bool{"@agent": true, "ok": true, "okay": true, "hi": true, "hey": true,
+	"hello": true, "thanks": true, "great": true, "perfect": true, "alright": true, "claude": true}
+
+// trimFiller removes greetings and interjections at the start of a sentence.
+func trimFiller(s string) string {
+	for guard := 0; guard < 6; guard++ {
+		l := strings.ToLower(s)
+		cut := 0
+		for _, f := range fillerPrefixes {
+			if !strings.HasPrefix(l, f) {
+				continue
+			}
+			rest := s[len(f):]
+			j, punct := 0, false
+			for j < len(rest) && strings.IndexByte(",!.:;- ", rest[j]) >= 0 {
+				punct = punct || rest[j] != ' '
+				j++
+			}
+			if rest != "" && (j == 0 || !punct && !bareFillers[f]) {
+				continue // "okaying", or "so the goal is"
+			}
+			cut = len(f) + j
+			break
+		}
+		if cut == 0 {
+			break
+		}
+		if cut >= len(s) {
+			return "" // nothing but filler
+		}
+		s = s[cut:]
+	}
+	return strings.TrimSpace(s)
+}
+
+// clip cuts s to at most n runes at a word boundary, marking the cut.
+func clip(s string, n int) string {
+	n = max(n, 8)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	cut := n - 1
+	for i := cut; i > n/2; i-- {
+		if r[i] == ' ' {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimRight(string(r[:cut]), " ,;:-—") + "…"
+}
+
+func wordCount(s string) int { return len(strings.Fields(s)) }
+
+func upperFirst(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError || !unicode.IsLower(r) {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[size:]
+}

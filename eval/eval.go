@@ -1,0 +1,373 @@
+// Package eval measures retrieval quality the way a user meets it: each eval
+// folder's exchanges go into a fresh temporary memory through the real add
+// path (memory.Init, memory.Add: redaction, distillation, commits, indexes),
+// then every query runs in every mode and is scored by MRR, Recall@5,
+// Recall@10, nDCG@10 and all-evidence Recall@10, overall and per category.
+// Adversarial queries are scored apart and left out of the headline.
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/memory"
+	"github.com/gitmem/git-mem/search"
+)
+
+// Options configure Run.
+type Options struct {
+	// Modes to report, in order; empty means search.Modes.
+	Modes []string
+	// K is the number of results each query asks for; 0 means 10.
+	K int
+	// TempDir is where the temporary memories are made; "" means os.TempDir().
+	TempDir string
+	// Fusion, when set, replaces search.DefaultFusion for the fused mode
+	// (for experiments; the CLI never sets it).
+	Fusion *search.FusionConfig
+	// Progress, when set, receives one line per step.
+	Progress func(format string, args ...any)
+}
+
+// ModeReport is the result of one mode over all sets.
+type ModeReport struct {
+	Mode    string `json:"mode"`
+	Default bool   `json:"default"` // the mode search uses when none is given
+	Metrics
+	ByCategory  map[string]Metrics `json:"by_category"`
+	Adversarial Metrics            `json:"adversarial"`
+	K           int                `json:"k"`
+	Seconds     float64            `json:"seconds"`   // wall time of the queries (not of building)
+	Sets        []string           `json:"sets"`      // the folders, in order
+	Embedder    string             `json:"embedder"`  // as configured for the temporary memories
+	Distiller   string             `json:"distiller"` // idem
+	// Collapsed counts the result slots (top k, all queries) that held
+	// near-duplicates: such a slot is relevant when any member is.
+	Collapsed int `json:"collapsed_slots"`
+	// PerQuery, when Options ask for it, holds each query's reciprocal rank.
+	PerQuery map[string]float64 `json:"-"`
+}
+
+// Report is a whole run.
+type Report struct {
+	Modes        []ModeReport
+	Skipped      []string // subfolders without queries.jsonl
+	BuildSeconds float64  // adding all exchanges to the temporary memories
+	Exchanges    int
+}
+
+// ErrUnknownMode is returned for a mode search does not know.
+var ErrUnknownMode = errors.New("unknown mode")
+
+// CheckModes validates mode names.
+func CheckModes(modes []string) error {
+	for _, m := range modes {
+		ok := false
+		for _, x := range search.Modes {
+			ok = ok || x == m
+		}
+		if !ok {
+			return fmt.Errorf("%w %q: use one of %s", ErrUnknownMode, m, strings.Join(search.Modes, ", "))
+		}
+	}
+	return nil
+}
+
+// Run builds one temporary memory per set and scores every mode on it.
+func Run(ctx context.Context, sets []Set, opt Options) (*Report, error) {
+	if opt.K <= 0 {
+		opt.K = 10
+	}
+	modes := opt.Modes
+	if len(modes) == 0 {
+		modes = search.Modes
+	}
+	if err := CheckModes(modes); err != nil {
+		return nil, err
+	}
+	progress := opt.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	rep := &Report{}
+	accs := make([]*modeAcc, len(modes))
+	for i, m := range modes {
+		accs[i] = newModeAcc(m)
+	}
+	var names []string
+	var embedder, distiller, defMode string
+	for _, s := range sets {
+		names = append(names, s.Name)
+		b, err := build(ctx, s, opt.TempDir)
+		if err != nil {
+			return nil, err
+		}
+		rep.BuildSeconds += b.seconds
+		rep.Exchanges += len(s.Exchanges)
+		embedder, distiller, defMode = b.mem.Config.Embedder, b.mem.Config.Distiller, b.mem.Config.Search.Mode
+		progress("%s: %d exchanges added in %.1fs", s.Name, len(s.Exchanges), b.seconds)
+		for i, mode := range modes {
+			start := time.Now()
+			err := b.run(ctx, s.Queries, mode, opt, accs[i])
+			accs[i].seconds += time.Since(start).Seconds()
+			if err != nil {
+				b.close()
+				return nil, fmt.Errorf("%s: %s: %w", s.Name, mode, err)
+			}
+		}
+		if err := b.close(); err != nil {
+			return nil, err
+		}
+	}
+	if defMode == "" {
+		defMode = search.DefaultMode
+	}
+	for _, a := range accs {
+		mr := a.report()
+		mr.Default = mr.Mode == defMode
+		mr.K, mr.Sets, mr.Embedder, mr.Distiller = opt.K, names, embedder, distiller
+		rep.Modes = append(rep.Modes, mr)
+	}
+	return rep, nil
+}
+
+// built is one set's temporary memory, its index open for searching.
+type built struct {
+	dir     string
+	mem     *memory.Memory
+	ix      *search.Index // nil: search through Memory.Search
+	seconds float64
+}
+
+// addBatch matches `git mem add`: exchanges are committed and indexed in
+// batches of this many.
+const addBatch = 2000
+
+func build(ctx context.Context, s Set, tempDir string) (*built, error) {
+	dir, err := os.MkdirTemp(tempDir, "git-mem-eval-*")
+	if err != nil {
+		return nil, fmt.Errorf("eval: temporary memory: %w", err)
+	}
+	b := &built{dir: dir}
+	start := time.Now()
+	m, _, err := memory.Init(dir)
+	if err != nil {
+		b.close()
+		return nil, fmt.Errorf("eval: %s: %w", s.Name, err)
+	}
+	b.mem = m
+	for i := 0; i < len(s.Exchanges); i += addBatch {
+		// Add rewrites what it redacts: give it copies, so a set can be run
+		// twice.
+		rep, err := m.Add(ctx, cloneAll(s.Exchanges[i:min(i+addBatch, len(s.Exchanges))]), memory.AddOptions{})
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("eval: %s: add: %w", s.Name, err)
+		}
+		if rep.IndexErr != "" {
+			b.close()
+			return nil, fmt.Errorf("eval: %s: index: %s", s.Name, rep.IndexErr)
+		}
+	}
+	b.seconds = time.Since(start).Seconds()
+	if m.Config.Embedder == "builtin" {
+		// The index Memory.Search would open, opened once: the same Query,
+		// without reopening Bleve for each of thousands of queries.
+		ix, err := search.OpenReadOnly(m.IndexDir(), search.Options{})
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("eval: %s: %w", s.Name, err)
+		}
+		b.ix = ix
+	}
+	return b, nil
+}
+
+func (b *built) close() error {
+	var err error
+	if b.ix != nil {
+		err = b.ix.Close()
+		b.ix = nil
+	}
+	if rerr := os.RemoveAll(b.dir); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// run scores the queries of one set in one mode, on all cores; the sums are
+// taken in query order, so the report is the same on every run.
+func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a *modeAcc) error {
+	type res struct {
+		s         score
+		collapsed int
+		err       error
+	}
+	out := make([]res, len(qs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				slots, err := b.search(ctx, qs[i].Text, mode, opt)
+				if err != nil {
+					out[i].err = fmt.Errorf("query %s: %w", qs[i].QID, err)
+					continue
+				}
+				for _, s := range slots {
+					if len(s) > 1 {
+						out[i].collapsed++
+					}
+				}
+				out[i].s = scoreRanking(slots, qs[i].Relevant)
+			}
+		}()
+	}
+	for i := range qs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, q := range qs {
+		if out[i].err != nil {
+			return out[i].err
+		}
+		a.add(q, out[i].s, out[i].collapsed)
+	}
+	return nil
+}
+
+// search returns the ids of each result slot: the hit and its collapsed
+// near-duplicates.
+func (b *built) search(ctx context.Context, text, mode string, opt Options) ([][]string, error) {
+	var slots [][]string
+	if b.ix != nil {
+		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: opt.K, Mode: mode, Fusion: opt.Fusion})
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			slots = append(slots, append([]string{h.Doc.ID}, h.Collapsed...))
+		}
+		return slots, nil
+	}
+	if opt.Fusion != nil {
+		return nil, errors.New("a fusion override needs the builtin embedder")
+	}
+	rs, _, err := b.mem.Search(ctx, memory.SearchQuery{Text: text, K: opt.K, Mode: mode})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		slots = append(slots, append([]string{r.Exchange}, r.Collapsed...))
+	}
+	return slots, nil
+}
+
+func cloneAll(exs []*exchange.Exchange) []*exchange.Exchange {
+	out := make([]*exchange.Exchange, len(exs))
+	for i, ex := range exs {
+		c, err := exchange.Parse(ex.Canonical())
+		if err != nil {
+			c = ex // cannot happen: ex was parsed and validated
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// modeAcc gathers one mode's scores.
+type modeAcc struct {
+	mode      string
+	all, adv  acc
+	cats      map[string]*acc
+	names     map[string]string
+	seconds   float64
+	collapsed int
+	perQuery  map[string]float64
+}
+
+func newModeAcc(mode string) *modeAcc {
+	return &modeAcc{mode: mode, cats: map[string]*acc{}, names: map[string]string{}, perQuery: map[string]float64{}}
+}
+
+func (a *modeAcc) add(q Query, s score, collapsed int) {
+	a.collapsed += collapsed
+	a.perQuery[q.QID] = s.rr
+	if q.Adversarial {
+		a.adv.add(s)
+		return
+	}
+	a.all.add(s)
+	c := a.cats[q.Category]
+	if c == nil {
+		c = &acc{}
+		a.cats[q.Category] = c
+	}
+	c.add(s)
+	if q.CategoryName != "" {
+		a.names[q.Category] = q.CategoryName
+	}
+}
+
+func (a *modeAcc) report() ModeReport {
+	r := ModeReport{Mode: a.mode, Metrics: a.all.metrics(), Adversarial: a.adv.metrics(),
+		ByCategory: map[string]Metrics{}, Seconds: round4(a.seconds), Collapsed: a.collapsed, PerQuery: a.perQuery}
+	for k, c := range a.cats {
+		m := c.metrics()
+		m.Name = a.names[k]
+		r.ByCategory[k] = m
+	}
+	return r
+}
+
+// Categories returns the category keys of a report in a stable order:
+// numbers numerically, then words alphabetically.
+func Categories(r ModeReport) []string {
+	keys := make([]string, 0, len(r.ByCategory))
+	for k := range r.ByCategory {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		ni, iok := atoi(keys[i])
+		nj, jok := atoi(keys[j])
+		switch {
+		case iok && jok:
+			return ni < nj
+		case iok != jok:
+			return iok
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+func atoi(s string) (int, bool) {
+	if s == "" {
+		return 0, false
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}

@@ -1,0 +1,110 @@
+package eval
+
+import "math"
+
+// Metrics are averages over Queries queries. Each ranked list is the top k
+// slots a search returns; a slot is relevant when its exchange or any
+// exchange collapsed into it (near-duplicates) is relevant, and it covers
+// every relevant member for recall.
+//
+//   - MRR: 1/rank of the first relevant slot (0 when none in the top k).
+//   - Recall@n: the share of a query's relevant exchanges found in the top n.
+//   - nDCG@10: binary gains, log2 discount; the ideal list has one relevant
+//     slot per relevant exchange.
+//   - AllEvidenceRecall@10: 1 when every relevant exchange is in the top 10.
+//
+// When k < n the cut-offs are at k.
+type Metrics struct {
+	Name                  string  `json:"name,omitempty"` // category name, when the data gives one
+	Queries               int     `json:"queries"`
+	MRR                   float64 `json:"mrr"`
+	RecallAt5             float64 `json:"recall_at_5"`
+	RecallAt10            float64 `json:"recall_at_10"`
+	NDCGAt10              float64 `json:"ndcg_at_10"`
+	AllEvidenceRecallAt10 float64 `json:"all_evidence_recall_at_10"`
+}
+
+// score is one query's values before averaging.
+type score struct {
+	rr, r5, r10, ndcg, all float64
+}
+
+// scoreRanking scores one ranked list. slots[i] holds the exchange ids of
+// slot i (its own id and its collapsed members).
+func scoreRanking(slots [][]string, relevant []string) score {
+	rel := make(map[string]bool, len(relevant))
+	for _, id := range relevant {
+		rel[id] = true
+	}
+	var s score
+	found := map[string]bool{}
+	var dcg float64
+	for i, ids := range slots {
+		hit := false
+		for _, id := range ids {
+			if rel[id] {
+				hit = true
+				found[id] = true
+			}
+		}
+		if !hit {
+			continue
+		}
+		if s.rr == 0 {
+			s.rr = 1 / float64(i+1)
+		}
+		if i < 10 {
+			dcg += 1 / math.Log2(float64(i+2))
+		}
+		if i < 5 {
+			s.r5 = float64(len(found)) / float64(len(rel))
+		}
+		if i < 10 {
+			s.r10 = float64(len(found)) / float64(len(rel))
+		}
+	}
+	var idcg float64
+	for i := 0; i < min(len(rel), 10); i++ {
+		idcg += 1 / math.Log2(float64(i+2))
+	}
+	if idcg > 0 {
+		s.ndcg = dcg / idcg
+	}
+	if s.r10 == 1 {
+		s.all = 1
+	}
+	return s
+}
+
+// acc sums scores into Metrics.
+type acc struct {
+	n   int
+	sum score
+}
+
+func (a *acc) add(s score) {
+	a.n++
+	a.sum.rr += s.rr
+	a.sum.r5 += s.r5
+	a.sum.r10 += s.r10
+	a.sum.ndcg += s.ndcg
+	a.sum.all += s.all
+}
+
+func (a *acc) metrics() Metrics {
+	m := Metrics{Queries: a.n}
+	if a.n == 0 {
+		return m
+	}
+	n := float64(a.n)
+	m.MRR = round4(a.sum.rr / n)
+	m.RecallAt5 = round4(a.sum.r5 / n)
+	m.RecallAt10 = round4(a.sum.r10 / n)
+	m.NDCGAt10 = round4(a.sum.ndcg / n)
+	m.AllEvidenceRecallAt10 = round4(a.sum.all / n)
+	return m
+}
+
+// round4 keeps four decimals: enough to compare runs, and a report that
+// diffs clean between two identical runs.
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -1,0 +1,83 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable prints a report as compact tables: the headline per mode, then
+// MRR and Recall@10 per category (and for adversarial queries).
+func WriteTable(w io.Writer, rep *Report) error {
+	if len(rep.Modes) == 0 {
+		return nil
+	}
+	first := rep.Modes[0]
+	fmt.Fprintf(w, "%d set(s) (%s), %d exchanges added in %.1fs; %d queries", len(first.Sets),
+		strings.Join(first.Sets, ", "), rep.Exchanges, rep.BuildSeconds, first.Queries)
+	if first.Adversarial.Queries > 0 {
+		fmt.Fprintf(w, " (+%d adversarial, scored apart)", first.Adversarial.Queries)
+	}
+	fmt.Fprintf(w, "; k=%d; embedder %s, distiller %s\n\n", first.K, first.Embedder, first.Distiller)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tMRR\tR@5\tR@10\tnDCG@10\tAllEv@10\tseconds\t")
+	for _, m := range rep.Modes {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t\n", modeLabel(m), m.MRR, m.RecallAt5,
+			m.RecallAt10, m.NDCGAt10, m.AllEvidenceRecallAt10, m.Seconds)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	cats := Categories(first)
+	if len(cats) > 1 || first.Adversarial.Queries > 0 {
+		fmt.Fprintln(w, "\nMRR / R@10 per category (queries):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		head := []string{"mode"}
+		for _, c := range cats {
+			head = append(head, fmt.Sprintf("%s (%d)", catLabel(c, first.ByCategory[c].Name), first.ByCategory[c].Queries))
+		}
+		if first.Adversarial.Queries > 0 {
+			head = append(head, fmt.Sprintf("adversarial (%d)", first.Adversarial.Queries))
+		}
+		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+		for _, m := range rep.Modes {
+			row := []string{modeLabel(m)}
+			for _, c := range cats {
+				x := m.ByCategory[c]
+				row = append(row, fmt.Sprintf("%.3f / %.3f", x.MRR, x.RecallAt10))
+			}
+			if first.Adversarial.Queries > 0 {
+				row = append(row, fmt.Sprintf("%.3f / %.3f", m.Adversarial.MRR, m.Adversarial.RecallAt10))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "\nA slot that collapses near-duplicate exchanges counts as relevant when any member is.")
+	if len(rep.Skipped) > 0 {
+		fmt.Fprintf(w, "Skipped (no %s): %s\n", QueriesFile, strings.Join(rep.Skipped, ", "))
+	}
+	return nil
+}
+
+func modeLabel(m ModeReport) string {
+	if m.Default {
+		return m.Mode + " (default)"
+	}
+	return m.Mode
+}
+
+func catLabel(key, name string) string {
+	switch {
+	case key == "":
+		return "uncategorised"
+	case name != "" && name != key:
+		return key + " " + name
+	}
+	return key
+}

@@ -1,0 +1,56 @@
+package exchange
+
+import (
+	"strings"
+)
+
+// Render writes the exchange as a model would read it: roles, text, tool
+// names, inputs and results, without JSON syntax. Token counts (compression,
+// budgets) and the verbatim search field are taken over this text.
+func (ex *Exchange) Render() string {
+	var b strings.Builder
+	for i, t := range ex.Turns {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		switch t.Role {
+		case RoleTool:
+			b.WriteString("tool")
+			if t.Name != "" {
+				b.WriteString(" " + t.Name)
+			}
+			b.WriteString(":")
+			if t.Input != nil {
+				b.WriteString(" ")
+				b.WriteString(renderValue(t.Input))
+			}
+			if t.Text != "" {
+				b.WriteString("\n")
+				b.WriteString(t.Text)
+			}
+		default:
+			b.WriteString(t.Role)
+			if sp, ok := t.Extra["speaker"].(string); ok && sp != "" {
+				b.WriteString(" (" + sp + ")")
+			}
+			b.WriteString(": ")
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// renderValue prints a tool input compactly: a lone string as is, an object
+// as key=value pairs in canonical order.
+func renderValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case map[string]any:
+		c, _ := Canonical(x)
+		return string(c)
+	default:
+		c, _ := Canonical(x)
+		return string(c)
+	}
+}

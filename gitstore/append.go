@@ -1,0 +1,207 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// Entry is one record to append: a blob at a tree path and the commit
+// message that describes it.
+type Entry struct {
+	Path    string    // tree path of the blob; an entry whose path exists is already stored
+	Blob    []byte    // the blob's bytes
+	Message string    // the commit message
+	When    time.Time // author date (the record's own time)
+}
+
+// Author is the identity of memory commits; fixed so that two machines write
+// the same author for the same record.
+var Author = object.Signature{Name: "git-mem", Email: "git-mem@localhost"}
+
+// AppendResult says, per entry (same order as the input), what happened.
+type AppendResult struct {
+	Commits []plumbing.Hash // zero for an entry that was already present
+	Added   int
+	Present int
+}
+
+// packThreshold is the batch size from which objects are written as one
+// pack instead of loose files: fewer files, no `gc --auto` later.
+const packThreshold = 16
+
+// Append commits each entry whose path is not yet in main, one commit per
+// entry, in order, and moves main compare-and-swap. It is idempotent:
+// entries already present (by path) are skipped, also within the batch. A
+// crash at any point leaves main at the old or the new tip.
+func (r *Repo) Append(entries []Entry, timeout time.Duration) (AppendResult, error) {
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	l, err := r.writeLock(timeout)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	defer l.Unlock()
+	for attempt := 0; ; attempt++ {
+		res, err := r.appendLocked(entries, timeout)
+		if errors.Is(err, errRefMoved) && attempt < 5 {
+			continue // plain git moved main: rebuild on the new tip
+		}
+		if err == nil && res.Added > 0 {
+			r.maybeRepack()
+		}
+		return res, err
+	}
+}
+
+func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResult, error) {
+	res := AppendResult{Commits: make([]plumbing.Hash, len(entries))}
+	head, err := r.Head()
+	if err != nil {
+		return res, err
+	}
+	var rootTree plumbing.Hash
+	if !head.IsZero() {
+		c, err := r.Commit(head)
+		if err != nil {
+			return res, err
+		}
+		rootTree = c.TreeHash
+	}
+
+	// Objects go to memory first; they reach the repo only once all are
+	// built, as loose objects or one pack, before main moves.
+	mem := memory.NewStorage()
+	var order []plumbing.Hash
+	put := func(o plumbing.EncodedObject) (plumbing.Hash, error) {
+		h, err := mem.SetEncodedObject(o)
+		if err == nil {
+			order = append(order, h)
+		}
+		return h, err
+	}
+	ed := newTreeEditor(overlay{mem: mem, disk: r}, put, rootTree)
+	parent := head
+	now := time.Now()
+	for i, e := range entries {
+		exists, err := ed.has(e.Path)
+		if err != nil {
+			return res, err
+		}
+		if exists {
+			res.Present++
+			continue
+		}
+		blob, err := put(blobObject(e.Blob))
+		if err != nil {
+			return res, err
+		}
+		tree, err := ed.put(e.Path, blob)
+		if err != nil {
+			return res, fmt.Errorf("append %s: %w", e.Path, err)
+		}
+		when := e.When
+		if when.IsZero() {
+			when = now
+		}
+		author := Author
+		author.When = when
+		committer := Author
+		committer.When = now
+		c := &object.Commit{Author: author, Committer: committer, Message: e.Message, TreeHash: tree}
+		if !parent.IsZero() {
+			c.ParentHashes = []plumbing.Hash{parent}
+		}
+		obj := &plumbing.MemoryObject{}
+		if err := c.Encode(obj); err != nil {
+			return res, err
+		}
+		ch, err := put(obj)
+		if err != nil {
+			return res, err
+		}
+		res.Commits[i] = ch
+		res.Added++
+		parent = ch
+	}
+	if res.Added == 0 {
+		return res, nil
+	}
+	if err := r.flush(mem, order); err != nil {
+		return res, err
+	}
+	if err := r.casMain(head, parent, timeout); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// flush writes the batch's objects into the repo: loose for a few, one
+// undeltified pack for many.
+func (r *Repo) flush(mem *memory.Storage, order []plumbing.Hash) error {
+	if len(order) < packThreshold*7 {
+		for _, h := range order {
+			o, err := mem.EncodedObject(plumbing.AnyObject, h)
+			if err != nil {
+				return err
+			}
+			if _, err := r.st.SetEncodedObject(o); err != nil {
+				return fmt.Errorf("write object %s: %w", h, err)
+			}
+		}
+		return nil
+	}
+	w, err := r.st.PackfileWriter()
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	enc := packfile.NewEncoder(w, mem, false)
+	if _, err := enc.Encode(order, 0); err != nil {
+		w.Close()
+		return fmt.Errorf("write pack: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	return nil
+}
+
+// overlay reads objects from the batch in memory first, then from the repo.
+type overlay struct {
+	mem  *memory.Storage
+	disk *Repo
+}
+
+func (o overlay) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
+func (o overlay) SetEncodedObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
+	return o.mem.SetEncodedObject(obj)
+}
+func (o overlay) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if obj, err := o.mem.EncodedObject(t, h); err == nil {
+		return obj, nil
+	}
+	return o.disk.st.EncodedObject(t, h)
+}
+func (o overlay) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+	return o.disk.st.IterEncodedObjects(t)
+}
+func (o overlay) HasEncodedObject(h plumbing.Hash) error {
+	if o.mem.HasEncodedObject(h) == nil {
+		return nil
+	}
+	return o.disk.st.HasEncodedObject(h)
+}
+func (o overlay) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if s, err := o.mem.EncodedObjectSize(h); err == nil {
+		return s, nil
+	}
+	return o.disk.st.EncodedObjectSize(h)
+}
+func (o overlay) AddAlternate(remote string) error { return errors.New("not supported") }

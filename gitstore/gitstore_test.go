@@ -1,0 +1,280 @@
+package gitstore
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// The test binary doubles as a writer process for the multi-process tests.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("GITSTORE_TEST_WRITER"); dir != "" {
+		os.Exit(writerMain(dir))
+	}
+	if dir := os.Getenv("GITSTORE_TEST_SYNC"); dir != "" {
+		os.Exit(syncMain(dir))
+	}
+	os.Exit(m.Run())
+}
+
+// writerMain appends GITSTORE_TEST_N entries named by GITSTORE_TEST_PREFIX,
+// one Append call per entry (the worst case for contention).
+func writerMain(dir string) int {
+	r, err := Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	n, _ := strconv.Atoi(os.Getenv("GITSTORE_TEST_N"))
+	batch, _ := strconv.Atoi(os.Getenv("GITSTORE_TEST_BATCH"))
+	if batch <= 0 {
+		batch = 1
+	}
+	prefix := os.Getenv("GITSTORE_TEST_PREFIX")
+	for i := 0; i < n; i += batch {
+		var es []Entry
+		for j := i; j < i+batch && j < n; j++ {
+			es = append(es, testEntry(fmt.Sprintf("%s-%d", prefix, j)))
+		}
+		if _, err := r.Append(es, time.Minute); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func testEntry(id string) Entry {
+	return Entry{
+		Path:    "ex/" + id[len(id)-1:] + "/" + id + ".json",
+		Blob:    []byte(`{"id":"` + id + `"}`),
+		Message: "stored " + id + "\n\nExchange: " + id + "\n",
+		When:    time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC),
+	}
+}
+
+func newRepo(t *testing.T) *Repo {
+	t.Helper()
+	r, created, err := Init(filepath.Join(t.TempDir(), "mem.git"))
+	if err != nil || !created {
+		t.Fatalf("init: created=%v err=%v", created, err)
+	}
+	return r
+}
+
+func countCommits(t *testing.T, r *Repo) map[string]int {
+	t.Helper()
+	ids := map[string]int{}
+	err := r.Walk(plumbing.ZeroHash, nil, func(c *object.Commit) error {
+		for _, line := range strings.Split(c.Message, "\n") {
+			if v, ok := strings.CutPrefix(line, "Exchange: "); ok {
+				ids[v]++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func fsck(t *testing.T, dir string) {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", dir, "fsck", "--strict", "--no-dangling").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+}
+
+func TestInitIsIdempotentAndHeadIsMain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	if _, created, err := Init(dir); err != nil || !created {
+		t.Fatalf("first init: %v %v", created, err)
+	}
+	if _, created, err := Init(dir); err != nil || created {
+		t.Fatalf("second init: created=%v err=%v", created, err)
+	}
+	head, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+	if err != nil || strings.TrimSpace(string(head)) != "ref: refs/heads/main" {
+		t.Fatalf("HEAD = %q, %v", head, err)
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "missing")); err == nil || !strings.Contains(err.Error(), "git mem init") {
+		t.Fatalf("open missing: %v", err)
+	}
+}
+
+func TestAppendIsIdempotentAndGitReadsIt(t *testing.T) {
+	r := newRepo(t)
+	var es []Entry
+	for i := 0; i < 40; i++ { // over the pack threshold: one pack
+		es = append(es, testEntry(fmt.Sprintf("a-%d", i)))
+	}
+	es = append(es, testEntry("a-3")) // a duplicate inside the batch
+	res, err := r.Append(es, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Added != 40 || res.Present != 1 {
+		t.Fatalf("added %d present %d", res.Added, res.Present)
+	}
+	res, err = r.Append(es[:5], 0) // loose path
+	if err != nil || res.Added != 0 || res.Present != 5 {
+		t.Fatalf("re-append: %+v %v", res, err)
+	}
+	res, err = r.Append([]Entry{testEntry("b-1"), testEntry("b-2")}, 0)
+	if err != nil || res.Added != 2 {
+		t.Fatalf("append loose: %+v %v", res, err)
+	}
+	fsck(t, r.Dir())
+	out, err := exec.Command("git", "--git-dir", r.Dir(), "rev-list", "--count", "main").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "42" {
+		t.Fatalf("rev-list: %q %v", out, err)
+	}
+	blob, err := exec.Command("git", "--git-dir", r.Dir(), "cat-file", "blob", "main:ex/7/a-7.json").Output()
+	if err != nil || string(blob) != `{"id":"a-7"}` {
+		t.Fatalf("cat-file: %q %v", blob, err)
+	}
+	data, ok, err := r.ReadPath(plumbing.ZeroHash, "ex/7/a-7.json")
+	if err != nil || !ok || string(data) != string(blob) {
+		t.Fatalf("ReadPath: %q %v %v", data, ok, err)
+	}
+	date, _ := exec.Command("git", "--git-dir", r.Dir(), "log", "-1", "--format=%aI", "main").Output()
+	if strings.TrimSpace(string(date)) != "2026-03-01T10:00:00Z" && strings.TrimSpace(string(date)) != "2026-03-01T10:00:00+00:00" {
+		t.Fatalf("author date %q", date)
+	}
+}
+
+func TestTreesFollowGitOrder(t *testing.T) {
+	r := newRepo(t)
+	// Names chosen so that bytewise order differs from git's folder order.
+	es := []Entry{
+		{Path: "x/a.b", Blob: []byte("1"), Message: "1"},
+		{Path: "x/a/c", Blob: []byte("2"), Message: "2"},
+		{Path: "x/a-", Blob: []byte("3"), Message: "3"},
+		{Path: "x/a0", Blob: []byte("4"), Message: "4"},
+	}
+	if _, err := r.Append(es, 0); err != nil {
+		t.Fatal(err)
+	}
+	fsck(t, r.Dir())
+}
+
+func TestGitLockIsNotBroken(t *testing.T) {
+	r := newRepo(t)
+	if _, err := r.Append([]Entry{testEntry("x-1")}, 0); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(r.Dir(), "refs", "heads", "main.lock")
+	if err := os.WriteFile(lock, []byte("git's own\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Append([]Entry{testEntry("x-2")}, 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("want a locked error, got %v", err)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("git's lock was removed: %v", err)
+	}
+	os.Remove(lock)
+	if _, err := r.Append([]Entry{testEntry("x-2")}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(countCommits(t, r)); n != 2 {
+		t.Fatalf("%d commits", n)
+	}
+}
+
+func TestStaleLockOfDeadWriterIsRecovered(t *testing.T) {
+	r := newRepo(t)
+	// What a writer killed between taking and releasing the ref lock leaves.
+	ours := filepath.Join(r.MemDir(), "main.new")
+	if err := os.WriteFile(ours, []byte(strings.Repeat("0", 40)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(r.Dir(), "refs", "heads"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(ours, filepath.Join(r.Dir(), "refs", "heads", "main.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Append([]Entry{testEntry("s-1")}, time.Second); err != nil {
+		t.Fatalf("stale lock not recovered: %v", err)
+	}
+	fsck(t, r.Dir())
+}
+
+func writer(t *testing.T, dir, prefix string, n, batch int) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GITSTORE_TEST_WRITER="+dir, "GITSTORE_TEST_PREFIX="+prefix,
+		"GITSTORE_TEST_N="+strconv.Itoa(n), "GITSTORE_TEST_BATCH="+strconv.Itoa(batch))
+	return cmd
+}
+
+func TestConcurrentWritersLoseNothing(t *testing.T) {
+	r := newRepo(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for p := 0; p < 8; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			if out, err := writer(t, r.Dir(), fmt.Sprintf("p%d", p), 50, 1).CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("writer %d: %v: %s", p, err, out)
+			}
+		}(p)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	ids := countCommits(t, r)
+	if len(ids) != 400 {
+		t.Fatalf("%d distinct exchanges, want 400", len(ids))
+	}
+	for id, n := range ids {
+		if n != 1 {
+			t.Fatalf("%s stored %d times", id, n)
+		}
+	}
+	fsck(t, r.Dir())
+}
+
+func TestKilledWriterThenRerunStoresEachOnce(t *testing.T) {
+	r := newRepo(t)
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 20; i++ {
+		cmd := writer(t, r.Dir(), "k", 200, 1+rng.Intn(40))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(5+rng.Intn(60)) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	}
+	if out, err := writer(t, r.Dir(), "k", 200, 7).CombinedOutput(); err != nil {
+		t.Fatalf("re-run: %v: %s", err, out)
+	}
+	ids := countCommits(t, r)
+	if len(ids) != 200 {
+		t.Fatalf("%d distinct, want 200", len(ids))
+	}
+	for id, n := range ids {
+		if n != 1 {
+			t.Fatalf("%s stored %d times", id, n)
+		}
+	}
+	fsck(t, r.Dir())
+}

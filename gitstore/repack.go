@@ -1,0 +1,49 @@
+package gitstore
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// looseLimit is how many loose objects (estimated like `git gc --auto`
+// does, from one fan-out folder) trigger a background repack.
+const looseLimit = 2000
+
+// maybeRepack packs loose objects with the git CLI in a detached process
+// when there are many: go-git never packs, and git's own `gc --auto` would
+// otherwise start in the user's next git command. go-git's repack was 3x
+// slower and 3x larger here, so the git CLI does it.
+func (r *Repo) maybeRepack() {
+	if gitCLI() == "" {
+		return
+	}
+	ents, err := os.ReadDir(filepath.Join(r.dir, "objects", "17"))
+	if err != nil || len(ents)*256 < looseLimit {
+		return
+	}
+	l, ok, err := TryLockFile(filepath.Join(r.MemDir(), "pack.lock"))
+	if err != nil || !ok {
+		return
+	}
+	l.Unlock()
+	// The child takes pack.lock itself via flock(1)-like wrapper: a shell
+	// keeps it simple and independent of this process's lifetime.
+	cmd := exec.Command("sh", "-c", `exec 9>"$1/mem/pack.lock" && flock -n 9 && git --git-dir "$1" repack -d -q && git --git-dir "$1" prune-packed -q`, "repack", r.dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err == nil {
+		go func() { _ = cmd.Wait() }() // the process outlives us when we exit first
+	}
+}
+
+// Repack packs loose objects now (used by tests and `git mem gc`-like paths).
+func (r *Repo) Repack() error {
+	cmd := exec.Command("git", "--git-dir", r.dir, "repack", "-d", "-q")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git repack: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

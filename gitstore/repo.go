@@ -1,0 +1,223 @@
+// Package gitstore is the memory repo: a bare git repository whose main
+// branch holds one commit per stored record. It is the source of truth and
+// knows nothing of cards, agents or indexes: it stores messages, trailers and
+// blobs, written with go-git plumbing and moved with a git-compatible ref lock.
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Branch is the one branch a memory lives on.
+const Branch = "main"
+
+// MainRef is the full name of the memory branch.
+const MainRef = plumbing.ReferenceName("refs/heads/" + Branch)
+
+// ErrNotFound means there is no memory repo at the given path.
+var ErrNotFound = errors.New("no memory repo")
+
+// ErrLocked means another writer held the memory for longer than the timeout.
+var ErrLocked = errors.New("memory repo is locked by another writer")
+
+// NotFoundError names the missing repo and the command that creates it.
+type NotFoundError struct{ Dir string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no memory repo at %s: run `git mem init` (or pass --mem-dir)", e.Dir)
+}
+
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// Repo is an open memory repo.
+type Repo struct {
+	dir  string
+	st   *filesystem.Storage
+	repo *git.Repository
+}
+
+// Dir is the git dir of the memory.
+func (r *Repo) Dir() string { return r.dir }
+
+// MemDir is git mem's own folder under the git dir (config, indexes, caches,
+// logs, queue, locks). Nothing in it is ever committed or pushed.
+func (r *Repo) MemDir() string { return filepath.Join(r.dir, "mem") }
+
+// Git gives read access to the underlying go-git repository.
+func (r *Repo) Git() *git.Repository { return r.repo }
+
+// Storage gives access to the object storage (for packages like sync).
+func (r *Repo) Storage() *filesystem.Storage { return r.st }
+
+// Init creates a bare memory repo at dir with HEAD → main. Running it on an
+// existing memory repo is harmless: created reports whether anything was made.
+func Init(dir string) (r *Repo, created bool, err error) {
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	if r, err := Open(dir); err == nil {
+		return r, false, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, false, err
+	}
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return nil, false, fmt.Errorf("init memory at %s: a file is in the way", dir)
+		}
+		ents, _ := os.ReadDir(dir)
+		if len(ents) > 0 {
+			return nil, false, fmt.Errorf("init memory at %s: the folder is not empty and not a git repo; choose another --mem-dir", dir)
+		}
+	}
+	_, err = git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		Bare:        true,
+		InitOptions: git.InitOptions{DefaultBranch: MainRef},
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("init memory at %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "mem"), 0o755); err != nil {
+		return nil, false, err
+	}
+	// Memory commits are written by git mem, which packs them itself; a user's
+	// git command must not start a surprise `gc --auto` in the memory.
+	if gitCLI() != "" {
+		_ = exec.Command("git", "--git-dir", dir, "config", "gc.auto", "0").Run()
+		_ = exec.Command("git", "--git-dir", dir, "config", "core.logAllRefUpdates", "false").Run()
+	}
+	r, err = Open(dir)
+	return r, err == nil, err
+}
+
+func gitCLI() string {
+	p, _ := exec.LookPath("git")
+	return p
+}
+
+// Open opens the memory repo at dir (a bare repo, or a clone made with
+// `git clone --bare`).
+func Open(dir string) (*Repo, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "objects")); err != nil {
+		if _, err2 := os.Stat(filepath.Join(dir, ".git", "objects")); err2 == nil {
+			return nil, fmt.Errorf("%s is a work tree, not a memory repo: point --mem-dir at a bare memory repo made by `git mem init`", dir)
+		}
+		return nil, &NotFoundError{Dir: dir}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		return nil, &NotFoundError{Dir: dir}
+	}
+	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(32<<20), filesystem.Options{})
+	repo, err := git.Open(st, nil)
+	if err != nil {
+		if errors.Is(err, git.ErrRepositoryNotExists) {
+			return nil, &NotFoundError{Dir: dir}
+		}
+		return nil, fmt.Errorf("open memory at %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "mem"), 0o755); err != nil {
+		return nil, fmt.Errorf("open memory at %s: %w", dir, err)
+	}
+	return &Repo{dir: dir, st: st, repo: repo}, nil
+}
+
+// Head returns the commit main points at, or the zero hash for an empty memory.
+func (r *Repo) Head() (plumbing.Hash, error) {
+	return readRef(r.dir, MainRef)
+}
+
+// readRef reads a ref the way git does: the loose file first, then packed-refs.
+func readRef(dir string, name plumbing.ReferenceName) (plumbing.Hash, error) {
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(string(name))))
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		if plumbing.IsHash(s) {
+			return plumbing.NewHash(s), nil
+		}
+		return plumbing.ZeroHash, fmt.Errorf("ref %s holds %q, not a commit id", name, s)
+	}
+	if !os.IsNotExist(err) {
+		return plumbing.ZeroHash, err
+	}
+	pb, err := os.ReadFile(filepath.Join(dir, "packed-refs"))
+	if os.IsNotExist(err) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	for _, line := range strings.Split(string(pb), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[1] == string(name) && plumbing.IsHash(f[0]) {
+			return plumbing.NewHash(f[0]), nil
+		}
+	}
+	return plumbing.ZeroHash, nil
+}
+
+// Commit reads one commit.
+func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) {
+	c, err := object.GetCommit(r.st, h)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	return c, nil
+}
+
+// ResolveCommit turns a full or abbreviated commit id into a hash.
+func (r *Repo) ResolveCommit(rev string) (plumbing.Hash, error) {
+	if plumbing.IsHash(rev) {
+		return plumbing.NewHash(rev), nil
+	}
+	h, err := r.repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("no commit %q in the memory", rev)
+	}
+	return *h, nil
+}
+
+// ReadPath reads the blob at path in the tree of commit at (zero = main).
+// ok is false when the path does not exist.
+func (r *Repo) ReadPath(at plumbing.Hash, path string) (data []byte, ok bool, err error) {
+	if at.IsZero() {
+		if at, err = r.Head(); err != nil || at.IsZero() {
+			return nil, false, err
+		}
+	}
+	c, err := r.Commit(at)
+	if err != nil {
+		return nil, false, err
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, false, fmt.Errorf("read tree of %s: %w", at, err)
+	}
+	f, err := t.File(path)
+	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s at %s: %w", path, at, err)
+	}
+	s, err := f.Contents()
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s at %s: %w", path, at, err)
+	}
+	return []byte(s), true, nil
+}

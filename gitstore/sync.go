@@ -1,0 +1,399 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+)
+
+// Sync follows git's own model: fetch the remote's main into
+// refs/remotes/<name>/main, bring it into main (fast-forward, or a merge
+// commit whose tree is the union of both trees), then push main back,
+// never forced. Network work runs without the write lock; only the final
+// compare-and-swap of main takes it, so a hook appending meanwhile is never
+// held up by a slow remote.
+
+// ErrNoRemote means the memory has no remote of that name.
+var ErrNoRemote = errors.New("no such remote")
+
+// ErrNotMemory means the remote's main is not a memory: nothing was merged.
+var ErrNotMemory = errors.New("the remote is not a git mem memory")
+
+// ErrRewritten means the remote's main no longer contains what it held at
+// the last sync: its history was rewritten (force-pushed).
+var ErrRewritten = errors.New("the remote's history was rewritten")
+
+// SyncOptions tune a sync; the zero value is the default.
+type SyncOptions struct {
+	// Auth overrides the credentials found from the URL, the environment,
+	// the git credential helpers or the ssh agent.
+	Auth transport.AuthMethod
+	// LockTimeout bounds the wait for the write lock (default DefaultLockTimeout).
+	LockTimeout time.Duration
+	// Retries bounds the fetch-merge-push rounds when another machine pushes
+	// in between (default 8).
+	Retries int
+	// RecordTrailer is the trailer every non-merge commit of a memory carries
+	// (default "Exchange"); RecordDir the one top-level folder of its tree
+	// (default "ex"). A remote whose main breaks either is refused.
+	RecordTrailer string
+	RecordDir     string
+}
+
+// SyncResult says what a sync did. Counts are of record commits (merges
+// excluded).
+type SyncResult struct {
+	Remote        string        `json:"remote"`
+	URL           string        `json:"url"`
+	Fetched       int           `json:"fetched"` // record commits the remote had that main lacked
+	Merged        int           `json:"merged"`  // records (blob paths) new to main's tree
+	Pushed        int           `json:"pushed"`  // record commits sent to the remote
+	FastForward   bool          `json:"fast_forward"`
+	MergeCommit   plumbing.Hash `json:"merge_commit"` // zero when no merge was needed
+	Before        plumbing.Hash `json:"before"`       // main before
+	Head          plumbing.Hash `json:"head"`         // main after
+	RemoteHead    plumbing.Hash `json:"remote_head"`  // the remote's main after
+	UpToDate      bool          `json:"up_to_date"`
+	BytesReceived int64         `json:"bytes_received"`
+	BytesSent     int64         `json:"bytes_sent"`
+	Rounds        int           `json:"rounds"` // fetch-merge-push rounds (more than 1 after a push race)
+}
+
+func (o *SyncOptions) defaults() {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if o.Retries <= 0 {
+		o.Retries = 8
+	}
+	if o.RecordTrailer == "" {
+		o.RecordTrailer = "Exchange"
+	}
+	if o.RecordDir == "" {
+		o.RecordDir = "ex"
+	}
+}
+
+// TrackingRef is where the remote's main is kept after a fetch.
+func TrackingRef(remote string) plumbing.ReferenceName {
+	return plumbing.ReferenceName("refs/remotes/" + remote + "/" + Branch)
+}
+
+// RemoteURL returns the URL of a configured remote.
+func (r *Repo) RemoteURL(name string) (string, error) {
+	cfg, err := r.repo.Config()
+	if err != nil {
+		return "", fmt.Errorf("read memory config: %w", err)
+	}
+	rc, ok := cfg.Remotes[name]
+	if !ok || len(rc.URLs) == 0 {
+		return "", fmt.Errorf("%w %q in %s: add it with `git mem remote add %s URL`", ErrNoRemote, name, r.dir, name)
+	}
+	return rc.URLs[0], nil
+}
+
+// Fetch brings the remote's main into refs/remotes/<remote>/main and
+// returns its tip: zero for an empty remote (a success, as is "already up
+// to date"). Nothing of main changes.
+func (r *Repo) Fetch(remote string) (plumbing.Hash, error) {
+	url, err := r.RemoteURL(remote)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	a, err := newRemoteAuth(url, nil)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	tip, _, err := r.fetch(context.Background(), remote, a)
+	return tip, err
+}
+
+func (r *Repo) fetch(ctx context.Context, remote string, a *remoteAuth) (plumbing.Hash, int64, error) {
+	track := TrackingRef(remote)
+	before := packBytes(r.dir)
+	err := a.retryAuth(func(auth transport.AuthMethod) error {
+		return r.repo.FetchContext(ctx, &git.FetchOptions{
+			RemoteName: remote,
+			RemoteURL:  a.url,
+			RefSpecs:   []config.RefSpec{config.RefSpec("+" + string(MainRef) + ":" + string(track))},
+			Auth:       auth,
+			Tags:       git.NoTags,
+			Force:      true,
+		})
+	})
+	r.st.Reindex()
+	var nm git.NoMatchingRefSpecError
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.As(err, &nm):
+		return plumbing.ZeroHash, 0, nil // a first sync to an empty remote
+	default:
+		return plumbing.ZeroHash, 0, classify(remote, a.url, err)
+	}
+	tip, err := readRef(r.dir, track)
+	return tip, max(packBytes(r.dir)-before, 0), err
+}
+
+// packBytes is the size of the repo's packs (to report what a fetch received).
+func packBytes(dir string) int64 {
+	ents, _ := os.ReadDir(filepath.Join(dir, "objects", "pack"))
+	var n int64
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".pack") {
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+	}
+	return n
+}
+
+// Sync fetches the remote's main, merges it into main and pushes main back.
+func (r *Repo) Sync(ctx context.Context, remote string, opt SyncOptions) (SyncResult, error) {
+	opt.defaults()
+	res := SyncResult{Remote: remote}
+	url, err := r.RemoteURL(remote)
+	if err != nil {
+		return res, err
+	}
+	res.URL = redactURL(url)
+	a, err := newRemoteAuth(url, opt.Auth)
+	if err != nil {
+		return res, err
+	}
+	if res.Before, err = r.Head(); err != nil {
+		return res, err
+	}
+	track := TrackingRef(remote)
+	fetched := map[plumbing.Hash]bool{}
+	for round := 1; ; round++ {
+		res.Rounds = round
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		known, err := readRef(r.dir, track)
+		if err != nil {
+			return res, err
+		}
+		theirs, got, err := r.fetch(ctx, remote, a)
+		res.BytesReceived += got
+		if err != nil {
+			return res, err
+		}
+		restore := func() { r.restoreTracking(track, known) }
+		theirsAnc, err := r.ancestry(theirs)
+		if err != nil {
+			restore()
+			return res, err
+		}
+		if !known.IsZero() && !theirs.IsZero() && !theirsAnc[known] {
+			if _, err := r.Commit(known); err == nil {
+				restore()
+				return res, fmt.Errorf("%w: %s's main (%s) no longer contains %s, which it held at the last sync. "+
+					"git mem will not merge it or force-push over it. If the rewrite was meant (e.g. to remove an exchange), "+
+					"adopt it with `git --git-dir %s fetch %s +main:main && git --git-dir %s update-ref -d %s`; "+
+					"otherwise restore the remote by pushing this memory's main to it with plain git",
+					ErrRewritten, remote, short(theirs), short(known), r.dir, remote, r.dir, track)
+			}
+		}
+		// Bring theirs into main; main may move under us (an append): redo.
+		var head plumbing.Hash
+		for {
+			ours, err := r.Head()
+			if err != nil {
+				return res, err
+			}
+			oursAnc, err := r.ancestry(ours)
+			if err != nil {
+				return res, err
+			}
+			theirsOnly, _, err := r.only(theirs, oursAnc)
+			if err != nil {
+				return res, err
+			}
+			if err := r.checkMemory(remote, theirs, theirsOnly, opt); err != nil {
+				restore()
+				return res, err
+			}
+			n, err := r.countRecords(theirsOnly, fetched)
+			if err != nil {
+				return res, err
+			}
+			res.Fetched += n
+			next := ours
+			switch {
+			case len(theirsOnly) == 0: // theirs is empty or already in main
+			case ours.IsZero() || theirsAnc[ours]:
+				next = theirs
+				res.FastForward = true
+			default:
+				msg := fmt.Sprintf("Merge memory from %s\n\nUnion of both trees: %d commits of %s joined main.\n", remote, len(theirsOnly), remote)
+				if next, err = r.mergeCommit(ours, theirs, msg); err != nil {
+					return res, fmt.Errorf("merge %s: %w", remote, err)
+				}
+				res.MergeCommit = next
+				res.FastForward = false
+			}
+			if next != ours {
+				err = r.WithWriteLock(opt.LockTimeout, func(cas func(old, new plumbing.Hash) error) error { return cas(ours, next) })
+				if errors.Is(err, errRefMoved) {
+					continue
+				}
+				if err != nil {
+					return res, err
+				}
+				m, err := r.countNewPaths(ours, next)
+				if err != nil {
+					return res, err
+				}
+				res.Merged += m
+			}
+			head = next
+			break
+		}
+		// Push main (it may have moved on since: it descends from head).
+		if cur, err := r.Head(); err == nil && !cur.IsZero() {
+			head = cur
+		}
+		res.Head = head
+		if head.IsZero() || head == theirs || theirsAnc[head] {
+			res.RemoteHead = theirs
+			break
+		}
+		sent, pushed, err := r.push(ctx, a, theirs, head)
+		res.BytesSent += sent
+		if errors.Is(err, errPushRejected) && round < opt.Retries {
+			// Another machine pushed in between: fetch, merge and push again.
+			time.Sleep(time.Duration(10+rand.Intn(40*round)) * time.Millisecond)
+			continue
+		}
+		if errors.Is(err, errPushRejected) {
+			return res, fmt.Errorf("push to %s: the remote kept moving (%d rounds); your main holds everything, run `git mem sync` again", remote, round)
+		}
+		if err != nil {
+			return res, classify(remote, url, fmt.Errorf("push: %w", err))
+		}
+		res.Pushed += pushed
+		res.RemoteHead = head
+		// Record what the remote now holds, like git push does.
+		_ = r.st.SetReference(plumbing.NewHashReference(track, head))
+		break
+	}
+	res.UpToDate = res.Fetched == 0 && res.Merged == 0 && res.Pushed == 0 && res.Before == res.Head
+	if res.Merged > 0 || res.Fetched > 0 {
+		r.maybeRepack()
+	}
+	return res, nil
+}
+
+func short(h plumbing.Hash) string { return h.String()[:7] }
+
+// push sends head to the remote; pushed counts its new record commits.
+func (r *Repo) push(ctx context.Context, a *remoteAuth, theirs, head plumbing.Hash) (sent int64, pushed int, err error) {
+	objs, commits, err := r.missingObjects(head, theirs)
+	if err != nil {
+		return 0, 0, err
+	}
+	if pushed, err = r.countRecords(commits, nil); err != nil {
+		return 0, 0, err
+	}
+	sent, err = r.pushMain(ctx, a, theirs, head, objs)
+	return sent, pushed, err
+}
+
+// restoreTracking puts the tracking ref back (after a refused fetch), so
+// that the next sync refuses again instead of taking it as known.
+func (r *Repo) restoreTracking(track plumbing.ReferenceName, old plumbing.Hash) {
+	if old.IsZero() {
+		_ = r.st.RemoveReference(track)
+		return
+	}
+	_ = r.st.SetReference(plumbing.NewHashReference(track, old))
+}
+
+// countRecords counts the non-merge commits of hs, each once across calls
+// when seen is given.
+func (r *Repo) countRecords(hs []plumbing.Hash, seen map[plumbing.Hash]bool) (int, error) {
+	n := 0
+	for _, h := range hs {
+		if seen != nil {
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+		}
+		ps, err := r.parents(h)
+		if err != nil {
+			return 0, err
+		}
+		if len(ps) < 2 {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// checkMemory refuses a remote whose main is not a memory: a non-merge
+// commit without the record trailer, or a tree with anything but the
+// record folder at its top.
+func (r *Repo) checkMemory(remote string, tip plumbing.Hash, commits []plumbing.Hash, opt SyncOptions) error {
+	if tip.IsZero() {
+		return nil
+	}
+	c, err := r.Commit(tip)
+	if err != nil {
+		return err
+	}
+	t, err := object.GetTree(r.st, c.TreeHash)
+	if err != nil {
+		return fmt.Errorf("read tree of %s: %w", tip, err)
+	}
+	for _, e := range t.Entries {
+		if e.Name != opt.RecordDir || e.Mode != filemode.Dir {
+			return fmt.Errorf("%w: the tree of %s's main holds %q (a memory holds only %s/); nothing was merged — check the URL with `git mem remote`",
+				ErrNotMemory, remote, e.Name, opt.RecordDir)
+		}
+	}
+	prefix := opt.RecordTrailer + ": "
+	for _, h := range commits {
+		c, err := r.Commit(h)
+		if err != nil {
+			return err
+		}
+		if len(c.ParentHashes) > 1 {
+			continue
+		}
+		if !hasTrailer(c.Message, prefix) {
+			subject, _, _ := strings.Cut(c.Message, "\n")
+			return fmt.Errorf("%w: commit %s (%q) of %s's main has no %s trailer; nothing was merged — check the URL with `git mem remote`",
+				ErrNotMemory, short(h), subject, remote, opt.RecordTrailer)
+		}
+	}
+	return nil
+}
+
+// hasTrailer looks for a "Key: value" line in the message's last paragraph.
+func hasTrailer(msg, prefix string) bool {
+	msg = strings.TrimRight(msg, "\n")
+	if i := strings.LastIndex(msg, "\n\n"); i >= 0 {
+		msg = msg[i+2:]
+	}
+	for _, line := range strings.Split(msg, "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok && strings.TrimSpace(v) != "" {
+			return true
+		}
+	}
+	return false
+}

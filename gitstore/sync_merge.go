@@ -1,0 +1,307 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// parents reads only the parent ids of a commit (no full decode: a sync
+// walks whole histories).
+func (r *Repo) parents(h plumbing.Hash) ([]plumbing.Hash, error) {
+	o, err := r.st.EncodedObject(plumbing.CommitObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	buf := make([]byte, 0, 512)
+	tmp := make([]byte, 512)
+	var out []plumbing.Hash
+	for {
+		n, err := rd.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		// The header ends at the first blank line; parents come right after "tree".
+		if i := bytes.Index(buf, []byte("\n\n")); i >= 0 {
+			buf = buf[:i+1]
+			break
+		}
+		if err != nil {
+			break
+		}
+	}
+	for _, line := range bytes.Split(buf, []byte("\n")) {
+		if p, ok := bytes.CutPrefix(line, []byte("parent ")); ok && plumbing.IsHash(string(p)) {
+			out = append(out, plumbing.NewHash(string(p)))
+		}
+	}
+	return out, nil
+}
+
+// ancestry returns every commit reachable from start (start included).
+func (r *Repo) ancestry(start plumbing.Hash) (map[plumbing.Hash]bool, error) {
+	seen := map[plumbing.Hash]bool{}
+	if start.IsZero() {
+		return seen, nil
+	}
+	stack := []plumbing.Hash{start}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		ps, err := r.parents(h)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if !seen[p] {
+				stack = append(stack, p)
+			}
+		}
+	}
+	return seen, nil
+}
+
+// only returns the commits reachable from start but not in have, and the
+// boundary: commits in have that are parents of those (what the other side
+// already holds at the edge).
+func (r *Repo) only(start plumbing.Hash, have map[plumbing.Hash]bool) (only []plumbing.Hash, boundary []plumbing.Hash, err error) {
+	if start.IsZero() || have[start] {
+		if have[start] {
+			boundary = append(boundary, start)
+		}
+		return nil, boundary, nil
+	}
+	seen := map[plumbing.Hash]bool{}
+	stack := []plumbing.Hash{start}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		if have[h] {
+			boundary = append(boundary, h)
+			continue
+		}
+		only = append(only, h)
+		ps, err := r.parents(h)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range ps {
+			if !seen[p] {
+				stack = append(stack, p)
+			}
+		}
+	}
+	return only, boundary, nil
+}
+
+// errPathConflict means a path is a file on one side and a folder on the
+// other: never the case in a memory (paths are unique per record).
+var errPathConflict = errors.New("path is a file on one side and a folder on the other")
+
+// unionTree writes the union of trees a and b: entries on one side only are
+// kept, folders on both sides are merged recursively, and where both sides
+// hold a different blob at one path the blob with the smaller hash wins
+// (the same rule on every machine, so every merge order gives one tree).
+// New trees go through put; entries keep git's tree order.
+func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put func(plumbing.EncodedObject) (plumbing.Hash, error), a, b plumbing.Hash, at string) (plumbing.Hash, error) {
+	switch {
+	case a == b || b.IsZero():
+		return a, nil
+	case a.IsZero():
+		return b, nil
+	}
+	ta, err := read(a)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	tb, err := read(b)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	byName := make(map[string]object.TreeEntry, len(ta.Entries))
+	for _, e := range ta.Entries {
+		byName[e.Name] = e
+	}
+	out := make([]object.TreeEntry, 0, len(ta.Entries)+len(tb.Entries))
+	out = append(out, ta.Entries...)
+	idx := make(map[string]int, len(out))
+	for i, e := range out {
+		idx[e.Name] = i
+	}
+	changed := false
+	for _, eb := range tb.Entries {
+		ea, ok := byName[eb.Name]
+		if !ok {
+			out = append(out, eb)
+			changed = true
+			continue
+		}
+		if ea.Hash == eb.Hash && ea.Mode == eb.Mode {
+			continue
+		}
+		p := at + ea.Name
+		aDir, bDir := ea.Mode == filemode.Dir, eb.Mode == filemode.Dir
+		switch {
+		case aDir && bDir:
+			h, err := r.unionTree(read, put, ea.Hash, eb.Hash, p+"/")
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			if h != ea.Hash {
+				out[idx[ea.Name]].Hash = h
+				changed = true
+			}
+		case aDir != bDir:
+			return plumbing.ZeroHash, fmt.Errorf("merge %s: %w", p, errPathConflict)
+		default:
+			// Two versions of one record: keep the smaller blob hash.
+			if bytes.Compare(eb.Hash[:], ea.Hash[:]) < 0 || (eb.Hash == ea.Hash && eb.Mode < ea.Mode) {
+				out[idx[ea.Name]] = eb
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return a, nil
+	}
+	SortTreeEntries(out)
+	obj := &plumbing.MemoryObject{}
+	if err := (&object.Tree{Entries: out}).Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return put(obj)
+}
+
+// mergeCommit writes the union merge of ours and theirs (ours first:
+// `git log --first-parent` follows this machine) and returns it.
+func (r *Repo) mergeCommit(ours, theirs plumbing.Hash, message string) (plumbing.Hash, error) {
+	co, err := r.Commit(ours)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	ct, err := r.Commit(theirs)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	mem := memory.NewStorage()
+	var order []plumbing.Hash
+	put := func(o plumbing.EncodedObject) (plumbing.Hash, error) {
+		h, err := mem.SetEncodedObject(o)
+		if err == nil {
+			order = append(order, h)
+		}
+		return h, err
+	}
+	read := func(h plumbing.Hash) (*object.Tree, error) {
+		t, err := object.GetTree(r.st, h)
+		if err != nil {
+			return nil, fmt.Errorf("read tree %s: %w", h, err)
+		}
+		return t, nil
+	}
+	tree, err := r.unionTree(read, put, co.TreeHash, ct.TreeHash, "")
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	now := time.Now()
+	sig := Author
+	sig.When = now
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: tree,
+		ParentHashes: []plumbing.Hash{ours, theirs}}
+	obj := &plumbing.MemoryObject{}
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h, err := put(obj)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := r.flush(mem, order); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return h, nil
+}
+
+// countNewPaths counts the blob paths in the tree of commit after that are
+// not in the tree of commit before (records a merge brought in).
+func (r *Repo) countNewPaths(before, after plumbing.Hash) (int, error) {
+	if before == after {
+		return 0, nil
+	}
+	ta, err := r.treeOf(before)
+	if err != nil {
+		return 0, err
+	}
+	tb, err := r.treeOf(after)
+	if err != nil {
+		return 0, err
+	}
+	return r.diffCount(ta, tb)
+}
+
+func (r *Repo) treeOf(commit plumbing.Hash) (plumbing.Hash, error) {
+	if commit.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	c, err := r.Commit(commit)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return c.TreeHash, nil
+}
+
+func (r *Repo) diffCount(a, b plumbing.Hash) (int, error) {
+	if a == b || b.IsZero() {
+		return 0, nil
+	}
+	tb, err := object.GetTree(r.st, b)
+	if err != nil {
+		return 0, err
+	}
+	have := map[string]object.TreeEntry{}
+	if !a.IsZero() {
+		ta, err := object.GetTree(r.st, a)
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range ta.Entries {
+			have[e.Name] = e
+		}
+	}
+	n := 0
+	for _, e := range tb.Entries {
+		old, ok := have[e.Name]
+		switch {
+		case e.Mode == filemode.Dir:
+			var from plumbing.Hash
+			if ok && old.Mode == filemode.Dir {
+				from = old.Hash
+			}
+			k, err := r.diffCount(from, e.Hash)
+			if err != nil {
+				return 0, err
+			}
+			n += k
+		case !ok:
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,570 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// syncMain is the test binary as a second process: it appends
+// GITSTORE_TEST_N entries named GITSTORE_TEST_PREFIX-i to the memory at dir
+// and syncs with origin after each batch of GITSTORE_TEST_BATCH.
+func syncMain(dir string) int {
+	r, err := Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	n, _ := strconv.Atoi(os.Getenv("GITSTORE_TEST_N"))
+	batch, _ := strconv.Atoi(os.Getenv("GITSTORE_TEST_BATCH"))
+	prefix := os.Getenv("GITSTORE_TEST_PREFIX")
+	for i := 0; i < n; i += batch {
+		var es []Entry
+		for j := i; j < i+batch && j < n; j++ {
+			es = append(es, testEntry(fmt.Sprintf("%s-%d", prefix, j)))
+		}
+		if _, err := r.Append(es, time.Minute); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if _, err := r.Sync(context.Background(), "origin", SyncOptions{Retries: 50}); err != nil {
+			fmt.Fprintln(os.Stderr, "sync:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func gitOut(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// bareRemote makes an empty bare repo (HEAD → main) under base.
+func bareRemote(t testing.TB, base, name string) string {
+	t.Helper()
+	dir := filepath.Join(base, name)
+	gitOut(t, "init", "-q", "--bare", "-b", "main", dir)
+	gitOut(t, "--git-dir", dir, "config", "http.receivepack", "true")
+	return dir
+}
+
+func addRemote(t testing.TB, r *Repo, name, url string) {
+	t.Helper()
+	gitOut(t, "--git-dir", r.Dir(), "remote", "add", name, url)
+}
+
+func memWith(t testing.TB, url string, ids ...string) *Repo {
+	t.Helper()
+	r, _, err := Init(filepath.Join(t.TempDir(), "mem.git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addRemote(t, r, "origin", url)
+	appendIDs(t, r, ids...)
+	return r
+}
+
+func appendIDs(t testing.TB, r *Repo, ids ...string) {
+	t.Helper()
+	var es []Entry
+	for _, id := range ids {
+		es = append(es, testEntry(id))
+	}
+	if _, err := r.Append(es, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(prefix string, n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, fmt.Sprintf("%s-%d", prefix, i))
+	}
+	return out
+}
+
+func mustSync(t testing.TB, r *Repo) SyncResult {
+	t.Helper()
+	res, err := r.Sync(context.Background(), "origin", SyncOptions{})
+	if err != nil {
+		t.Fatalf("sync %s: %v", r.Dir(), err)
+	}
+	return res
+}
+
+// exchangeSet lists the exchange ids of main's history, sorted, and fails
+// when the tree does not hold exactly one blob per id.
+func exchangeSet(t testing.TB, dir string) []string {
+	t.Helper()
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	err = r.Walk(plumbing.ZeroHash, nil, func(c *object.Commit) error {
+		for _, line := range strings.Split(c.Message, "\n") {
+			if v, ok := strings.CutPrefix(line, "Exchange: "); ok {
+				set[v] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for id := range set {
+		out = append(out, id)
+		if _, ok, err := r.ReadPath(plumbing.ZeroHash, testEntry(id).Path); err != nil || !ok {
+			t.Fatalf("%s: no blob for %s (%v)", dir, id, err)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// transports are the remotes the sync tests run against.
+func transports(t *testing.T) map[string]func(t *testing.T) string {
+	return map[string]func(t *testing.T) string{
+		"path": func(t *testing.T) string { return bareRemote(t, t.TempDir(), "remote.git") },
+		"file-url": func(t *testing.T) string {
+			return "file://" + bareRemote(t, t.TempDir(), "remote.git")
+		},
+		"git-daemon": func(t *testing.T) string {
+			base := t.TempDir()
+			bareRemote(t, base, "remote.git")
+			return gitDaemon(t, base) + "/remote.git"
+		},
+		"http-backend": func(t *testing.T) string {
+			base := t.TempDir()
+			bareRemote(t, base, "remote.git")
+			return httpBackend(t, base, nil) + "/remote.git"
+		},
+	}
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// gitDaemon serves base over git:// on 127.0.0.1 with push enabled.
+func gitDaemon(t testing.TB, base string) string {
+	t.Helper()
+	if err := exec.Command("git", "daemon", "-h").Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 129 {
+			t.Skipf("git daemon is not installed: %v", err)
+		}
+	}
+	port := freePort(t)
+	cmd := exec.Command("git", "daemon", "--reuseaddr", "--listen=127.0.0.1", "--port="+strconv.Itoa(port),
+		"--base-path="+base, "--export-all", "--enable=receive-pack", "--informative-errors", base)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Skipf("git daemon: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i > 200 {
+			t.Fatalf("git daemon did not start: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return "git://" + addr
+}
+
+// httpBackend serves base with git http-backend behind net/http/cgi; check,
+// when given, guards every request (for the authentication tests).
+func httpBackend(t testing.TB, base string, check func(*http.Request) bool) string {
+	t.Helper()
+	execPath := strings.TrimSpace(gitOut(t, "--exec-path"))
+	backend := filepath.Join(execPath, "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skipf("git http-backend is not installed: %v", err)
+	}
+	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + base, "GIT_HTTP_EXPORT_ALL=1"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if check != nil && !check(req) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="mem"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestSyncTwoMachinesOverEveryTransport(t *testing.T) {
+	for name, mk := range transports(t) {
+		t.Run(name, func(t *testing.T) {
+			url := mk(t)
+			a := memWith(t, url, append(ids("a", 5), "both")...)
+			b := memWith(t, url, append(ids("b", 7), "both")...)
+			// First order: a then b, twice.
+			ra := mustSync(t, a)
+			if ra.Pushed != 6 || ra.Fetched != 0 {
+				t.Fatalf("first push: %+v", ra)
+			}
+			rb := mustSync(t, b)
+			if rb.Fetched != 6 || rb.Merged != 5 || rb.MergeCommit.IsZero() || rb.Pushed != 8 {
+				t.Fatalf("b merge: %+v", rb)
+			}
+			ra = mustSync(t, a)
+			if !ra.FastForward || ra.Merged != 7 {
+				t.Fatalf("a fast-forward: %+v", ra)
+			}
+			if rb = mustSync(t, b); !rb.UpToDate {
+				t.Fatalf("b again: %+v", rb)
+			}
+			// Both add offline again; the other order.
+			appendIDs(t, a, ids("a2", 3)...)
+			appendIDs(t, b, ids("b2", 4)...)
+			mustSync(t, b)
+			mustSync(t, a)
+			mustSync(t, b)
+			if ra = mustSync(t, a); !ra.UpToDate {
+				t.Fatalf("a at the end: %+v", ra)
+			}
+			want := exchangeSet(t, a.Dir())
+			if len(want) != 5+7+1+3+4 {
+				t.Fatalf("%d exchanges: %v", len(want), want)
+			}
+			ha, _ := a.Head()
+			hb, _ := b.Head()
+			if ha != hb {
+				t.Fatalf("heads differ: %s %s", ha, hb)
+			}
+			// The plain git CLI clones and reads it; fsck is clean everywhere.
+			clone := filepath.Join(t.TempDir(), "clone.git")
+			gitOut(t, "clone", "-q", "--bare", url, clone)
+			for _, dir := range []string{a.Dir(), b.Dir(), clone} {
+				fsck(t, dir)
+				if got := exchangeSet(t, dir); strings.Join(got, ",") != strings.Join(want, ",") {
+					t.Fatalf("%s holds %v, want %v", dir, got, want)
+				}
+			}
+			if n := strings.Count(gitOut(t, "--git-dir", clone, "log", "--format=%H", "--grep=^Exchange: "), "\n"); n < len(want) {
+				t.Fatalf("git log shows %d exchange commits", n)
+			}
+			if n := strings.Count(gitOut(t, "--git-dir", clone, "ls-tree", "-r", "--name-only", "main"), "\n"); n != len(want) {
+				t.Fatalf("the tree holds %d blobs, want %d (one per exchange)", n, len(want))
+			}
+		})
+	}
+}
+
+func TestSyncKeepsSmallerBlobAndConverges(t *testing.T) {
+	url := bareRemote(t, t.TempDir(), "remote.git")
+	a := memWith(t, url)
+	b := memWith(t, url)
+	e1, e2 := testEntry("x-1"), testEntry("x-1")
+	e2.Blob = []byte(`{"id":"x-1","redacted":true}`)
+	if _, err := a.Append([]Entry{e1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append([]Entry{e2}, 0); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, a)
+	mustSync(t, b)
+	mustSync(t, a)
+	h1, h2 := plumbing.ComputeHash(plumbing.BlobObject, e1.Blob), plumbing.ComputeHash(plumbing.BlobObject, e2.Blob)
+	want := e1.Blob
+	if h2.String() < h1.String() {
+		want = e2.Blob
+	}
+	for _, r := range []*Repo{a, b} {
+		got, _, err := r.ReadPath(plumbing.ZeroHash, e1.Path)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%s keeps %q, want %q (%v)", r.Dir(), got, want, err)
+		}
+		fsck(t, r.Dir())
+	}
+}
+
+func TestUnionTreeIsSortedLikeGit(t *testing.T) {
+	// Names whose bytewise order differs from git's folder order, split
+	// across both sides.
+	url := bareRemote(t, t.TempDir(), "remote.git")
+	a := memWith(t, url)
+	b := memWith(t, url)
+	mk := func(p string) Entry { return Entry{Path: p, Blob: []byte(p), Message: "m\n\nExchange: " + p + "\n"} }
+	if _, err := a.Append([]Entry{mk("ex/a.b"), mk("ex/a/c"), mk("ex/q/1")}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append([]Entry{mk("ex/a-"), mk("ex/a0"), mk("ex/a/d"), mk("ex/q/2")}, 0); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, a)
+	if res := mustSync(t, b); res.MergeCommit.IsZero() || res.Merged != 3 {
+		t.Fatalf("merge: %+v", res)
+	}
+	fsck(t, b.Dir())
+	out := gitOut(t, "--git-dir", b.Dir(), "ls-tree", "-r", "--name-only", "main")
+	if out != "ex/a-\nex/a.b\nex/a/c\nex/a/d\nex/a0\nex/q/1\nex/q/2\n" {
+		t.Fatalf("tree:\n%s", out)
+	}
+	parents := gitOut(t, "--git-dir", b.Dir(), "log", "-1", "--format=%P%n%s", "main")
+	if !strings.Contains(parents, "Merge memory from origin") || len(strings.Fields(strings.SplitN(parents, "\n", 2)[0])) != 2 {
+		t.Fatalf("merge commit: %q", parents)
+	}
+}
+
+func TestSyncRefusesRemoteThatIsNotAMemory(t *testing.T) {
+	base := t.TempDir()
+	work := filepath.Join(base, "work")
+	gitOut(t, "init", "-q", "-b", "main", work)
+	if err := os.WriteFile(filepath.Join(work, "README"), []byte("code\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, "-C", work, "add", "README")
+	gitOut(t, "-C", work, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "-m", "code")
+	remote := filepath.Join(base, "code.git")
+	gitOut(t, "clone", "-q", "--bare", work, remote)
+	r := memWith(t, remote, ids("m", 2)...)
+	before, _ := r.Head()
+	_, err := r.Sync(context.Background(), "origin", SyncOptions{})
+	if !errors.Is(err, ErrNotMemory) || !strings.Contains(err.Error(), `"README"`) {
+		t.Fatalf("want not-a-memory, got %v", err)
+	}
+	after, _ := r.Head()
+	if before != after {
+		t.Fatal("main moved")
+	}
+	if h, _ := readRef(r.Dir(), TrackingRef("origin")); !h.IsZero() {
+		t.Fatal("the tracking ref was left pointing at the foreign main")
+	}
+	if got := gitOut(t, "--git-dir", remote, "rev-list", "--count", "main"); strings.TrimSpace(got) != "1" {
+		t.Fatalf("remote changed: %s", got)
+	}
+	// A remote whose commits lack the trailer (paths under ex/ only).
+	remote2 := bareRemote(t, base, "plain.git")
+	w2 := memWith(t, remote2)
+	if _, err := w2.Append([]Entry{{Path: "ex/x", Blob: []byte("x"), Message: "no trailer\n"}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, "--git-dir", w2.Dir(), "push", "-q", remote2, "main")
+	r2 := memWith(t, remote2, "m-1")
+	if _, err := r2.Sync(context.Background(), "origin", SyncOptions{}); !errors.Is(err, ErrNotMemory) || !strings.Contains(err.Error(), "no Exchange trailer") {
+		t.Fatalf("want not-a-memory for a commit without trailer, got %v", err)
+	}
+}
+
+func TestSyncRefusesRewrittenRemoteHistory(t *testing.T) {
+	url := bareRemote(t, t.TempDir(), "remote.git")
+	a := memWith(t, url, ids("a", 3)...)
+	mustSync(t, a)
+	// Someone force-pushes another history over the remote.
+	other := memWith(t, url, ids("o", 2)...)
+	gitOut(t, "--git-dir", other.Dir(), "push", "-q", "--force", url, "main")
+	remoteTip := strings.TrimSpace(gitOut(t, "--git-dir", url, "rev-parse", "main"))
+	appendIDs(t, a, "a-new")
+	before, _ := a.Head()
+	for i := 0; i < 2; i++ { // refused again on a second try
+		_, err := a.Sync(context.Background(), "origin", SyncOptions{})
+		if !errors.Is(err, ErrRewritten) || !strings.Contains(err.Error(), "force-push") {
+			t.Fatalf("want rewritten, got %v", err)
+		}
+	}
+	if after, _ := a.Head(); after != before {
+		t.Fatal("main moved")
+	}
+	if got := strings.TrimSpace(gitOut(t, "--git-dir", url, "rev-parse", "main")); got != remoteTip {
+		t.Fatal("the remote was changed")
+	}
+}
+
+func TestSyncUnreachableAndAuthFailuresAreClear(t *testing.T) {
+	r := memWith(t, "git://127.0.0.1:"+strconv.Itoa(freePort(t))+"/nothing.git", "u-1")
+	before, _ := r.Head()
+	_, err := r.Sync(context.Background(), "origin", SyncOptions{})
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Kind != "unreachable" || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("want unreachable, got %v", err)
+	}
+	if after, _ := r.Head(); after != before {
+		t.Fatal("main moved")
+	}
+
+	_, err = r.Sync(context.Background(), "upstream", SyncOptions{})
+	if !errors.Is(err, ErrNoRemote) || !strings.Contains(err.Error(), "git mem remote add upstream") {
+		t.Fatalf("want no remote, got %v", err)
+	}
+
+	base := t.TempDir()
+	bareRemote(t, base, "remote.git")
+	srv := httpBackend(t, base, func(req *http.Request) bool {
+		u, p, ok := req.BasicAuth()
+		return ok && u == "me" && p == "s3cret"
+	})
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(base, "gitconfig"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, k := range []string{"GIT_MEM_TOKEN", "GIT_MEM_USERNAME", "GIT_MEM_PASSWORD"} {
+		t.Setenv(k, "")
+	}
+	h := memWith(t, srv+"/remote.git", "h-1")
+	_, err = h.Sync(context.Background(), "origin", SyncOptions{})
+	if !errors.As(err, &re) || re.Kind != "auth" || !strings.Contains(err.Error(), "GIT_MEM_TOKEN") {
+		t.Fatalf("want an auth error, got %v", err)
+	}
+	// A wrong password in the URL: refused, and the password is not shown.
+	bad := memWith(t, strings.Replace(srv, "http://", "http://me:wrong@", 1)+"/remote.git", "h-2")
+	if _, err = bad.Sync(context.Background(), "origin", SyncOptions{}); !errors.As(err, &re) || re.Kind != "auth" || strings.Contains(err.Error(), "wrong") {
+		t.Fatalf("want an auth error without the password, got %v", err)
+	}
+	// Environment credentials work.
+	t.Setenv("GIT_MEM_USERNAME", "me")
+	t.Setenv("GIT_MEM_PASSWORD", "s3cret")
+	mustSync(t, h)
+	t.Setenv("GIT_MEM_USERNAME", "")
+	t.Setenv("GIT_MEM_PASSWORD", "")
+	// So do the user's git credential helpers.
+	helper := "!f() { test \"$1\" = get && echo username=me && echo password=s3cret; true; }; f"
+	gitOut(t, "config", "--file", filepath.Join(base, "gitconfig"), "credential.helper", helper)
+	c := memWith(t, srv+"/remote.git", "c-1")
+	if res := mustSync(t, c); res.Fetched != 1 || res.Pushed != 1 {
+		t.Fatalf("credential helper sync: %+v", res)
+	}
+}
+
+func TestConcurrentSyncFromTwoProcessesLosesNothing(t *testing.T) {
+	url := bareRemote(t, t.TempDir(), "remote.git")
+	const procs, n = 3, 12
+	var mems []*Repo
+	for p := 0; p < procs; p++ {
+		mems = append(mems, memWith(t, url))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, procs)
+	for p, m := range mems {
+		wg.Add(1)
+		go func(p int, dir string) {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "GITSTORE_TEST_SYNC="+dir, "GITSTORE_TEST_PREFIX="+fmt.Sprintf("p%d", p),
+				"GITSTORE_TEST_N="+strconv.Itoa(n), "GITSTORE_TEST_BATCH=3")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("process %d: %v: %s", p, err, out)
+			}
+		}(p, m.Dir())
+	}
+	// A second process syncing the first memory at the same time.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 4; i++ {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "GITSTORE_TEST_SYNC="+mems[0].Dir(), "GITSTORE_TEST_PREFIX=q",
+				"GITSTORE_TEST_N=1", "GITSTORE_TEST_BATCH=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("second process: %v: %s", err, out)
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, m := range mems {
+		mustSync(t, m)
+	}
+	want := procs*n + 1
+	for _, dir := range []string{url, mems[0].Dir(), mems[procs-1].Dir()} {
+		if got := exchangeSet(t, dir); len(got) != want {
+			t.Fatalf("%s holds %d exchanges, want %d", dir, len(got), want)
+		}
+		fsck(t, dir)
+	}
+}
+
+func TestCloneHoldsNoMemFilesAndWorks(t *testing.T) {
+	url := bareRemote(t, t.TempDir(), "remote.git")
+	a := memWith(t, url, ids("a", 20)...)
+	// git mem's own files exist locally...
+	for _, f := range []string{"write.lock", "index/manifest.json"} {
+		p := filepath.Join(a.MemDir(), f)
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSync(t, a)
+	// ...and never reach the remote or a clone.
+	if _, err := os.Stat(filepath.Join(url, "mem")); !os.IsNotExist(err) {
+		t.Fatalf("the remote has a mem/ folder: %v", err)
+	}
+	clone := filepath.Join(t.TempDir(), "clone.git")
+	gitOut(t, "clone", "-q", "--bare", url, clone)
+	if _, err := os.Stat(filepath.Join(clone, "mem")); !os.IsNotExist(err) {
+		t.Fatalf("the clone has a mem/ folder: %v", err)
+	}
+	if out := gitOut(t, "--git-dir", clone, "ls-tree", "--name-only", "main"); out != "ex\n" {
+		t.Fatalf("top of the tree: %q", out)
+	}
+	// The plain clone is a working memory: open, append, sync back.
+	c, err := Open(clone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendIDs(t, c, "from-clone")
+	if res := mustSync(t, c); res.Pushed != 1 {
+		t.Fatalf("sync from a clone: %+v", res)
+	}
+	if res := mustSync(t, a); res.Fetched != 1 || !res.FastForward {
+		t.Fatalf("sync back: %+v", res)
+	}
+}
+
+func TestFetchOfEmptyAndUpToDateRemoteSucceeds(t *testing.T) {
+	url := bareRemote(t, t.TempDir(), "remote.git")
+	r := memWith(t, url)
+	if tip, err := r.Fetch("origin"); err != nil || !tip.IsZero() {
+		t.Fatalf("empty remote: %s %v", tip, err)
+	}
+	if res := mustSync(t, r); !res.UpToDate {
+		t.Fatalf("empty both sides: %+v", res)
+	}
+	appendIDs(t, r, "e-1")
+	mustSync(t, r)
+	head, _ := r.Head()
+	for i := 0; i < 2; i++ {
+		if tip, err := r.Fetch("origin"); err != nil || tip != head {
+			t.Fatalf("fetch: %s %v", tip, err)
+		}
+	}
+}

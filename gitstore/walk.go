@@ -1,0 +1,94 @@
+package gitstore
+
+import (
+	"errors"
+	"io"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ErrStop ends a walk early without an error.
+var ErrStop = errors.New("stop walk")
+
+// Walk visits the commits reachable from start (zero = main), each once,
+// children before their parents along first parents (newest first on a
+// linear history). A commit for which skip returns true is not visited and
+// its ancestors are not followed through it (e.g. "already indexed").
+// fn returning ErrStop ends the walk cleanly.
+func (r *Repo) Walk(start plumbing.Hash, skip func(plumbing.Hash) bool, fn func(*object.Commit) error) error {
+	if start.IsZero() {
+		h, err := r.Head()
+		if err != nil {
+			return err
+		}
+		start = h
+	}
+	if start.IsZero() {
+		return nil
+	}
+	seen := map[plumbing.Hash]bool{}
+	stack := []plumbing.Hash{start}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		if skip != nil && skip(h) {
+			continue
+		}
+		c, err := r.Commit(h)
+		if err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+		// Push later parents first so the first parent is walked next.
+		for i := len(c.ParentHashes) - 1; i >= 0; i-- {
+			if p := c.ParentHashes[i]; !seen[p] {
+				stack = append(stack, p)
+			}
+		}
+	}
+	return nil
+}
+
+// Blob reads a blob by hash.
+func (r *Repo) Blob(h plumbing.Hash) ([]byte, error) {
+	b, err := object.GetBlob(r.st, h)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+// Has reports, for each path, whether main's tree holds a file there.
+func (r *Repo) Has(paths []string) ([]bool, error) {
+	out := make([]bool, len(paths))
+	head, err := r.Head()
+	if err != nil || head.IsZero() {
+		return out, err
+	}
+	c, err := r.Commit(head)
+	if err != nil {
+		return out, err
+	}
+	ed := newTreeEditor(r.st, nil, c.TreeHash)
+	for i, p := range paths {
+		if out[i], err = ed.has(p); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,157 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestProjectFromCwd(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "checkout")
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "sub", "dir"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".git", "config"), []byte(`[core]
+	bare = false
+[remote "upstream"]
+	url = https://github.com/other/wrong.git
+[remote "origin"]
+	url = https://alice:ghp_secret@github.com/acme/billing-api.git
+	fetch = +refs/heads/*:refs/remotes/origin/*
+`), 0o644)
+	plain := filepath.Join(root, "plain-folder")
+	os.MkdirAll(plain, 0o755)
+	noRemote := filepath.Join(root, "local-only")
+	os.MkdirAll(filepath.Join(noRemote, ".git"), 0o755)
+	// A worktree: .git is a file pointing into the main repo's git dir.
+	wt := filepath.Join(root, "wt")
+	os.MkdirAll(wt, 0o755)
+	wtGit := filepath.Join(repo, ".git", "worktrees", "wt")
+	os.MkdirAll(wtGit, 0o755)
+	os.WriteFile(filepath.Join(wtGit, "commondir"), []byte("../..\n"), 0o644)
+	os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+wtGit+"\n"), 0o644)
+
+	tests := map[string]string{
+		repo:                                   "billing-api",
+		filepath.Join(repo, "sub", "dir"):      "billing-api",
+		plain:                                  "plain-folder",
+		noRemote:                               "local-only",
+		wt:                                     "billing-api",
+		"/no/such/place/on/this/machine/myapp": "myapp",
+		"-experiments/worktrees":               "worktrees",
+		"":                                     "",
+	}
+	for cwd, want := range tests {
+		if got := ProjectFromCwd(cwd); got != want {
+			t.Errorf("ProjectFromCwd(%q) = %q, want %q", cwd, got, want)
+		}
+	}
+}
+
+func TestRepoFromURL(t *testing.T) {
+	tests := map[string]string{
+		"https://github.com/acme/widgets.git":           "widgets",
+		"https://user:tok@github.com/acme/widgets.git/": "widgets",
+		"git@github.com:acme/widgets.git":               "widgets",
+		"ssh://git@host:2222/srv/widgets":               "widgets",
+		"/srv/git/widgets.git":                          "widgets",
+		"file:///srv/git/widgets.git":                   "widgets",
+		"":                                              "",
+		"https://github.com":                            "",
+	}
+	for in, want := range tests {
+		if got := repoFromURL(in); got != want {
+			t.Errorf("repoFromURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseHooks(t *testing.T) {
+	in, err := ParseClaudeHook(strings.NewReader(`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/w","hook_event_name":"SessionEnd","reason":"other","last_assistant_message":"done"}`))
+	if err != nil || in != (ClaudeHookInput{"s1", "/t/s1.jsonl", "/w", "SessionEnd", "done"}) {
+		t.Errorf("ParseClaudeHook = %+v, %v", in, err)
+	}
+	for _, bad := range []string{"", "  \n", "{", "[1]"} {
+		if _, err := ParseClaudeHook(strings.NewReader(bad)); err == nil {
+			t.Errorf("ParseClaudeHook(%q) accepted", bad)
+		}
+	}
+	n, err := ParseCodexNotify(`{"type":"agent-turn-complete","thread-id":"0199","turn-id":"t1","cwd":"/w","input-messages":["hi"],"last-assistant-message":"ok","client":"codex-tui"}`)
+	want := CodexNotify{Type: "agent-turn-complete", ThreadID: "0199", TurnID: "t1", Cwd: "/w", InputMessages: []string{"hi"}, LastAssistantMessage: "ok", Client: "codex-tui"}
+	if err != nil || !reflect.DeepEqual(n, want) {
+		t.Errorf("ParseCodexNotify = %+v, %v", n, err)
+	}
+	for _, bad := range []string{"", "nope", `{"type":"agent-turn-complete"}`} {
+		if _, err := ParseCodexNotify(bad); err == nil {
+			t.Errorf("ParseCodexNotify(%q) accepted", bad)
+		}
+	}
+}
+
+func TestFindCodexRollout(t *testing.T) {
+	root := t.TempDir()
+	// 0199aaaa-bbbb-7... : UUIDv7 whose time prefix is 2025-09-30 or so.
+	id := "0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"
+	ts, _ := uuidV7Time(id)
+	day := ts.Local()
+	dated := filepath.Join(root, day.Format("2006"), day.Format("01"), day.Format("02"))
+	os.MkdirAll(dated, 0o755)
+	want := filepath.Join(dated, "rollout-"+day.Format("2006-01-02T15-04-05")+"-"+id+".jsonl")
+	os.WriteFile(want, nil, 0o644)
+	if got, err := FindCodexRollout(root, id); err != nil || got != want {
+		t.Errorf("dated: %q %v", got, err)
+	}
+	// Not UUIDv7, filed elsewhere: found by walking.
+	other := "01234567-89ab-4cde-8f01-23456789abcd"
+	odd := filepath.Join(root, "2020", "01", "01", "rollout-2020-01-01T00-00-00-"+other+".jsonl")
+	os.MkdirAll(filepath.Dir(odd), 0o755)
+	os.WriteFile(odd, nil, 0o644)
+	if got, err := FindCodexRollout(root, other); err != nil || got != odd {
+		t.Errorf("walk: %q %v", got, err)
+	}
+	if _, err := FindCodexRollout(root, "0199ffff-0000-7000-8000-000000000000"); err == nil || !strings.Contains(err.Error(), "no rollout") {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := FindCodexRollout(root, "../../etc/passwd"); err == nil {
+		t.Error("path in thread id accepted")
+	}
+}
+
+func TestListSessions(t *testing.T) {
+	root := t.TempDir()
+	mk := func(rel string, age time.Duration) string {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("{}\n"), 0o644)
+		tm := time.Now().Add(-age)
+		os.Chtimes(p, tm, tm)
+		return p
+	}
+	newer := mk("-home-me-a/s2.jsonl", time.Hour)
+	older := mk("-home-me-b/s1.jsonl", 2*time.Hour)
+	mk("-home-me-a/s2/subagents/agent-x.jsonl", 0)
+	mk("-home-me-a/agent-1234abcd.jsonl", 0)
+	mk("-home-me-a/notes.txt", 0)
+	got, err := ListSessions(FormatClaudeCode, root)
+	if err != nil || !reflect.DeepEqual(got, []string{older, newer}) {
+		t.Errorf("claude-code: %q %v", got, err)
+	}
+	croot := t.TempDir()
+	root = croot
+	b := mk("2025/09/25/rollout-2025-09-25T01-00-00-b.jsonl", 0)
+	a := mk("2025/09/24/rollout-2025-09-24T01-00-00-a.jsonl", 0)
+	mk("2025/09/24/history.jsonl", 0)
+	got, err = ListSessions(FormatCodex, croot)
+	if err != nil || !reflect.DeepEqual(got, []string{a, b}) {
+		t.Errorf("codex: %q %v", got, err)
+	}
+	if _, err := ListSessions("gemini", croot); err == nil {
+		t.Error("unknown kind accepted")
+	}
+	if _, err := ListSessions(FormatCodex, filepath.Join(croot, "missing")); err == nil {
+		t.Error("missing root accepted")
+	}
+}

@@ -1,0 +1,342 @@
+package hooks
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+// ProjectFromCwd names the project a session ran in: the repository name of
+// the git remote "origin" when the folder (or a parent) is a git checkout
+// with one, else the checkout's (or folder's) base name. A cwd that does not
+// exist on this machine (an imported transcript) gives its base name.
+func ProjectFromCwd(cwd string) string {
+	return projectFor(cwd, "")
+}
+
+// projectFor is ProjectFromCwd with a fallback remote URL recorded in the
+// transcript itself (Codex session_meta.git), used when the checkout is not
+// on this machine.
+func projectFor(cwd, remote string) string {
+	cwd = filepath.Clean(cwd)
+	if filepath.IsAbs(cwd) {
+		if st, err := os.Stat(cwd); err == nil && st.IsDir() {
+			for dir := cwd; ; {
+				if name, ok := repoName(dir); ok {
+					return name
+				}
+				parent := filepath.Dir(dir)
+				if parent == dir {
+					break
+				}
+				dir = parent
+			}
+		}
+	}
+	if name := repoFromURL(remote); name != "" {
+		return name
+	}
+	base := filepath.Base(cwd)
+	if base == "." || base == string(filepath.Separator) {
+		return ""
+	}
+	return base
+}
+
+// repoName reads dir/.git: the origin's repository name, else dir's name.
+// ok is false when dir is not a checkout.
+func repoName(dir string) (string, bool) {
+	gitPath := filepath.Join(dir, ".git")
+	st, err := os.Stat(gitPath)
+	if err != nil {
+		return "", false
+	}
+	gitDir := gitPath
+	if !st.IsDir() {
+		// A worktree or submodule: ".git" is a file "gitdir: <path>".
+		b, err := os.ReadFile(gitPath)
+		if err != nil {
+			return filepath.Base(dir), true
+		}
+		line := strings.TrimSpace(string(b))
+		if !strings.HasPrefix(line, "gitdir:") {
+			return filepath.Base(dir), true
+		}
+		gitDir = strings.TrimSpace(strings.TrimPrefix(line, "gitdir:"))
+		if !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(dir, gitDir)
+		}
+		if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+			common := strings.TrimSpace(string(c))
+			if !filepath.IsAbs(common) {
+				common = filepath.Join(gitDir, common)
+			}
+			gitDir = common
+		}
+	}
+	if u := originURL(filepath.Join(gitDir, "config")); u != "" {
+		if name := repoFromURL(u); name != "" {
+			return name, true
+		}
+	}
+	return filepath.Base(dir), true
+}
+
+// originURL returns remote.origin.url from a git config file.
+func originURL(configPath string) string {
+	f, err := os.Open(configPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	in := false
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(l, "[") {
+			h := strings.ToLower(strings.Join(strings.Fields(strings.Trim(l, "[]")), " "))
+			in = h == `remote "origin"`
+			continue
+		}
+		if !in {
+			continue
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "url") {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return ""
+}
+
+var scpURLRe = regexp.MustCompile(`^(?:[^@/]+@)?[^:/]+:(.+)$`)
+
+// repoFromURL is the repository name of a remote URL, credentials dropped:
+// https://user:tok@host/org/repo.git, git@host:org/repo.git, /srv/repo.git
+// all give "repo".
+func repoFromURL(u string) string {
+	u = strings.TrimSpace(u)
+	if u == "" {
+		return ""
+	}
+	var p string
+	if pu, err := url.Parse(u); err == nil && pu.Scheme != "" && pu.Host != "" {
+		p = pu.Path
+	} else if m := scpURLRe.FindStringSubmatch(u); m != nil && !strings.HasPrefix(u, "/") {
+		p = m[1]
+	} else {
+		p = filepath.ToSlash(u)
+	}
+	p = strings.TrimRight(p, "/")
+	name := strings.TrimSuffix(path.Base(p), ".git")
+	if name == "." || name == "/" || name == "" || strings.ContainsAny(name, "@:") {
+		return ""
+	}
+	return name
+}
+
+// ClaudeHookInput is what Claude Code writes on a hook's stdin.
+type ClaudeHookInput struct {
+	SessionID            string `json:"session_id"`
+	TranscriptPath       string `json:"transcript_path"`
+	Cwd                  string `json:"cwd"`
+	HookEventName        string `json:"hook_event_name"`
+	LastAssistantMessage string `json:"last_assistant_message"`
+}
+
+// ParseClaudeHook decodes a hook's stdin (at most 16 MiB).
+func ParseClaudeHook(r io.Reader) (ClaudeHookInput, error) {
+	var in ClaudeHookInput
+	b, err := io.ReadAll(io.LimitReader(r, 16<<20))
+	if err != nil {
+		return in, fmt.Errorf("read claude-code hook input: %w", err)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return in, fmt.Errorf("read claude-code hook input: stdin is empty (Claude Code passes the hook's JSON on stdin)")
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return in, fmt.Errorf("read claude-code hook input: not JSON: %w", err)
+	}
+	return in, nil
+}
+
+// ClaudeConfigDir is $CLAUDE_CONFIG_DIR, else ~/.claude.
+func ClaudeConfigDir(home string) string {
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(home, ".claude")
+}
+
+// CodexHome is $CODEX_HOME, else ~/.codex.
+func CodexHome(home string) string {
+	if d := os.Getenv("CODEX_HOME"); d != "" {
+		return d
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// CodexSessionsDir is where Codex keeps its rollouts.
+func CodexSessionsDir(home string) string { return filepath.Join(CodexHome(home), "sessions") }
+
+// CodexConfigPath is Codex's user config; notify is only read from there.
+func CodexConfigPath(home string) string { return filepath.Join(CodexHome(home), "config.toml") }
+
+// ListSessions lists the transcripts an importer should read, oldest first:
+// kind "claude-code" (root default ~/.claude/projects; subagent transcripts
+// are left out, they are read with their parent) or "codex" (root default
+// ~/.codex/sessions, rollout-*.jsonl).
+func ListSessions(kind, root string) ([]string, error) {
+	if root == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("list %s sessions: %w", kind, err)
+		}
+		switch kind {
+		case FormatClaudeCode:
+			root = filepath.Join(ClaudeConfigDir(home), "projects")
+		case FormatCodex:
+			root = CodexSessionsDir(home)
+		}
+	}
+	type entry struct {
+		path string
+		mod  int64
+	}
+	var list []entry
+	var keep func(p string, d fs.DirEntry) bool
+	switch kind {
+	case FormatClaudeCode:
+		keep = func(p string, d fs.DirEntry) bool {
+			n := d.Name()
+			return strings.HasSuffix(n, ".jsonl") && !strings.HasPrefix(n, "agent-") &&
+				filepath.Base(filepath.Dir(p)) != "subagents"
+		}
+	case FormatCodex:
+		keep = func(p string, d fs.DirEntry) bool {
+			n := d.Name()
+			return strings.HasPrefix(n, "rollout-") && strings.HasSuffix(n, ".jsonl")
+		}
+	default:
+		return nil, fmt.Errorf("list sessions: unknown kind %q (use claude-code or codex)", kind)
+	}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // an unreadable subfolder should not stop an import
+		}
+		if d.IsDir() {
+			if d.Name() == "subagents" || d.Name() == "tool-results" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !keep(p, d) {
+			return nil
+		}
+		var mod int64
+		if info, err := d.Info(); err == nil {
+			mod = info.ModTime().UnixNano()
+		}
+		list = append(list, entry{p, mod})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s sessions under %s: %w", kind, root, err)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if kind == FormatCodex || list[i].mod == list[j].mod {
+			return list[i].path < list[j].path // codex names start with the time
+		}
+		return list[i].mod < list[j].mod
+	})
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = e.path
+	}
+	return out, nil
+}
+
+// editTools name Claude Code tools that modify the file in their input.
+var editTools = map[string]string{
+	"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
+	"NotebookEdit": "notebook_path",
+}
+
+var patchHeaderRe = regexp.MustCompile(`(?m)^\*\*\* (?:Update File|Add File|Delete File|Move to): *(.+?)\s*$`)
+var aiderAppliedRe = regexp.MustCompile(`(?m)^Applied edit to (.+?)\s*$`)
+
+// FilesTouched lists the files an exchange modified, in first-seen order:
+// Claude Code Edit/MultiEdit/Write/NotebookEdit inputs, apply_patch headers
+// in any tool input (Codex), and Aider's "Applied edit to" lines. Files only
+// read are not included. Paths are as the agent wrote them.
+func FilesTouched(ex *exchange.Exchange) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		p = strings.TrimSpace(p)
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, t := range ex.Turns {
+		switch t.Role {
+		case exchange.RoleTool:
+			if key, ok := editTools[t.Name]; ok {
+				if m, ok := t.Input.(map[string]any); ok {
+					if s, ok := m[key].(string); ok {
+						add(s)
+					}
+				}
+			}
+			walkStrings(t.Input, func(s string) {
+				if strings.Contains(s, "*** ") {
+					for _, m := range patchHeaderRe.FindAllStringSubmatch(s, -1) {
+						add(m[1])
+					}
+				}
+			})
+		case exchange.RoleSystem:
+			if ex.Agent == AgentAider {
+				for _, m := range aiderAppliedRe.FindAllStringSubmatch(t.Text, -1) {
+					add(m[1])
+				}
+			}
+		}
+	}
+	return out
+}
+
+func walkStrings(v any, fn func(string)) {
+	switch x := v.(type) {
+	case string:
+		fn(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, fn)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walkStrings(x[k], fn)
+		}
+	}
+}

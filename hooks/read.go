@@ -1,0 +1,447 @@
+// Package hooks turns coding-agent transcripts (Claude Code, Codex, Aider)
+// into exchanges — one real user prompt plus the agent's whole reply — and
+// installs the agent hooks that feed them to git mem.
+//
+// Readers only ever return closed exchanges: one whose next prompt exists,
+// or whose session the caller says has ended, or whose final reply matches
+// the hook's last assistant message. An exchange still being written is
+// never returned, so a hook may re-read a growing transcript as often as it
+// likes: exchange ids are stable across re-reads and closed exchanges come
+// back byte for byte the same.
+package hooks
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+// Agent names written into Exchange.Agent.
+const (
+	AgentClaudeCode = "claude-code"
+	AgentCodex      = "codex"
+	AgentAider      = "aider"
+)
+
+// Formats understood by ReadFile and returned by Detect.
+const (
+	FormatExchange   = "exchange"
+	FormatClaudeCode = "claude-code"
+	FormatCodex      = "codex"
+	FormatAider      = "aider"
+)
+
+// MaxToolResultBytes bounds one tool result (and one string inside a tool
+// input) in the verbatim. Larger texts keep their head and tail around a
+// marker: what matters (the command's first lines, the error at the end)
+// survives, a 5 MB file dump does not bloat the memory.
+const MaxToolResultBytes = 64 << 10
+
+// Options says what the caller knows about the session beyond the file.
+type Options struct {
+	// SessionEnded closes the last exchange: the agent will write no more.
+	SessionEnded bool
+	// LastAssistantMessage is the final reply a hook received (Claude Code
+	// Stop, Codex notify). When the last exchange's final reply matches it,
+	// that exchange is closed.
+	LastAssistantMessage string
+}
+
+// Result is what a reader found: the closed exchanges in session order and
+// the records it had to skip.
+type Result struct {
+	Exchanges []*exchange.Exchange
+	Problems  []Problem
+}
+
+// Problem is a record that was skipped. The rest of the file is still read.
+type Problem struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (p Problem) Error() string {
+	if p.Line <= 0 {
+		return p.File + ": " + p.Msg
+	}
+	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+}
+
+// ReadFile reads path in the given format ("" or "auto" sniffs it). The plain
+// exchange format is read by exchange.ReadJSONL, not here.
+func ReadFile(path, format string, opt Options) (Result, error) {
+	if format == "" || format == "auto" {
+		f, err := Detect(path)
+		if err != nil {
+			return Result{}, err
+		}
+		format = f
+	}
+	switch format {
+	case FormatClaudeCode:
+		return ReadClaudeCode(path, opt)
+	case FormatCodex:
+		return ReadCodex(path, opt)
+	case FormatAider:
+		return ReadAider(path, opt)
+	case FormatExchange:
+		return Result{}, fmt.Errorf("read %s: the plain exchange format is read with exchange.ReadJSONL, not by the transcript readers", path)
+	default:
+		return Result{}, fmt.Errorf("read %s: unknown format %q (use exchange, claude-code, codex or aider)", path, format)
+	}
+}
+
+// Detect sniffs the first records of path and names its format.
+func Detect(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("detect format of %s: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, 256<<10)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("detect format of %s: %w", path, err)
+	}
+	if format := detectBytes(head[:n]); format != "" {
+		return format, nil
+	}
+	return "", fmt.Errorf("detect format of %s: not a transcript git mem knows (pass --format exchange, claude-code, codex or aider)", path)
+}
+
+var claudeTypes = map[string]bool{
+	"user": true, "assistant": true, "system": true, "summary": true, "attachment": true,
+	"progress": true, "file-history-snapshot": true, "queue-operation": true,
+	"permission-mode": true, "last-prompt": true, "custom-title": true,
+}
+
+func detectBytes(head []byte) string {
+	lines := bytes.Split(head, []byte("\n"))
+	jsonSeen := 0
+	for i, line := range lines {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] != '{' {
+			if bytes.HasPrefix(line, []byte("# aider chat started at")) || bytes.HasPrefix(line, []byte("#### ")) {
+				return FormatAider
+			}
+			if i > 50 {
+				break
+			}
+			continue
+		}
+		var rec map[string]json.RawMessage
+		if json.Unmarshal(line, &rec) != nil {
+			continue
+		}
+		jsonSeen++
+		if _, ok := rec["turns"]; ok {
+			return FormatExchange
+		}
+		var typ string
+		_ = json.Unmarshal(rec["type"], &typ)
+		if _, ok := rec["payload"]; ok {
+			switch typ {
+			case "session_meta", "response_item", "event_msg", "turn_context", "compacted":
+				return FormatCodex
+			}
+		}
+		if _, ok := rec["sessionId"]; ok || claudeTypes[typ] {
+			return FormatClaudeCode
+		}
+		if jsonSeen > 20 {
+			break
+		}
+	}
+	return ""
+}
+
+// line is one record of a JSON Lines transcript.
+type line struct {
+	n    int
+	data []byte
+	// last is set on the final line of the file when it has no newline:
+	// possibly a record the agent is still writing.
+	last bool
+}
+
+// readLines reads a JSON Lines stream, skipping blank lines. Lines over
+// exchange.MaxRecordBytes are reported, not loaded.
+func readLines(r io.Reader, name string, probs *[]Problem, fn func(line)) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	n := 0
+	for {
+		data, tooLong, err := readRawLine(br)
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(data) > 0 || tooLong || err == nil {
+			n++
+		}
+		if tooLong {
+			*probs = append(*probs, Problem{name, n, fmt.Sprintf("record over %d MiB skipped", exchange.MaxRecordBytes>>20)})
+		} else if t := bytes.TrimSpace(data); len(t) > 0 {
+			fn(line{n: n, data: t, last: err == io.EOF})
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+func readRawLine(br *bufio.Reader) ([]byte, bool, error) {
+	var out []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(out)+len(chunk) > exchange.MaxRecordBytes {
+				tooLong = true
+				out = nil
+			} else {
+				out = append(out, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimRight(out, "\r\n"), tooLong, err
+	}
+}
+
+// badLine reports a line that is not a JSON record. A torn last line is the
+// agent still writing, said so plainly.
+func badLine(name string, l line, err error) Problem {
+	if l.last {
+		return Problem{name, l.n, "incomplete last record (the agent may still be writing it); skipped"}
+	}
+	msg := err.Error()
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		msg = fmt.Sprintf("not JSON: %v (byte %d)", se, se.Offset)
+	} else if errors.As(err, new(*json.UnmarshalTypeError)) {
+		msg = "unexpected record shape: " + msg
+	}
+	return Problem{name, l.n, msg + "; skipped"}
+}
+
+// decodeAny decodes JSON keeping numbers exact, as exchange.Turn.Input wants.
+func decodeAny(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return sanitize(v), nil
+}
+
+// sanitize bounds long strings and turns numbers JSON allows but float64
+// cannot hold (1e999) into strings, so canonical JSON never fails later.
+func sanitize(v any) any {
+	switch x := v.(type) {
+	case string:
+		return clip(x)
+	case json.Number:
+		if _, err := x.Float64(); err != nil {
+			return string(x)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = sanitize(x[i])
+		}
+		return x
+	case map[string]any:
+		for k, e := range x {
+			x[k] = sanitize(e)
+		}
+		return x
+	}
+	return v
+}
+
+// clip keeps the head and tail of a huge text around a marker.
+func clip(s string) string {
+	s = validUTF8(s)
+	if len(s) <= MaxToolResultBytes {
+		return s
+	}
+	head := MaxToolResultBytes * 3 / 4
+	tail := MaxToolResultBytes / 4
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	ts := len(s) - tail
+	for ts < len(s) && !utf8.RuneStart(s[ts]) {
+		ts++
+	}
+	return s[:head] + fmt.Sprintf("\n[… %d bytes cut by git mem …]\n", ts-head) + s[ts:]
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// Text git mem injects into a session (recalled memories) is fenced so it
+// can be cut out again and never re-ingested. An unclosed fence runs to the
+// end of the text.
+var gitMemContextRe = regexp.MustCompile(`(?s)<git-mem-context(?:\s[^>]*)?>.*?(?:</git-mem-context>|\z)`)
+
+// cutGitMemContext removes git mem's own injected context.
+func cutGitMemContext(s string) string {
+	if !strings.Contains(s, "<git-mem-context") {
+		return s
+	}
+	return strings.TrimSpace(gitMemContextRe.ReplaceAllString(s, ""))
+}
+
+// squash normalises whitespace for comparing a final reply with the hook's
+// last_assistant_message.
+func squash(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// builder accumulates the turns of one exchange.
+type builder struct {
+	ex      *exchange.Exchange
+	command bool           // started by a slash command: kept only if the agent replied
+	tools   map[string]int // tool call id -> index in ex.Turns
+	closed  bool           // a later marker says the turn is finished
+}
+
+func newBuilder(ex *exchange.Exchange) *builder {
+	return &builder{ex: ex, tools: map[string]int{}}
+}
+
+func (b *builder) add(t exchange.Turn) int {
+	b.ex.Turns = append(b.ex.Turns, t)
+	return len(b.ex.Turns) - 1
+}
+
+func (b *builder) text(role, text string, extra map[string]any) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	b.add(exchange.Turn{Role: role, Text: text, Extra: extra})
+}
+
+func (b *builder) toolCall(id, name string, input any) {
+	i := b.add(exchange.Turn{Role: exchange.RoleTool, Name: name, Input: input})
+	if id != "" {
+		b.tools[id] = i
+	}
+}
+
+// toolResult sets what the model saw back from call id. A result whose call
+// is unknown (cut off by compaction) still gets a turn of its own.
+func (b *builder) toolResult(id, text string, isError bool) int {
+	text = clip(cutGitMemContextTool(text))
+	i, ok := b.tools[id]
+	if !ok {
+		i = b.add(exchange.Turn{Role: exchange.RoleTool})
+		if id != "" {
+			b.tools[id] = i
+		}
+	}
+	t := &b.ex.Turns[i]
+	if t.Text != "" {
+		t.Text += "\n"
+	}
+	t.Text += text
+	if isError {
+		if t.Extra == nil {
+			t.Extra = map[string]any{}
+		}
+		t.Extra["is_error"] = true
+	}
+	return i
+}
+
+// cutGitMemContextTool replaces git mem's context in a tool result with a
+// marker, so the model's next step still reads sensibly.
+func cutGitMemContextTool(s string) string {
+	if !strings.Contains(s, "<git-mem-context") {
+		return s
+	}
+	return gitMemContextRe.ReplaceAllString(s, "[git mem context omitted]")
+}
+
+func (b *builder) hasReply() bool {
+	for _, t := range b.ex.Turns {
+		if t.Role == exchange.RoleAssistant || t.Role == exchange.RoleTool {
+			return true
+		}
+	}
+	return false
+}
+
+// finalReply is the text of the last assistant message (thinking excluded).
+func (b *builder) finalReply() string {
+	var parts []string
+	for i := len(b.ex.Turns) - 1; i >= 0; i-- {
+		t := b.ex.Turns[i]
+		if t.Role == exchange.RoleTool || t.Role == exchange.RoleUser {
+			break
+		}
+		if t.Role == exchange.RoleAssistant && t.Extra["thinking"] == nil {
+			parts = append([]string{t.Text}, parts...)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// matchesLast says whether the hook's last assistant message is this
+// exchange's final reply (whole, or its last block).
+func (b *builder) matchesLast(last string) bool {
+	want := squash(last)
+	if want == "" {
+		return false
+	}
+	if squash(b.finalReply()) == want {
+		return true
+	}
+	for i := len(b.ex.Turns) - 1; i >= 0; i-- {
+		t := b.ex.Turns[i]
+		if t.Role == exchange.RoleAssistant && t.Extra["thinking"] == nil {
+			return squash(t.Text) == want
+		}
+	}
+	return false
+}
+
+// finish returns the closed exchanges: all but the last, and the last too
+// when the session ended, a marker closed it, or the hook's final reply
+// matches. Command-only exchanges (/exit, /model) are dropped.
+func finish(bs []*builder, opt Options) []*exchange.Exchange {
+	var out []*exchange.Exchange
+	for i, b := range bs {
+		last := i == len(bs)-1
+		if last && !(opt.SessionEnded || b.closed || b.matchesLast(opt.LastAssistantMessage)) {
+			break
+		}
+		if b.command && !b.hasReply() {
+			continue
+		}
+		if b.ex.Validate() != nil {
+			continue
+		}
+		out = append(out, b.ex)
+	}
+	return out
+}

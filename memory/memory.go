@@ -1,0 +1,218 @@
+// Package memory is the one pipeline of git mem: read → redact → id →
+// distill → commit → index, and the read side (log, show, stats, rooms) over
+// the memory repo. The CLI is a thin layer over it.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/gitmem/git-mem/distill"
+	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/gitstore"
+	"github.com/gitmem/git-mem/redact"
+)
+
+// Memory is an open memory repo with its settings.
+type Memory struct {
+	Repo        *gitstore.Repo
+	Config      Config
+	Distiller   distill.Distiller
+	LockTimeout time.Duration
+}
+
+// Open opens the memory at dir and loads its config.
+func Open(dir string) (*Memory, error) {
+	r, err := gitstore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return fromRepo(r)
+}
+
+// Init creates (or reuses) the memory at dir.
+func Init(dir string) (m *Memory, created bool, err error) {
+	r, created, err := gitstore.Init(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	m, err = fromRepo(r)
+	return m, created, err
+}
+
+func fromRepo(r *gitstore.Repo) (*Memory, error) {
+	cfg, err := LoadConfig(r.MemDir())
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDistiller(cfg, r.MemDir())
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{Repo: r, Config: cfg, Distiller: d, LockTimeout: gitstore.DefaultLockTimeout}, nil
+}
+
+// AddOptions override fields of every added exchange.
+type AddOptions struct {
+	Project string
+	Agent   string
+	// NoIndex leaves indexing to the next search (hooks, the worker).
+	NoIndex bool
+}
+
+// AddReport says what an add did.
+type AddReport struct {
+	Added    int           `json:"added"`
+	Present  int           `json:"present"`
+	Redacted int           `json:"redacted"`
+	Commits  []AddedCommit `json:"commits"`
+	Skipped  []string      `json:"skipped"` // one line per bad record
+	Indexed  bool          `json:"indexed"`
+	IndexErr string        `json:"index_error,omitempty"`
+}
+
+// AddedCommit names one new commit.
+type AddedCommit struct {
+	Commit   string `json:"commit"`
+	Exchange string `json:"exchange"`
+}
+
+// prepared is an exchange on its way into the repo.
+type prepared struct {
+	ex       *exchange.Exchange
+	key      string
+	path     string
+	blob     []byte
+	redacted int
+	card     exchange.Card
+}
+
+// Add stores the exchanges, one commit each, skipping those already in
+// the memory. Bad records must have been filtered by the caller (they go
+// into the report as Skipped); Add itself fails only as a whole (lock,
+// I/O), never with a partial commit.
+func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptions) (AddReport, error) {
+	var rep AddReport
+	items := make([]*prepared, 0, len(exs))
+	seen := map[string]bool{}
+	for _, ex := range exs {
+		if opt.Project != "" {
+			ex.Project = opt.Project
+		}
+		if opt.Agent != "" {
+			ex.Agent = opt.Agent
+		}
+		p := &prepared{ex: ex}
+		items = append(items, p)
+	}
+	// Redaction and canonical JSON are CPU work on every byte: spread it.
+	parallel(len(items), func(i int) {
+		p := items[i]
+		p.redacted = redact.Exchange(p.ex)
+		p.blob = p.ex.Canonical()
+		if p.ex.ID != "" {
+			p.key = p.ex.ID
+		} else {
+			p.key = exchange.ContentID(p.blob)
+		}
+		p.path = exchange.BlobPath(p.key)
+	})
+	paths := make([]string, len(items))
+	for i, p := range items {
+		paths[i] = p.path
+	}
+	has, err := m.Repo.Has(paths)
+	if err != nil {
+		return rep, fmt.Errorf("look up stored exchanges: %w", err)
+	}
+	var todo []*prepared
+	for i, p := range items {
+		if has[i] || seen[p.key] {
+			rep.Present++
+			continue
+		}
+		seen[p.key] = true
+		todo = append(todo, p)
+	}
+	errs := make([]error, len(todo))
+	parallel(len(todo), func(i int) {
+		p := todo[i]
+		card, err := m.Distiller.Distill(ctx, p.ex)
+		if err != nil {
+			errs[i] = fmt.Errorf("distill exchange %s: %w", p.key, err)
+			return
+		}
+		p.card = card
+	})
+	if err := errors.Join(errs...); err != nil {
+		return rep, err
+	}
+	entries := make([]gitstore.Entry, len(todo))
+	now := time.Now()
+	for i, p := range todo {
+		entries[i] = gitstore.Entry{
+			Path: p.path,
+			Blob: p.blob,
+			Message: exchange.FormatMessage(p.card, exchange.Trailers{
+				Exchange: p.key, Session: p.ex.Session, Project: p.ex.Project,
+				Agent: p.ex.Agent, Redacted: p.redacted,
+			}),
+			When: p.ex.When(now),
+		}
+	}
+	res, err := m.Repo.Append(entries, m.LockTimeout)
+	if err != nil {
+		return rep, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
+	}
+	rep.Present += res.Present
+	rep.Added = res.Added
+	for i, h := range res.Commits {
+		if !h.IsZero() {
+			rep.Commits = append(rep.Commits, AddedCommit{Commit: h.String(), Exchange: todo[i].key})
+			rep.Redacted += todo[i].redacted
+		}
+	}
+	if !opt.NoIndex && rep.Added > 0 {
+		if _, err := m.UpdateIndex(ctx); err != nil {
+			rep.IndexErr = err.Error()
+		} else {
+			rep.Indexed = true
+		}
+	}
+	return rep, nil
+}
+
+// parallel runs fn(0..n-1) on all cores.
+func parallel(n int, fn func(i int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < 2 || workers < 2 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// IndexDir is where the disposable search indexes live.
+func (m *Memory) IndexDir() string { return filepath.Join(m.Repo.MemDir(), "index") }

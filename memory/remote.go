@@ -1,0 +1,53 @@
+package memory
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/config"
+)
+
+// AddRemote adds (or updates) a remote of the memory with a fetch refspec
+// for main, which `git clone --bare` would not set up.
+func (m *Memory) AddRemote(name, url string) error {
+	name, url = strings.TrimSpace(name), strings.TrimSpace(url)
+	if name == "" || strings.ContainsAny(name, " /\\:") {
+		return fmt.Errorf("remote name %q is not valid: use a plain word like origin", name)
+	}
+	if url == "" {
+		return fmt.Errorf("remote %s: the URL is empty", name)
+	}
+	repo := m.Repo.Git()
+	cfg, err := repo.Config()
+	if err != nil {
+		return fmt.Errorf("read memory config: %w", err)
+	}
+	rc := &config.RemoteConfig{
+		Name:  name,
+		URLs:  []string{url},
+		Fetch: []config.RefSpec{config.RefSpec("+refs/heads/main:refs/remotes/" + name + "/main")},
+	}
+	if err := rc.Validate(); err != nil {
+		return fmt.Errorf("remote %s: %w", name, err)
+	}
+	cfg.Remotes[name] = rc
+	if err := repo.Storer.SetConfig(cfg); err != nil {
+		return fmt.Errorf("write memory config: %w", err)
+	}
+	return nil
+}
+
+// Remotes lists the memory's remotes as name → URL.
+func (m *Memory) Remotes() (map[string]string, error) {
+	cfg, err := m.Repo.Git().Config()
+	if err != nil {
+		return nil, fmt.Errorf("read memory config: %w", err)
+	}
+	out := map[string]string{}
+	for n, rc := range cfg.Remotes {
+		if len(rc.URLs) > 0 {
+			out[n] = rc.URLs[0]
+		}
+	}
+	return out, nil
+}

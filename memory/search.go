@@ -1,0 +1,141 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gitmem/git-mem/search"
+)
+
+// SearchQuery is one search over the memory.
+type SearchQuery struct {
+	Text     string
+	K        int
+	Mode     string
+	Filter   Filter
+	Verbatim bool // read each hit's exchange from git
+}
+
+// Result is one search hit: the card, its scores and, when asked, the
+// verbatim exchange (canonical JSON).
+type Result struct {
+	Entry
+	Score     float64                      `json:"score"`
+	Layers    map[string]search.LayerScore `json:"layers"`
+	Collapsed []string                     `json:"collapsed"`
+	Verbatim  string                       `json:"verbatim,omitempty"`
+}
+
+// MaxQueryBytes bounds a query; longer ones are refused with a clear error.
+const MaxQueryBytes = 256 << 10
+
+// ErrBadQuery marks a query the user must change (exit 2).
+var ErrBadQuery = errors.New("bad query")
+
+// CheckQuery validates the query text and mode before any work is done.
+func CheckQuery(q SearchQuery) error {
+	if strings.TrimSpace(q.Text) == "" {
+		return fmt.Errorf("%w: the query is empty: give some words to search for", ErrBadQuery)
+	}
+	if len(q.Text) > MaxQueryBytes {
+		return fmt.Errorf("%w: the query is %d KB, over the %d KB limit: search for a few distinctive words", ErrBadQuery, len(q.Text)>>10, MaxQueryBytes>>10)
+	}
+	if !utf8.ValidString(q.Text) {
+		return fmt.Errorf("%w: the query is not valid UTF-8", ErrBadQuery)
+	}
+	if q.Mode != "" && !validMode(q.Mode) {
+		return fmt.Errorf("%w: unknown mode %q: use one of %s", ErrBadQuery, q.Mode, strings.Join(search.Modes, ", "))
+	}
+	if q.K < 0 {
+		return fmt.Errorf("%w: -k must be positive", ErrBadQuery)
+	}
+	return nil
+}
+
+func validMode(m string) bool {
+	for _, x := range search.Modes {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// Search catches the index up with main (unless another process is writing
+// it, then it searches the last consistent snapshot and says so in note) and
+// runs the query.
+func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, note string, err error) {
+	if err := CheckQuery(q); err != nil {
+		return nil, "", err
+	}
+	if q.Mode == "" {
+		q.Mode = m.Config.Search.Mode
+	}
+	if q.K == 0 {
+		q.K = m.Config.Search.K
+	}
+	ix, reason, err := m.openIndexForWrite()
+	switch {
+	case errors.Is(err, search.ErrBusy):
+		opt, oerr := m.searchOptions()
+		if oerr != nil {
+			return nil, "", oerr
+		}
+		ix, err = search.OpenReadOnly(m.IndexDir(), opt)
+		if err != nil {
+			return nil, "", err
+		}
+		note = "the index is being updated by another git mem process: the newest exchanges may be missing"
+	case err != nil:
+		return nil, "", err
+	default:
+		if reason != "" {
+			note = "the search index was rebuilt: " + reason
+		}
+		if _, err := m.catchUp(ctx, ix); err != nil {
+			ix.Close()
+			return nil, "", fmt.Errorf("update the search index: %w", err)
+		}
+	}
+	defer ix.Close()
+	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter)})
+	if err != nil {
+		return nil, note, err
+	}
+	results = make([]Result, 0, len(hits))
+	for _, h := range hits {
+		d := h.Doc
+		r := Result{
+			Entry: Entry{
+				Commit: d.Commit, Short: short(d.Commit), Time: d.Time, Exchange: d.ID, Session: d.Session,
+				Project: d.Project, Agent: d.Agent, Core: d.Core, Context: d.Context,
+				Rooms: nonNil(d.Rooms), Files: nonNil(d.Files),
+			},
+			Score: h.Score, Layers: h.Layers, Collapsed: nonNil(h.Collapsed),
+		}
+		if q.Verbatim {
+			_, blob, err := m.Verbatim(d.ID)
+			if err != nil {
+				return nil, note, err
+			}
+			r.Verbatim = string(blob)
+		}
+		results = append(results, r)
+	}
+	return results, note, nil
+}
+
+func short(h string) string {
+	if len(h) > 7 {
+		return h[:7]
+	}
+	return h
+}
+
+func toSearchFilter(f Filter) search.Filter {
+	return search.Filter{Rooms: f.Rooms, Files: f.Files, Project: f.Project, Agent: f.Agent,
+		Session: f.Session, Since: f.Since, Until: f.Until}
+}

@@ -1,0 +1,222 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gitmem/git-mem/memory"
+)
+
+// Request is one recall.
+type Request struct {
+	// Query picks the best cards by search; empty means "the project's
+	// recent work and its most used rooms".
+	Query string
+	// Budget is the most BPE tokens (cl100k) the block may take, fence
+	// included; 0 means DefaultBudget.
+	Budget int
+	// Mode is the search mode for a query ("" = the memory's default).
+	Mode   string
+	Filter memory.Filter
+	// Project scopes a query-less recall when Filter.Project is empty
+	// (the hook passes the session's project).
+	Project string
+	// Verbatim packs the exchanges themselves instead of their cards, with
+	// the same ranking; it exists to measure what cards buy (docs/bench).
+	Verbatim bool
+}
+
+// Card is one packed card; Score is the search score (query mode only).
+type Card struct {
+	memory.Entry
+	Score float64 `json:"score,omitempty"`
+}
+
+// Result is a packed block and what went into it.
+type Result struct {
+	Query   string `json:"query,omitempty"`
+	Project string `json:"project,omitempty"`
+	Budget  int    `json:"budget"`
+	Tokens  int    `json:"tokens"`
+	// Text is the fenced block, "" when nothing matched or not even the
+	// fence fits the budget.
+	Text  string             `json:"text"`
+	Cards []Card             `json:"cards"`
+	Rooms []memory.RoomCount `json:"rooms,omitempty"`
+	// Omitted counts the candidates that did not fit the budget.
+	Omitted int    `json:"omitted"`
+	Note    string `json:"note,omitempty"`
+}
+
+// headerRooms is how many of the busiest rooms the project header names.
+const headerRooms = 8
+
+// CheckBudget validates a budget (0 means the default).
+func CheckBudget(n int) error {
+	if n < 0 || n > MaxBudget {
+		return fmt.Errorf("%w: --budget %d is out of range: use 1..%d tokens (default %d)", memory.ErrBadQuery, n, MaxBudget, DefaultBudget)
+	}
+	return nil
+}
+
+// Recall packs the best cards for req into its budget.
+func Recall(ctx context.Context, m *memory.Memory, req Request) (*Result, error) {
+	if err := CheckBudget(req.Budget); err != nil {
+		return nil, err
+	}
+	if req.Budget == 0 {
+		req.Budget = DefaultBudget
+	}
+	if strings.TrimSpace(req.Query) != "" {
+		return recallQuery(ctx, m, req)
+	}
+	return recallProject(ctx, m, req)
+}
+
+// candidates is how many search hits a budget can use: a card takes ~40
+// tokens, and a few spare ones let Pack skip a long card and still fill
+// the budget.
+func candidates(budget int) int { return min(max(budget/15, 10), 1000) }
+
+func recallQuery(ctx context.Context, m *memory.Memory, req Request) (*Result, error) {
+	res := &Result{Query: req.Query, Budget: req.Budget, Cards: []Card{}}
+	hits, note, err := m.Search(ctx, memory.SearchQuery{Text: req.Query, K: candidates(req.Budget), Mode: req.Mode, Filter: req.Filter})
+	if err != nil {
+		return nil, err
+	}
+	res.Note = note
+	if len(hits) == 0 {
+		return res, nil
+	}
+	entries := make([]*memory.Entry, len(hits))
+	for i := range hits {
+		entries[i] = &hits[i].Entry
+	}
+	items, err := itemsOf(m, entries, req, true)
+	if err != nil {
+		return nil, err
+	}
+	p := Pack(queryHeader(req.Query), items, req.Budget)
+	res.fill(p, len(items), func(i int) Card { return Card{Entry: hits[i].Entry, Score: hits[i].Score} })
+	return res, nil
+}
+
+func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result, error) {
+	f := req.Filter
+	if f.Project == "" {
+		f.Project = req.Project
+	}
+	res := &Result{Project: f.Project, Budget: req.Budget, Cards: []Card{}}
+	all, note, err := Entries(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	res.Note = note
+	var match []*memory.Entry
+	for _, e := range all {
+		if f.Match(e) {
+			match = append(match, e)
+		}
+	}
+	if len(match) == 0 {
+		return res, nil
+	}
+	res.Rooms = topRooms(match, headerRooms)
+	// Counting tokens is the costly part: only format as many cards as
+	// could fit (a token is at least ~1 byte of card text, so 4x the
+	// budget in bytes is a generous bound).
+	var cand []*memory.Entry
+	size := 0
+	for _, e := range match {
+		if size > 4*req.Budget || len(cand) >= 2000 {
+			break
+		}
+		cand = append(cand, e)
+		size += len(e.Core) + len(e.Context) + 40
+	}
+	items, err := itemsOf(m, cand, req, f.Project == "")
+	if err != nil {
+		return nil, err
+	}
+	p := Pack(projectHeader(f.Project, res.Rooms), items, req.Budget)
+	res.fill(p, len(items), func(i int) Card { return Card{Entry: *cand[i]} })
+	return res, nil
+}
+
+// itemsOf renders the candidates as cards or, for Request.Verbatim, as the
+// exchanges themselves (read from git only as far as the budget can use).
+func itemsOf(m *memory.Memory, es []*memory.Entry, req Request, withProject bool) ([]string, error) {
+	items := make([]string, 0, len(es))
+	size := 0
+	for _, e := range es {
+		if !req.Verbatim {
+			items = append(items, FormatCard(e, withProject))
+			continue
+		}
+		if size > 8*req.Budget {
+			break
+		}
+		ex, _, err := m.Verbatim(e.Exchange)
+		if err != nil {
+			return nil, fmt.Errorf("recall exchange %s: %w", e.Exchange, err)
+		}
+		it := FormatVerbatim(e, ex, withProject)
+		size += len(it)
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+func (r *Result) fill(p Packed, candidates int, card func(i int) Card) {
+	if len(p.Items) == 0 {
+		// A header alone tells the agent nothing: say nothing.
+		r.Omitted = candidates
+		return
+	}
+	r.Text, r.Tokens = p.Text, p.Tokens
+	for _, i := range p.Items {
+		r.Cards = append(r.Cards, card(i))
+	}
+	r.Omitted = candidates - len(p.Items)
+}
+
+// topRooms counts the rooms of the entries, the busiest first (ties by
+// name), at most n.
+func topRooms(es []*memory.Entry, n int) []memory.RoomCount {
+	idx := map[string]*memory.RoomCount{}
+	var order []*memory.RoomCount
+	for _, e := range es {
+		for _, room := range e.Rooms {
+			rc := idx[room]
+			if rc == nil {
+				rc = &memory.RoomCount{Room: room}
+				idx[room] = rc
+				order = append(order, rc)
+			}
+			rc.Count++
+			if e.Time.After(rc.LastUsed) {
+				rc.LastUsed = e.Time
+			}
+		}
+	}
+	out := make([]memory.RoomCount, 0, len(order))
+	for _, rc := range order {
+		out = append(out, *rc)
+	}
+	sortRooms(out)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+func sortRooms(rs []memory.RoomCount) {
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Count != rs[j].Count {
+			return rs[i].Count > rs[j].Count
+		}
+		return rs[i].Room < rs[j].Room
+	})
+}

@@ -1,0 +1,249 @@
+package redact
+
+import (
+	"sort"
+	"strings"
+)
+
+// Secret-ish name fragments, lower case. Finding one starts a local parse of
+// "NAME = value", "NAME: value", "\"name\": \"value\"" around it.
+var nameHints = []string{"pass", "pwd", "secret", "token", "key", "auth", "credential"}
+
+// secretName classifies an identifier: "password" for password-like names
+// (any non-placeholder value is a secret), "generic-secret" for token/key
+// names (only random-looking values are), "" otherwise.
+func secretName(name string) string {
+	if name == "" {
+		return ""
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case isLower(c), isDigit(c):
+			b.WriteByte(c)
+		case isUpper(c):
+			b.WriteByte(c + 'a' - 'A')
+		}
+	}
+	n := b.String()
+	for _, w := range []string{"password", "passwd", "passphrase", "pwd", "dbpass", "pgpass"} {
+		if strings.Contains(n, w) {
+			return "password"
+		}
+	}
+	l := strings.ToLower(name)
+	if strings.Contains(n, "public") {
+		// .NET PublicKeyToken, public keys: published by design.
+		return ""
+	}
+	if strings.HasSuffix(l, "_pass") || strings.HasSuffix(l, "-pass") || strings.HasSuffix(l, ".pass") {
+		return "password"
+	}
+	for _, w := range []string{"secret", "token", "apikey", "accesskey", "privatekey", "signingkey",
+		"encryptionkey", "masterkey", "authkey", "sessionkey", "credential", "auth"} {
+		if strings.Contains(n, w) {
+			if w == "auth" && strings.Contains(n, "author") {
+				continue
+			}
+			return "generic-secret"
+		}
+	}
+	return ""
+}
+
+// codePrefixes start values that are expressions, not literals.
+var codePrefixes = []string{"process.", "os.", "env.", "config.", "settings.", "self.", "this.",
+	"req.", "request.", "args.", "options.", "opts.", "ctx.", "props.", "import.", "window."}
+
+var typeWords = map[string]bool{"string": true, "str": true, "number": true, "bool": true,
+	"boolean": true, "null": true, "none": true, "nil": true, "undefined": true, "true": true,
+	"false": true, "optional": true, "required": true, "text": true, "varchar": true, "any": true,
+	"password": true, "secret": true, "token": true, "admin": true, "pass": true}
+
+// acceptValue says whether v, assigned to a name of the given kind, is a
+// real credential worth redacting.
+func acceptValue(kind, v string) bool {
+	if len(v) < 6 || len(v) > 256 || isPlaceholder(v) || strings.ContainsAny(v, " \t\r\n()") ||
+		strings.Contains(v, "://") {
+		return false
+	}
+	l := strings.ToLower(v)
+	if typeWords[l] {
+		return false
+	}
+	for _, p := range codePrefixes {
+		if strings.HasPrefix(l, p) {
+			return false
+		}
+	}
+	switch v[0] {
+	case '/', '~', '.', '@', '#', '&', '-':
+		return false
+	}
+	if kind == "password" {
+		if strings.Contains(l, "password") || strings.Contains(l, "passwd") || isDottedIdent(v) {
+			return false
+		}
+		// Bare words and identifiers (hashedPassword, required) are code or
+		// prose; real passwords carry a digit or a symbol.
+		return countClass(v, isDigit) > 0 || countClass(v, func(c byte) bool {
+			return !isDigit(c) && !isUpper(c) && !isLower(c) && c != '_'
+		}) > 0
+	}
+	return looksRandom(v)
+}
+
+// isDottedIdent matches a.b.c property chains.
+func isDottedIdent(v string) bool {
+	if !strings.Contains(v, ".") {
+		return false
+	}
+	for _, part := range strings.Split(v, ".") {
+		if part == "" || isDigit(part[0]) {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			c := part[i]
+			if !(isLower(c) || isUpper(c) || isDigit(c) || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isNameChar(c byte) bool {
+	return isLower(c) || isUpper(c) || isDigit(c) || c == '_' || c == '-' || c == '.'
+}
+
+type span struct {
+	a, b int
+	kind string
+}
+
+// assignments redacts values assigned to secret-ish names.
+func assignments(s string) (string, int) {
+	lower := asciiLower(s)
+	hit := false
+	for _, h := range nameHints {
+		if strings.Contains(lower, h) {
+			hit = true
+			break
+		}
+	}
+	if !hit {
+		return s, 0
+	}
+	var spans []span
+	for _, h := range nameHints {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], h)
+			if i < 0 {
+				break
+			}
+			i += from
+			// The identifier around the hint.
+			a, e := i, i+len(h)
+			for a > 0 && isNameChar(s[a-1]) {
+				a--
+			}
+			for e < len(s) && isNameChar(s[e]) {
+				e++
+			}
+			from = e
+			if sp, ok := parseAssignment(s, a, e); ok {
+				spans = append(spans, sp)
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return s, 0
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].a < spans[j].a })
+	var b strings.Builder
+	last, n := 0, 0
+	for _, sp := range spans {
+		if sp.a < last {
+			continue
+		}
+		b.WriteString(s[last:sp.a])
+		b.WriteString(mark(sp.kind))
+		last = sp.b
+		n++
+	}
+	b.WriteString(s[last:])
+	return b.String(), n
+}
+
+// parseAssignment reads `name["']? *(=|:|:=|=>) *["']?value` where s[a:e] is
+// the name, and returns the value's span when it should be redacted.
+func parseAssignment(s string, a, e int) (span, bool) {
+	kind := secretName(strings.Trim(s[a:e], ".-"))
+	if kind == "" {
+		return span{}, false
+	}
+	j := e
+	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+		j++
+	}
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if j >= len(s) {
+		return span{}, false
+	}
+	switch {
+	case strings.HasPrefix(s[j:], ":="), strings.HasPrefix(s[j:], "=>"):
+		j += 2
+	case s[j] == '=':
+		if j+1 < len(s) && s[j+1] == '=' {
+			return span{}, false
+		}
+		j++
+	case s[j] == ':':
+		if j+1 < len(s) && s[j+1] == ':' {
+			return span{}, false
+		}
+		j++
+	default:
+		return span{}, false
+	}
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	var quote byte
+	if j < len(s) && (s[j] == '"' || s[j] == '\'' || s[j] == '`') {
+		quote = s[j]
+		j++
+	}
+	k := j
+	for k < len(s) && k-j <= 256 {
+		c := s[k]
+		if quote != 0 {
+			if c == quote || c == '\n' || c == '\\' {
+				break
+			}
+		} else if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '"' || c == '\'' ||
+			c == '`' || c == ',' || c == ';' || c == ')' || c == '}' || c == ']' || c == '&' || c == '<' {
+			break
+		}
+		k++
+	}
+	v := s[j:k]
+	if !acceptValue(kind, v) {
+		return span{}, false
+	}
+	return span{a: j, b: k, kind: kind}, true
+}
+
+// asciiLower lower-cases ASCII letters only, keeping byte offsets equal.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if isUpper(c) {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

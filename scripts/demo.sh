@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The main job end to end with the embedded defaults (no API key, no
+# network): build, init a temporary memory, add exchanges, log, search, show, stats.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+mkdir -p bin
+go build -o bin/git-mem ./cmd/git-mem
+export PATH="$PWD/bin:$PATH"
+export GIT_MEM_DIR="$(mktemp -d)/memory.git"
+input="${1:-testdata/exchanges.jsonl}"
+set -x
+git mem init
+git mem add "$input"
+git mem add "$input"            # idempotent: nothing new
+git mem log -n 5 --oneline
+git mem search "payment webhook retry timeout" -k 3
+git mem search "nil pointer in the auth middleware" -k 1 --verbatim
+git mem stats
+git mem rooms

@@ -1,0 +1,95 @@
+package search
+
+import (
+	"hash/fnv"
+	"strings"
+	"unicode"
+)
+
+// Near-duplicate detection. Exchanges whose normalised verbatim (lower case,
+// whitespace folded) is identical, or whose word 5-gram shingle sets have an
+// estimated Jaccard similarity ≥ NearDupJaccard, belong to one group and take
+// one slot in a result list: a message repeated every week cannot crowd a
+// rare one out of the top k. Groups are assigned when a document is added
+// (the group of the earliest-added matching document), stored with the
+// document, and therefore identical after a rebuild from the same commits.
+
+const (
+	sigLen    = 64 // MinHash functions: ±0.05 on J near 0.9
+	bandRows  = 4  // LSH: 16 bands of 4 rows miss a J=0.9 pair with p < 1e-7
+	shingleSz = 5
+)
+
+// NearDupJaccard is the estimated shingle Jaccard similarity at or above
+// which two exchanges are folded together.
+var NearDupJaccard = 0.9
+
+// normalize lower-cases and folds runs of whitespace to one space.
+func normalize(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), unicode.IsSpace), " ")
+}
+
+func hash64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// mix is splitmix64: a cheap, well-spread permutation for MinHash.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// signature returns the exact hash of the normalised text and its MinHash
+// signature over word 5-gram shingles (the whole text when shorter).
+func signature(text string) (uint64, [sigLen]uint32) {
+	norm := normalize(text)
+	exact := hash64(norm)
+	words := strings.Split(norm, " ")
+	var sig [sigLen]uint32
+	for i := range sig {
+		sig[i] = ^uint32(0)
+	}
+	addShingle := func(h uint64) {
+		for i := range sig {
+			v := uint32(mix(h ^ (uint64(i+1) * 0x9e3779b97f4a7c15)))
+			if v < sig[i] {
+				sig[i] = v
+			}
+		}
+	}
+	if len(words) < shingleSz {
+		addShingle(exact)
+		return exact, sig
+	}
+	for i := 0; i+shingleSz <= len(words); i++ {
+		addShingle(hash64(strings.Join(words[i:i+shingleSz], " ")))
+	}
+	return exact, sig
+}
+
+// similar reports whether two signatures estimate a Jaccard ≥ NearDupJaccard.
+func similar(a, b *[sigLen]uint32) bool {
+	same := 0
+	for i := range a {
+		if a[i] == b[i] {
+			same++
+		}
+	}
+	return float64(same) >= NearDupJaccard*sigLen
+}
+
+func bandKeys(sig *[sigLen]uint32) [sigLen / bandRows]uint64 {
+	var keys [sigLen / bandRows]uint64
+	for b := range keys {
+		h := uint64(b + 1)
+		for r := 0; r < bandRows; r++ {
+			h = mix(h ^ uint64(sig[b*bandRows+r]))
+		}
+		keys[b] = h
+	}
+	return keys
+}

@@ -1,0 +1,153 @@
+package embed
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
+)
+
+// AnalyzerVersion names the text pipeline below. Both the BM25 index and the
+// builtin embedder depend on it, so it is part of the index schema: change it
+// and every index must be rebuilt.
+const AnalyzerVersion = "ident-snowball/1"
+
+// MaxWordBytes bounds one emitted term: longer runs (hashes, base64) are only
+// indexed by their parts.
+const MaxWordBytes = 64
+
+var stopWords = func() analysis.TokenMap {
+	m := analysis.NewTokenMap()
+	if err := m.LoadBytes(en.EnglishStopWords); err != nil {
+		panic("embed: English stop list: " + err.Error()) // compiled-in data
+	}
+	return m
+}()
+
+// Words splits text into raw identifier-aware words: a word is a run of
+// letters, digits and '_' that may be joined by '.', '/', '-' or ':' (so
+// auth_middleware.go, pkg/errors and retryTimeout stay whole). Each whole
+// word is followed by its parts when it has any (split on the joiners, '_',
+// camelCase and letter/digit boundaries), so a search for "middleware" finds
+// "authMiddleware" and a search for "authMiddleware" ranks the exact
+// identifier first. Case is kept; Analyze lower-cases.
+func Words(text string, emit func(w string, part bool)) {
+	i := 0
+	for i < len(text) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			i += size
+			continue
+		}
+		start := i
+		end := i
+		for i < len(text) {
+			r, size = utf8.DecodeRuneInString(text[i:])
+			if isWordRune(r) {
+				i += size
+				end = i
+				continue
+			}
+			if isJoiner(r) && i+size < len(text) {
+				r2, _ := utf8.DecodeRuneInString(text[i+size:])
+				if isWordRune(r2) {
+					i += size
+					continue
+				}
+			}
+			break
+		}
+		word := text[start:end]
+		parts := splitIdent(word)
+		if len(word) <= MaxWordBytes {
+			emit(word, false)
+		}
+		if len(parts) > 1 {
+			for _, p := range parts {
+				if len(p) <= MaxWordBytes {
+					emit(p, true)
+				}
+			}
+		}
+		if i == end && i < len(text) {
+			// stopped on a joiner that ends the word
+			_, size = utf8.DecodeRuneInString(text[i:])
+			i += size
+		}
+	}
+}
+
+func isWordRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+func isJoiner(r rune) bool { return r == '.' || r == '/' || r == '-' || r == ':' }
+
+// splitIdent cuts an identifier on joiners, '_', lower→Upper (camelCase),
+// UPPER→Upper+lower (HTTPServer → HTTP Server) and letter/digit changes.
+func splitIdent(w string) []string {
+	var parts []string
+	rs := []rune(w)
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			parts = append(parts, string(rs[start:end]))
+		}
+		start = end
+	}
+	for j := 0; j < len(rs); j++ {
+		r := rs[j]
+		if r == '_' || isJoiner(r) {
+			flush(j)
+			start = j + 1
+			continue
+		}
+		if j == start {
+			continue
+		}
+		p := rs[j-1]
+		switch {
+		case unicode.IsLower(p) && unicode.IsUpper(r):
+			flush(j)
+		case unicode.IsUpper(p) && unicode.IsUpper(r) && j+1 < len(rs) && unicode.IsLower(rs[j+1]):
+			flush(j)
+		case unicode.IsDigit(p) != unicode.IsDigit(r) && (unicode.IsLetter(p) || unicode.IsLetter(r)):
+			flush(j)
+		}
+	}
+	flush(len(rs))
+	return parts
+}
+
+// Analyze is the one text pipeline of git mem search: Words, lower case,
+// English stop words removed, Snowball English stemming. Identifiers and
+// paths are kept whole (lower-cased, not stemmed) besides their stemmed
+// parts. It feeds the BM25 index (as pre-analysed terms), the query side and
+// the builtin embedder, so they can never disagree.
+func Analyze(text string) []string {
+	var out []string
+	Words(text, func(w string, part bool) {
+		if t := Term(w); t != "" {
+			out = append(out, t)
+		}
+	})
+	return out
+}
+
+// Term normalises one word as Analyze does; "" means the word is dropped.
+func Term(w string) string {
+	w = strings.ToLower(w)
+	if _, stop := stopWords[w]; stop {
+		return ""
+	}
+	if strings.ContainsAny(w, "./-:_") {
+		return w // an identifier or path: keep it exact
+	}
+	env := snowballstem.NewEnv(w)
+	english.Stem(env)
+	return env.Current()
+}

@@ -1,0 +1,133 @@
+// Package embed turns text into vectors for the distilled-vector layer of
+// git mem search: a builtin embedder that needs no model file and no network
+// (the default), and any OpenAI-compatible /v1/embeddings endpoint.
+package embed
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Embedder maps texts to vectors of Dims() float32s. Name identifies the
+// model and its version ("builtin/1", "openai/text-embedding-3-small"): the
+// index records it and refuses to mix vectors of two embedders.
+type Embedder interface {
+	Name() string
+	Dims() int
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// BuiltinDims is the width of the builtin embedder's vectors.
+const BuiltinDims = 384
+
+// Builtin is a hashed bag-of-features embedder ("feature hashing"): no model
+// file, no network, a pure function of the text, identical to the bit on
+// every machine. It captures lexical overlap that BM25 misses: Snowball
+// stems (retry/retries/retrying agree), word bigrams (a little word order),
+// character 3–5-grams of every word (typos, inflections, partial
+// identifiers: "middlewar" still overlaps "middleware") and identifier parts
+// (authMiddleware shares features with "auth middleware"). It does not know
+// synonyms: "car" and "automobile" share nothing. Features are hashed into
+// BuiltinDims buckets with a sign bit, weighted 1+ln(tf) (sublinear TF) and
+// the vector is L2-normalised so a dot product is the cosine.
+type Builtin struct{}
+
+// NewBuiltin returns the default embedder.
+func NewBuiltin() Builtin { return Builtin{} }
+
+// Name includes a version: change any feature or weight and bump it, so old
+// indexes are reported as mismatched instead of silently mixing vectors.
+func (Builtin) Name() string { return "builtin/1" }
+
+// Dims is BuiltinDims.
+func (Builtin) Dims() int { return BuiltinDims }
+
+// Embed never fails and ignores ctx: it is cheap and CPU-bound.
+func (b Builtin) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = b.Vector(t)
+	}
+	return out, nil
+}
+
+// Feature kinds and their weights: whole terms dominate, char n-grams only
+// nudge (there are many of them per word).
+const (
+	kindTerm   = 1
+	kindBigram = 2
+	kindGram   = 3
+)
+
+var kindWeight = map[uint64]float64{kindTerm: 1.0, kindBigram: 0.6, kindGram: 0.25}
+
+// Vector embeds one text.
+func (Builtin) Vector(text string) []float32 {
+	tf := map[uint64]float64{}
+	add := func(kind uint64, s string) {
+		tf[fnv64(kind, s)] += 1
+	}
+	var prev string
+	Words(text, func(w string, part bool) {
+		t := Term(w)
+		if t == "" {
+			return
+		}
+		add(kindTerm, t)
+		if !part {
+			if prev != "" {
+				add(kindBigram, prev+" "+t)
+			}
+			prev = t
+			lw := []rune("^" + strings.ToLower(w) + "$")
+			if len(lw) <= MaxWordBytes {
+				for n := 3; n <= 5; n++ {
+					for j := 0; j+n <= len(lw); j++ {
+						add(kindGram, string(lw[j:j+n]))
+					}
+				}
+			}
+		}
+	})
+	// Sum in a fixed order so float rounding is identical on every run.
+	keys := make([]uint64, 0, len(tf))
+	for k := range tf {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	acc := make([]float64, BuiltinDims)
+	for _, k := range keys {
+		w := (1 + math.Log(tf[k])) * kindWeight[k>>62]
+		idx := (k >> 1) % BuiltinDims
+		if k&1 == 1 {
+			w = -w
+		}
+		acc[idx] += w
+	}
+	var norm float64
+	for _, v := range acc {
+		norm += v * v
+	}
+	out := make([]float32, BuiltinDims)
+	if norm == 0 {
+		return out
+	}
+	norm = math.Sqrt(norm)
+	for i, v := range acc {
+		out[i] = float32(v / norm)
+	}
+	return out
+}
+
+// fnv64 is FNV-1a over the text, with the feature kind in the top two bits
+// (so the weight can be recovered from the key).
+func fnv64(kind uint64, s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h&^(3<<62) | kind<<62
+}

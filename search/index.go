@@ -1,0 +1,561 @@
+// Package search is git mem's index and search engine: a Bleve index whose
+// postings feed a BM25 scorer over the verbatim exchange and its distilled
+// card, a vector index of the distilled text, reciprocal-rank fusion, filters
+// and near-duplicate collapsing. It knows nothing of git: the memory package
+// walks commits and hands it Docs. Everything under the index directory is a
+// cache; Remove and re-Add rebuild it to the same results.
+package search
+
+import (
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/gitmem/git-mem/search/embed"
+	"github.com/gitmem/git-mem/search/vector"
+)
+
+// Doc is one exchange as the index sees it.
+type Doc struct {
+	// Seq is the commit order, 0 = oldest. It is the fixed tie-break key of
+	// every ranking: on equal scores the newer exchange (higher Seq) wins.
+	Seq      int
+	Commit   string // full commit hash
+	ID       string // exchange id; re-adding an id replaces the document
+	Time     time.Time
+	Core     string // card: exchange_core
+	Context  string // card: specific_context
+	Rooms    []string
+	Files    []string
+	Project  string
+	Agent    string
+	Session  string
+	Verbatim string // exchange.Render(); indexed, never stored by the index
+}
+
+// Distilled is the text of the card that the distilled layers search.
+func (d *Doc) Distilled() string { return strings.TrimSpace(d.Core + " " + d.Context) }
+
+// Options configure Open.
+type Options struct {
+	// Embedder computes the vectors of the distilled-vector layer; nil means
+	// embed.NewBuiltin().
+	Embedder embed.Embedder
+	// Logf, when set, receives progress notes (e.g. an index built over
+	// the HNSW crossover).
+	Logf func(format string, args ...any)
+}
+
+// Errors of Open and OpenReadOnly. Each carries the fix in its message.
+var (
+	ErrCorrupt  = errors.New("search index is corrupt: run `git mem reindex`")
+	ErrMismatch = errors.New("search index was built differently: run `git mem reindex`")
+	ErrMissing  = errors.New("no search index: run `git mem reindex`")
+	ErrBusy     = errors.New("search index is being written by another git mem process: try again in a moment")
+	ErrReadOnly = errors.New("search index is open read-only")
+)
+
+// SchemaVersion changes whenever the on-disk layout or the meaning of a field
+// changes; an index of another version is reported as mismatched.
+const SchemaVersion = 1
+
+// Files under the index directory.
+const (
+	manifestFile = "manifest.json"
+	bleveDir     = "bleve"
+	docsFile     = "docs.gob"
+	vectorsFile  = "vectors.f32"
+	hnswFile     = "vectors.hnsw"
+)
+
+// bm25Totals are the true corpus statistics BM25 needs. Bleve v2.6.3 derives
+// the average field length from per-segment unique-term counts (and rounds
+// it up), so it is kept here, exactly, instead.
+type bm25Totals struct {
+	Docs     int              `json:"docs"`
+	FieldLen map[string]int64 `json:"field_len"` // total terms per field
+}
+
+type manifest struct {
+	Schema     int        `json:"schema"`
+	Analyzer   string     `json:"analyzer"`
+	Embedder   string     `json:"embedder"`
+	Dims       int        `json:"dims"`
+	LastCommit string     `json:"last_commit,omitempty"`
+	LastSeq    int        `json:"last_seq"`
+	Docs       int        `json:"docs"`
+	BM25       bm25Totals `json:"bm25"`
+	HNSW       bool       `json:"hnsw,omitempty"` // a graph file is present
+	Updated    time.Time  `json:"updated"`
+}
+
+// docRec is what the index keeps per document besides its postings: the
+// fields a hit shows and the filters test, BM25 lengths and the dedup
+// signature. Row i of the table is row i of the vector matrix.
+type docRec struct {
+	Seq                     int
+	Commit, ID              string
+	Time                    time.Time
+	Core, Context           string
+	Rooms, Files            []string
+	Project, Agent, Session string
+	VerbLen, DistLen        int32
+	Exact                   uint64
+	Sig                     [sigLen]uint32
+	Group                   int32 // row of the group's first member
+}
+
+func (r *docRec) doc() Doc {
+	return Doc{Seq: r.Seq, Commit: r.Commit, ID: r.ID, Time: r.Time, Core: r.Core, Context: r.Context,
+		Rooms: r.Rooms, Files: r.Files, Project: r.Project, Agent: r.Agent, Session: r.Session}
+}
+
+// Index is an open search index. Search is safe for concurrent use; Add and
+// SetLastCommit must not run concurrently with anything else.
+type Index struct {
+	dir      string
+	readOnly bool
+	emb      embed.Embedder
+	logf     func(string, ...any)
+	idx      bleve.Index
+	man      manifest
+	recs     []docRec
+	byID     map[string]int32
+	vecs     *vector.Flat
+	graph    *vector.HNSW // nil below the crossover
+	dirty    bool
+
+	mu       sync.Mutex
+	rowCache map[uint64]int32 // Bleve internal id → row (read-only indexes)
+
+	// built lazily on the first Add
+	exactIdx map[uint64]int32
+	bands    map[uint64][]int32
+}
+
+// Open opens the index in dir (normally <gitdir>/mem/index) for writing,
+// creating it when missing. A corrupt index returns ErrCorrupt, one built
+// with another schema or embedder ErrMismatch, one held by another writer
+// ErrBusy (after waiting up to a second).
+func Open(dir string, opt Options) (*Index, error) { return open(dir, opt, false) }
+
+// OpenReadOnly opens an existing index for searching. It never blocks for
+// more than about a second: while a writer holds the index it returns
+// ErrBusy. A missing index returns ErrMissing.
+func OpenReadOnly(dir string, opt Options) (*Index, error) { return open(dir, opt, true) }
+
+// Remove deletes the index in dir (for `git mem reindex`).
+func Remove(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove search index: %w", err)
+	}
+	return nil
+}
+
+func open(dir string, opt Options, readOnly bool) (*Index, error) {
+	emb := opt.Embedder
+	if emb == nil {
+		emb = embed.NewBuiltin()
+	}
+	ix := &Index{dir: dir, readOnly: readOnly, emb: emb, logf: opt.Logf, byID: map[string]int32{}}
+	if ix.logf == nil {
+		ix.logf = func(string, ...any) {}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if readOnly {
+			return nil, fmt.Errorf("%s: %w", dir, ErrMissing)
+		}
+		return ix, ix.create()
+	case err != nil:
+		return nil, fmt.Errorf("read search manifest: %w", err)
+	}
+	if err := json.Unmarshal(raw, &ix.man); err != nil {
+		return nil, fmt.Errorf("%s: manifest: %v: %w", dir, err, ErrCorrupt)
+	}
+	if err := ix.check(); err != nil {
+		return nil, err
+	}
+	if err := ix.openBleve(); err != nil {
+		return nil, err
+	}
+	if err := ix.loadTables(); err != nil {
+		ix.idx.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+func (ix *Index) check() error {
+	m := ix.man
+	switch {
+	case m.Schema != SchemaVersion:
+		return fmt.Errorf("%s: schema %d, this git mem writes %d: %w", ix.dir, m.Schema, SchemaVersion, ErrMismatch)
+	case m.Analyzer != embed.AnalyzerVersion:
+		return fmt.Errorf("%s: analyzer %q, this git mem uses %q: %w", ix.dir, m.Analyzer, embed.AnalyzerVersion, ErrMismatch)
+	case m.Embedder != ix.emb.Name() || m.Dims != ix.emb.Dims():
+		return fmt.Errorf("%s: built with embedder %s (%d dims), configured %s (%d dims): %w",
+			ix.dir, m.Embedder, m.Dims, ix.emb.Name(), ix.emb.Dims(), ErrMismatch)
+	}
+	return nil
+}
+
+// create starts an empty index. Leftovers of a creation that crashed before
+// its manifest was written are discarded: the index is a cache.
+func (ix *Index) create() error {
+	for _, name := range []string{bleveDir, docsFile, vectorsFile, hnswFile} {
+		if err := os.RemoveAll(filepath.Join(ix.dir, name)); err != nil {
+			return fmt.Errorf("create search index: %w", err)
+		}
+	}
+	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
+		return fmt.Errorf("create search index: %w", err)
+	}
+	idx, err := bleve.NewUsing(filepath.Join(ix.dir, bleveDir), newMapping(), scorch.Name, scorch.Name,
+		map[string]any{"bolt_timeout": "1s"})
+	if err != nil {
+		return fmt.Errorf("create search index: %w", err)
+	}
+	ix.idx = idx
+	ix.vecs = vector.NewFlat(ix.emb.Dims())
+	ix.man = manifest{Schema: SchemaVersion, Analyzer: embed.AnalyzerVersion, Embedder: ix.emb.Name(),
+		Dims: ix.emb.Dims(), LastSeq: -1, BM25: bm25Totals{FieldLen: map[string]int64{}}}
+	ix.dirty = true
+	if err := ix.flush(); err != nil {
+		idx.Close()
+		return err
+	}
+	return nil
+}
+
+func (ix *Index) openBleve() error {
+	cfg := map[string]any{"bolt_timeout": "1s"}
+	if ix.readOnly {
+		cfg["read_only"] = true
+	}
+	idx, err := bleve.OpenUsing(filepath.Join(ix.dir, bleveDir), cfg)
+	if err != nil {
+		// OpenUsing can return a non-nil interface around a nil pointer:
+		// only err is trusted.
+		if errors.Is(err, bolt.ErrTimeout) || strings.Contains(err.Error(), "timeout") {
+			return fmt.Errorf("%s: %w", ix.dir, ErrBusy)
+		}
+		return fmt.Errorf("%s: bleve: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	ix.idx = idx
+	return nil
+}
+
+func (ix *Index) loadTables() error {
+	f, err := os.Open(filepath.Join(ix.dir, docsFile))
+	if err != nil {
+		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	defer f.Close()
+	if err := gob.NewDecoder(f).Decode(&ix.recs); err != nil {
+		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	ix.vecs, err = vector.ReadFlat(filepath.Join(ix.dir, vectorsFile))
+	if err != nil {
+		return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if n := len(ix.recs); n != ix.man.Docs || ix.vecs.Len() != n || ix.vecs.Dims != ix.man.Dims {
+		return fmt.Errorf("%s: manifest says %d docs, table has %d, vectors %d×%d: %w",
+			ix.dir, ix.man.Docs, n, ix.vecs.Len(), ix.vecs.Dims, ErrCorrupt)
+	}
+	for i := range ix.recs {
+		ix.byID[ix.recs[i].ID] = int32(i)
+	}
+	if ix.man.HNSW {
+		g, err := vector.ReadHNSW(filepath.Join(ix.dir, hnswFile), ix.vecs)
+		if err != nil {
+			return fmt.Errorf("%s: hnsw graph: %v: %w", ix.dir, err, ErrCorrupt)
+		}
+		ix.graph = g
+	}
+	return nil
+}
+
+// newMapping is deliberately lean: every field is indexed without term
+// vectors, doc values or stored values (the document table holds what a hit
+// shows, and the verbatim is read from git on demand). verbatim and
+// distilled arrive pre-analysed by embed.Analyze as space-separated terms,
+// so Bleve only splits on spaces: one analysis pipeline for index, query and
+// embedder. Scoring is done by bm25.go over these postings; the mapping still
+// names BM25 so that any Bleve-side query ranks the same way.
+func newMapping() mapping.IndexMapping {
+	im := bleve.NewIndexMapping()
+	im.ScoringModel = bleveindex.BM25Scoring
+	if err := im.AddCustomAnalyzer("gitmem_terms", map[string]any{"type": "custom", "tokenizer": whitespace.Name}); err != nil {
+		panic("search: mapping: " + err.Error()) // constant input
+	}
+	text := func() *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = "gitmem_terms"
+		f.Store, f.IncludeTermVectors, f.IncludeInAll, f.DocValues = false, false, false, false
+		return f
+	}
+	kw := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store, f.IncludeTermVectors, f.IncludeInAll, f.DocValues = false, false, false, false
+		return f
+	}
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt(fieldVerbatim, text())
+	dm.AddFieldMappingsAt(fieldDistilled, text())
+	for _, k := range []string{"rooms", "files", "project", "agent", "session"} {
+		dm.AddFieldMappingsAt(k, kw())
+	}
+	tm := bleve.NewDateTimeFieldMapping()
+	tm.Store, tm.IncludeInAll, tm.DocValues = false, false, false
+	dm.AddFieldMappingsAt("time", tm)
+	im.DefaultMapping = dm
+	im.DefaultAnalyzer = "gitmem_terms"
+	im.StoreDynamic, im.IndexDynamic, im.DocValuesDynamic = false, false, false
+	return im
+}
+
+const (
+	fieldVerbatim  = "verbatim"
+	fieldDistilled = "distilled"
+)
+
+// BatchSize is how many documents go into one Bleve batch (measured: ~500
+// keeps memory flat without losing throughput).
+var BatchSize = 500
+
+// Add indexes docs (a new ID is appended, a known ID replaced). Batches are
+// Bleve's safe batches; the tables are written by SetLastCommit and Close.
+func (ix *Index) Add(docs []Doc) error {
+	if ix.readOnly {
+		return ErrReadOnly
+	}
+	for start := 0; start < len(docs); start += BatchSize {
+		end := min(start+BatchSize, len(docs))
+		if err := ix.addBatch(docs[start:end]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (ix *Index) addBatch(docs []Doc) error {
+	texts := make([]string, len(docs))
+	for i := range docs {
+		if docs[i].ID == "" {
+			return fmt.Errorf("index doc seq %d (commit %s): empty exchange id", docs[i].Seq, docs[i].Commit)
+		}
+		texts[i] = docs[i].Distilled()
+	}
+	vecs, err := ix.emb.Embed(contextBackground(), texts)
+	if err != nil {
+		return fmt.Errorf("embed %d cards with %s: %w", len(docs), ix.emb.Name(), err)
+	}
+	if len(vecs) != len(docs) {
+		return fmt.Errorf("embedder %s returned %d vectors for %d texts", ix.emb.Name(), len(vecs), len(docs))
+	}
+	ix.ensureDedupMaps()
+	b := ix.idx.NewBatch()
+	for i := range docs {
+		d := &docs[i]
+		verb := embed.Analyze(d.Verbatim)
+		dist := embed.Analyze(d.Distilled())
+		exactSrc := d.Verbatim
+		if strings.TrimSpace(exactSrc) == "" {
+			exactSrc = d.Distilled()
+		}
+		exact, sig := signature(exactSrc)
+		rec := docRec{Seq: d.Seq, Commit: d.Commit, ID: d.ID, Time: d.Time, Core: d.Core, Context: d.Context,
+			Rooms: d.Rooms, Files: d.Files, Project: d.Project, Agent: d.Agent, Session: d.Session,
+			VerbLen: int32(len(verb)), DistLen: int32(len(dist)), Exact: exact, Sig: sig}
+		fields := map[string]any{
+			fieldVerbatim:  strings.Join(verb, " "),
+			fieldDistilled: strings.Join(dist, " "),
+			"rooms":        d.Rooms, "files": d.Files,
+			"project": d.Project, "agent": d.Agent, "session": d.Session,
+		}
+		if !d.Time.IsZero() {
+			fields["time"] = d.Time
+		}
+		if err := b.Index(d.ID, fields); err != nil {
+			return fmt.Errorf("index exchange %s: %w", d.ID, err)
+		}
+		row, known := ix.byID[d.ID]
+		if known {
+			old := &ix.recs[row]
+			ix.man.BM25.FieldLen[fieldVerbatim] -= int64(old.VerbLen)
+			ix.man.BM25.FieldLen[fieldDistilled] -= int64(old.DistLen)
+		} else {
+			row = int32(len(ix.recs))
+			ix.recs = append(ix.recs, docRec{})
+			ix.byID[d.ID] = row
+		}
+		rec.Group = ix.assignGroup(row, &rec)
+		ix.recs[row] = rec
+		if err := ix.vecs.Set(int(row), vecs[i]); err != nil {
+			return fmt.Errorf("embedder %s: exchange %s: %w", ix.emb.Name(), d.ID, err)
+		}
+		ix.man.BM25.FieldLen[fieldVerbatim] += int64(rec.VerbLen)
+		ix.man.BM25.FieldLen[fieldDistilled] += int64(rec.DistLen)
+	}
+	if err := ix.idx.Batch(b); err != nil {
+		return fmt.Errorf("index batch of %d: %w", len(docs), err)
+	}
+	ix.man.Docs = len(ix.recs)
+	ix.man.BM25.Docs = len(ix.recs)
+	ix.graph = nil // rebuilt on flush when over the crossover
+	ix.dirty = true
+	return nil
+}
+
+func (ix *Index) ensureDedupMaps() {
+	if ix.exactIdx != nil {
+		return
+	}
+	ix.exactIdx = make(map[uint64]int32, len(ix.recs))
+	ix.bands = make(map[uint64][]int32, len(ix.recs)*2)
+	for i := range ix.recs {
+		ix.indexDedup(int32(i), &ix.recs[i])
+	}
+}
+
+func (ix *Index) indexDedup(row int32, r *docRec) {
+	if _, ok := ix.exactIdx[r.Exact]; !ok {
+		ix.exactIdx[r.Exact] = row
+	}
+	for _, k := range bandKeys(&r.Sig) {
+		ix.bands[k] = append(ix.bands[k], row)
+	}
+}
+
+// assignGroup puts rec in the group of the earliest-added document that is
+// identical or near-identical to it, else in a group of its own.
+func (ix *Index) assignGroup(row int32, rec *docRec) int32 {
+	best := int32(-1)
+	if r, ok := ix.exactIdx[rec.Exact]; ok && r != row {
+		best = r
+	} else {
+		for _, k := range bandKeys(&rec.Sig) {
+			for _, r := range ix.bands[k] {
+				if r != row && (best < 0 || r < best) && similar(&ix.recs[r].Sig, &rec.Sig) {
+					best = r
+				}
+			}
+		}
+	}
+	ix.indexDedup(row, rec)
+	if best < 0 {
+		return row
+	}
+	return ix.recs[best].Group
+}
+
+// LastCommit is the newest commit whose exchanges are indexed ("" if none).
+func (ix *Index) LastCommit() string { return ix.man.LastCommit }
+
+// LastSeq is the Seq of LastCommit (-1 if none).
+func (ix *Index) LastSeq() int { return ix.man.LastSeq }
+
+// SetLastCommit records that everything up to commit hash (at seq) is
+// indexed and makes it durable: tables first, manifest last, so a crash
+// leaves either the old state or the new one.
+func (ix *Index) SetLastCommit(hash string, seq int) error {
+	if ix.readOnly {
+		return ErrReadOnly
+	}
+	ix.man.LastCommit, ix.man.LastSeq = hash, seq
+	ix.dirty = true
+	return ix.flush()
+}
+
+// Count is the number of indexed exchanges.
+func (ix *Index) Count() int { return len(ix.recs) }
+
+// Dir is the index directory.
+func (ix *Index) Dir() string { return ix.dir }
+
+// EmbedderName is the name of the embedder the vectors were made with.
+func (ix *Index) EmbedderName() string { return ix.man.Embedder }
+
+// Close writes pending tables (writer) and releases the index.
+func (ix *Index) Close() error {
+	if ix == nil || ix.idx == nil {
+		return nil
+	}
+	var err error
+	if !ix.readOnly {
+		err = ix.flush()
+	}
+	if cerr := ix.idx.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close search index: %w", cerr)
+	}
+	ix.idx = nil
+	return err
+}
+
+func (ix *Index) flush() error {
+	if !ix.dirty {
+		return nil
+	}
+	f, err := os.CreateTemp(ix.dir, docsFile+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write document table: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if err := gob.NewEncoder(f).Encode(ix.recs); err != nil {
+		f.Close()
+		return fmt.Errorf("write document table: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write document table: %w", err)
+	}
+	if err := os.Rename(f.Name(), filepath.Join(ix.dir, docsFile)); err != nil {
+		return fmt.Errorf("write document table: %w", err)
+	}
+	if err := ix.vecs.Write(filepath.Join(ix.dir, vectorsFile)); err != nil {
+		return err
+	}
+	ix.man.HNSW = false
+	if len(ix.recs) >= HNSWCrossover {
+		if ix.graph == nil {
+			ix.logf("building HNSW graph over %d vectors", len(ix.recs))
+			ix.graph = vector.BuildHNSW(ix.vecs, vector.DefaultHNSWConfig)
+		}
+		if err := ix.graph.Write(filepath.Join(ix.dir, hnswFile)); err != nil {
+			return err
+		}
+		ix.man.HNSW = true
+	} else {
+		os.Remove(filepath.Join(ix.dir, hnswFile))
+	}
+	ix.man.Updated = time.Now().UTC()
+	raw, err := json.MarshalIndent(ix.man, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write search manifest: %w", err)
+	}
+	tmp := filepath.Join(ix.dir, manifestFile+".tmp")
+	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write search manifest: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(ix.dir, manifestFile)); err != nil {
+		return fmt.Errorf("write search manifest: %w", err)
+	}
+	ix.dirty = false
+	return nil
+}

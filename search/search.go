@@ -1,0 +1,482 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gitmem/git-mem/search/embed"
+)
+
+// Search modes. A layer is one ranked retrieval; fused combines layers.
+const (
+	ModeVerbatimBM25    = "verbatim-bm25"
+	ModeDistilledBM25   = "distilled-bm25"
+	ModeDistilledVector = "distilled-vector"
+	ModeFused           = "fused"
+)
+
+// DefaultMode is the paper's best setting; the lead re-measures it on
+// shared/eval.
+const DefaultMode = ModeFused
+
+// Modes lists every valid Query.Mode.
+var Modes = []string{ModeVerbatimBM25, ModeDistilledBM25, ModeDistilledVector, ModeFused}
+
+// LayerWeight is one layer of a fusion and its weight.
+type LayerWeight struct {
+	Layer  string
+	Weight float64
+}
+
+// FusionConfig is a weighted reciprocal-rank fusion: a document's fused
+// score is Σ weight/(K + rank) over the layers that retrieved it (rank 1 =
+// best). RRF needs no score calibration between BM25 and cosine.
+type FusionConfig struct {
+	K      float64
+	Layers []LayerWeight
+}
+
+// DefaultFusion follows the paper: BM25 over the verbatim plus vectors over
+// the distilled card, k = 60 (Cormack et al.). Tune here.
+var DefaultFusion = FusionConfig{K: 60, Layers: []LayerWeight{
+	{ModeVerbatimBM25, 1},
+	{ModeDistilledVector, 1},
+}}
+
+// Each layer retrieves max(CandidateMin, CandidateFactor·k) distinct groups
+// before fusion.
+var (
+	CandidateMin    = 50
+	CandidateFactor = 5
+)
+
+// MaxQueryTerms bounds the analysed terms of a query (a pasted 100 KB log
+// keeps its first terms); MaxQueryEmbedBytes bounds the text sent to the
+// embedder.
+var (
+	MaxQueryTerms      = 1000
+	MaxQueryEmbedBytes = 8 << 10
+)
+
+// Query is one search.
+type Query struct {
+	Text   string
+	K      int    // results wanted; 0 means 10
+	Mode   string // one of Modes; "" means DefaultMode
+	Filter Filter
+	Fusion *FusionConfig // nil means DefaultFusion
+}
+
+// Filter narrows every layer before ranking. Empty fields do not filter.
+// Within Rooms or Files any listed value matches; fields combine with AND.
+type Filter struct {
+	Rooms   []string // exact "type:key"
+	Files   []string // exact path, or a suffix on a '/' boundary ("auth.go" matches "pkg/auth.go")
+	Project string
+	Agent   string
+	Session string
+	Since   time.Time // inclusive
+	Until   time.Time // inclusive
+}
+
+func (f *Filter) empty() bool {
+	return len(f.Rooms) == 0 && len(f.Files) == 0 && f.Project == "" && f.Agent == "" &&
+		f.Session == "" && f.Since.IsZero() && f.Until.IsZero()
+}
+
+func (f *Filter) match(r *docRec) bool {
+	if f.Project != "" && r.Project != f.Project || f.Agent != "" && r.Agent != f.Agent ||
+		f.Session != "" && r.Session != f.Session {
+		return false
+	}
+	if !f.Since.IsZero() && r.Time.Before(f.Since) || !f.Until.IsZero() && r.Time.After(f.Until) {
+		return false
+	}
+	if len(f.Rooms) > 0 && !anyOf(r.Rooms, f.Rooms, func(have, want string) bool { return have == want }) {
+		return false
+	}
+	if len(f.Files) > 0 && !anyOf(r.Files, f.Files, fileMatch) {
+		return false
+	}
+	return true
+}
+
+func fileMatch(have, want string) bool {
+	want = strings.TrimPrefix(want, "./")
+	return have == want || strings.HasSuffix(have, "/"+want)
+}
+
+func anyOf(have, want []string, eq func(string, string) bool) bool {
+	for _, h := range have {
+		for _, w := range want {
+			if eq(h, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// LayerScore is where one layer ranked a hit (Rank 1 = best).
+type LayerScore struct {
+	Rank  int
+	Score float64
+}
+
+// Hit is one result slot. Doc.Verbatim is empty: the caller reads the
+// exchange from git (gitstore) when it wants to show it.
+type Hit struct {
+	Doc    Doc
+	Score  float64 // the mode's score: BM25, cosine, or fused RRF
+	Layers map[string]LayerScore
+	// Collapsed holds the ids of the identical or near-identical exchanges
+	// (passing the filter) folded into this slot, newest first.
+	Collapsed []string
+}
+
+// cand is one ranked group in a layer: its best member's row and score.
+type cand struct {
+	row   int32
+	score float64
+}
+
+func contextBackground() context.Context { return context.Background() }
+
+// Search runs q. Results are deterministic: ties in any ranking are broken by
+// Seq, newer first.
+func (ix *Index) Search(q Query) ([]Hit, error) {
+	return ix.SearchContext(context.Background(), q)
+}
+
+// SearchContext is Search with a context (it bounds a remote embedder call).
+func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
+	if strings.TrimSpace(q.Text) == "" {
+		return nil, errors.New("empty query")
+	}
+	if q.K <= 0 {
+		q.K = 10
+	}
+	if q.Mode == "" {
+		q.Mode = DefaultMode
+	}
+	fusion := DefaultFusion
+	if q.Fusion != nil {
+		fusion = *q.Fusion
+	}
+	var layers []string
+	switch q.Mode {
+	case ModeVerbatimBM25, ModeDistilledBM25, ModeDistilledVector:
+		layers = []string{q.Mode}
+	case ModeFused:
+		for _, l := range fusion.Layers {
+			if l.Layer == ModeFused || !validLayer(l.Layer) {
+				return nil, fmt.Errorf("fusion layer %q: want one of %s", l.Layer, strings.Join(Modes[:3], ", "))
+			}
+			layers = append(layers, l.Layer)
+		}
+		if len(layers) == 0 {
+			return nil, errors.New("fusion has no layers")
+		}
+	default:
+		return nil, fmt.Errorf("unknown search mode %q: want one of %s", q.Mode, strings.Join(Modes, ", "))
+	}
+	if len(ix.recs) == 0 {
+		return nil, nil
+	}
+	var allowed func(row int32) bool
+	if !q.Filter.empty() {
+		f := q.Filter
+		allowed = func(row int32) bool { return f.match(&ix.recs[row]) }
+	}
+	limit := max(CandidateMin, CandidateFactor*q.K)
+	if q.Mode != ModeFused {
+		limit = q.K
+	}
+	ranked := make(map[string][]cand, len(layers))
+	for _, l := range layers {
+		if _, done := ranked[l]; done {
+			continue
+		}
+		var cs []cand
+		var err error
+		switch l {
+		case ModeVerbatimBM25:
+			cs, err = ix.bm25Layer(ctx, fieldVerbatim, q.Text, allowed, limit)
+		case ModeDistilledBM25:
+			cs, err = ix.bm25Layer(ctx, fieldDistilled, q.Text, allowed, limit)
+		case ModeDistilledVector:
+			cs, err = ix.vectorLayer(ctx, q.Text, allowed, limit)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l, err)
+		}
+		ranked[l] = cs
+	}
+	var final []cand
+	if q.Mode == ModeFused {
+		final = ix.fuse(ranked, fusion)
+	} else {
+		final = ranked[q.Mode]
+	}
+	if len(final) > q.K {
+		final = final[:q.K]
+	}
+	return ix.hits(final, ranked, allowed), nil
+}
+
+func validLayer(l string) bool {
+	return l == ModeVerbatimBM25 || l == ModeDistilledBM25 || l == ModeDistilledVector
+}
+
+// better orders candidates: higher score, then newer (higher Seq).
+func (ix *Index) better(a, b cand) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return ix.recs[a.row].Seq > ix.recs[b.row].Seq
+}
+
+// fuse combines the layers' ranked groups by weighted RRF. A group's
+// standing member is the one with the largest single contribution.
+func (ix *Index) fuse(ranked map[string][]cand, cfg FusionConfig) []cand {
+	type acc struct {
+		score  float64
+		best   float64
+		bestAt cand
+	}
+	groups := map[int32]*acc{}
+	for _, lw := range cfg.Layers {
+		for i, c := range ranked[lw.Layer] {
+			contrib := lw.Weight / (cfg.K + float64(i+1))
+			g := ix.recs[c.row].Group
+			a := groups[g]
+			if a == nil {
+				a = &acc{}
+				groups[g] = a
+			}
+			a.score += contrib
+			if contrib > a.best || contrib == a.best && ix.recs[c.row].Seq > ix.recs[a.bestAt.row].Seq {
+				a.best, a.bestAt = contrib, c
+			}
+		}
+	}
+	out := make([]cand, 0, len(groups))
+	for _, a := range groups {
+		out = append(out, cand{row: a.bestAt.row, score: a.score})
+	}
+	sort.Slice(out, func(i, j int) bool { return ix.better(out[i], out[j]) })
+	return out
+}
+
+// hits turns ranked candidates into Hits with per-layer ranks and the
+// members of each collapsed group.
+func (ix *Index) hits(final []cand, ranked map[string][]cand, allowed func(int32) bool) []Hit {
+	out := make([]Hit, len(final))
+	slot := make(map[int32]int, len(final)) // group → index in out
+	for i, c := range final {
+		r := &ix.recs[c.row]
+		out[i] = Hit{Doc: r.doc(), Score: c.score, Layers: map[string]LayerScore{}}
+		slot[r.Group] = i
+	}
+	for name, cs := range ranked {
+		for rank, c := range cs {
+			if i, ok := slot[ix.recs[c.row].Group]; ok {
+				out[i].Layers[name] = LayerScore{Rank: rank + 1, Score: c.score}
+			}
+		}
+	}
+	// Members of the shown groups: one pass over the table, newest first.
+	for row := len(ix.recs) - 1; row >= 0; row-- {
+		r := &ix.recs[row]
+		i, ok := slot[r.Group]
+		if !ok || r.ID == out[i].Doc.ID || allowed != nil && !allowed(int32(row)) {
+			continue
+		}
+		out[i].Collapsed = append(out[i].Collapsed, r.ID)
+	}
+	for i := range out {
+		if len(out[i].Collapsed) > 1 {
+			c := out[i].Collapsed
+			sort.SliceStable(c, func(a, b int) bool {
+				return ix.recs[ix.byID[c[a]]].Seq > ix.recs[ix.byID[c[b]]].Seq
+			})
+		}
+	}
+	return out
+}
+
+// pickGroups walks candidates in rank order and keeps the first (best)
+// member of each dedup group until limit groups are found.
+func (ix *Index) pickGroups(sorted []cand, limit int) []cand {
+	seen := make(map[int32]bool, limit)
+	out := make([]cand, 0, limit)
+	for _, c := range sorted {
+		g := ix.recs[c.row].Group
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		out = append(out, c)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// queryTerms analyses the query: unique terms in order of first appearance,
+// at most MaxQueryTerms.
+func queryTerms(text string) []string {
+	seen := map[string]bool{}
+	var out []string
+	embed.Words(text, func(w string, _ bool) {
+		if len(out) >= MaxQueryTerms {
+			return
+		}
+		if t := embed.Term(w); t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	})
+	return out
+}
+
+// vectorLayer ranks groups by cosine between the query and the distilled
+// cards: exact scan below HNSWCrossover, the graph above it.
+func (ix *Index) vectorLayer(ctx context.Context, text string, allowed func(int32) bool, limit int) ([]cand, error) {
+	if len(text) > MaxQueryEmbedBytes {
+		text = text[:MaxQueryEmbedBytes]
+	}
+	vs, err := ix.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed query with %s: %w", ix.emb.Name(), err)
+	}
+	if len(vs) != 1 || len(vs[0]) != ix.vecs.Dims {
+		return nil, fmt.Errorf("embedder %s returned a query vector of the wrong size", ix.emb.Name())
+	}
+	q := vs[0]
+	var norm float64
+	for _, x := range q {
+		norm += float64(x) * float64(x)
+	}
+	if norm == 0 {
+		return nil, nil // nothing the embedder can see (only stop words)
+	}
+	if ix.graph != nil {
+		return ix.graphLayer(q, allowed, limit), nil
+	}
+	scores := ix.vecs.Scores(q)
+	all := make([]cand, 0, len(scores))
+	for i, s := range scores {
+		if allowed == nil || allowed(int32(i)) {
+			all = append(all, cand{row: int32(i), score: float64(s)})
+		}
+	}
+	return ix.topGroups(all, limit), nil
+}
+
+// topGroups picks the best limit groups without sorting everything: a
+// partial selection of a few times limit, widened when duplicates eat it.
+func (ix *Index) topGroups(all []cand, limit int) []cand {
+	want := limit * 4
+	for {
+		if want >= len(all) {
+			sort.Slice(all, func(i, j int) bool { return ix.better(all[i], all[j]) })
+			return ix.pickGroups(all, limit)
+		}
+		top := ix.selectTop(all, want)
+		got := ix.pickGroups(top, limit)
+		if len(got) == limit {
+			return got
+		}
+		want *= 4
+	}
+}
+
+// selectTop returns the n best candidates, sorted, leaving all reordered.
+func (ix *Index) selectTop(all []cand, n int) []cand {
+	// quickselect-free: a bounded min-heap of size n.
+	h := make([]cand, 0, n)
+	less := func(a, b cand) bool { return ix.better(b, a) } // a worse than b
+	up := func(i int) {
+		for i > 0 {
+			p := (i - 1) / 2
+			if !less(h[i], h[p]) {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+	}
+	down := func(i int) {
+		for {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(h) && less(h[l], h[m]) {
+				m = l
+			}
+			if r < len(h) && less(h[r], h[m]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for _, c := range all {
+		if len(h) < n {
+			h = append(h, c)
+			up(len(h) - 1)
+		} else if ix.better(c, h[0]) {
+			h[0] = c
+			down(0)
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return ix.better(h[i], h[j]) })
+	return h
+}
+
+// HNSWCrossover is the document count from which the vector layer searches
+// an HNSW graph instead of scanning every vector. Measured (docs/bench/
+// search.md): loading the graph costs more than the exact scan saves at
+// every size a personal memory reaches, in a CLI process that opens the
+// index per query, so the crossover sits far above 100k.
+var HNSWCrossover = 1_000_000
+
+// HNSWEf is the beam width of a graph search.
+var HNSWEf = 128
+
+// graphLayer searches the HNSW graph; a filtered query scans the allowed
+// rows exactly instead (a graph walk under a selective filter loses recall).
+func (ix *Index) graphLayer(q []float32, allowed func(int32) bool, limit int) []cand {
+	if allowed != nil {
+		scores := ix.vecs.Scores(q)
+		all := make([]cand, 0, len(scores))
+		for i, s := range scores {
+			if allowed(int32(i)) {
+				all = append(all, cand{row: int32(i), score: float64(s)})
+			}
+		}
+		return ix.topGroups(all, limit)
+	}
+	k := limit * 2
+	for {
+		res := ix.graph.Search(q, k, max(HNSWEf, k), nil)
+		all := make([]cand, len(res))
+		for i, r := range res {
+			all[i] = cand{row: int32(r.Row), score: float64(r.Score)}
+		}
+		sort.Slice(all, func(i, j int) bool { return ix.better(all[i], all[j]) })
+		got := ix.pickGroups(all, limit)
+		if len(got) == limit || len(res) < k || k >= len(ix.recs) {
+			return got
+		}
+		k *= 4
+	}
+}
