@@ -116,6 +116,11 @@ func (r *Repo) Fetch(remote string) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	l, err := r.syncLock(DefaultLockTimeout)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer l.Unlock()
 	tip, _, err := r.fetch(context.Background(), remote, a)
 	return tip, err
 }
@@ -146,6 +151,10 @@ func (r *Repo) fetch(ctx context.Context, remote string, a *remoteAuth) (plumbin
 	return tip, max(packBytes(r.dir)-before, 0), err
 }
 
+func (r *Repo) syncLock(timeout time.Duration) (*FileLock, error) {
+	return LockFile(filepath.Join(r.MemDir(), "sync.lock"), timeout)
+}
+
 // packBytes is the size of the repo's packs (to report what a fetch received).
 func packBytes(dir string) int64 {
 	ents, _ := os.ReadDir(filepath.Join(dir, "objects", "pack"))
@@ -173,6 +182,13 @@ func (r *Repo) Sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	if err != nil {
 		return res, err
 	}
+	// One sync of a memory at a time: go-git writes the tracking ref in
+	// place, and a second sync would only repeat the first one's work.
+	l, err := r.syncLock(opt.LockTimeout)
+	if err != nil {
+		return res, err
+	}
+	defer l.Unlock()
 	if res.Before, err = r.Head(); err != nil {
 		return res, err
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,11 +187,12 @@ func gitDaemon(t testing.TB, base string) string {
 	port := freePort(t)
 	cmd := exec.Command("git", "daemon", "--reuseaddr", "--listen=127.0.0.1", "--port="+strconv.Itoa(port),
 		"--base-path="+base, "--export-all", "--enable=receive-pack", "--informative-errors", base)
-	cmd.Stderr = os.Stderr
+	// Its own process group: the per-connection children go with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Skipf("git daemon: %v", err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	for i := 0; ; i++ {
 		c, err := net.Dial("tcp", addr)

@@ -264,9 +264,13 @@ func readClaude(r io.Reader, name, stem string, sub func(string) string, opt Opt
 	}
 	out := finish(bs, opt)
 	// Subagents: only for exchanges that are returned, read once each.
-	if sub != nil {
+	if sub != nil && len(agentOf) > 0 {
+		returned := make(map[*exchange.Exchange]bool, len(out))
+		for _, ex := range out {
+			returned[ex] = true
+		}
 		for _, b := range bs {
-			if len(agentOf[b]) == 0 || !contains(out, b.ex) {
+			if len(agentOf[b]) == 0 || !returned[b.ex] {
 				continue
 			}
 			attachSubagents(b, agentOf[b], sub, &res.Problems)
@@ -274,15 +278,6 @@ func readClaude(r io.Reader, name, stem string, sub func(string) string, opt Opt
 	}
 	res.Exchanges = out
 	return res, nil
-}
-
-func contains(list []*exchange.Exchange, ex *exchange.Exchange) bool {
-	for _, e := range list {
-		if e == ex {
-			return true
-		}
-	}
-	return false
 }
 
 // parseClaude decodes and classifies every record, reporting bad ones.

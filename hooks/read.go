@@ -8,6 +8,28 @@
 // never returned, so a hook may re-read a growing transcript as often as it
 // likes: exchange ids are stable across re-reads and closed exchanges come
 // back byte for byte the same.
+//
+// Decisions a reader of the memory should know:
+//   - Ids: Claude Code "<sessionId>/<prompt record uuid>", Codex
+//     "<thread id>/<n>" (n-th user_message event, 1-based, counting every
+//     event so later ids never shift), Aider "aider:<project>:<session
+//     start>/<n>" (the history has no ids; it is append-only).
+//   - A slash command (/init, /model) or a `!cmd` ends the previous exchange
+//     and starts one that is kept only if the agent replied: /init stays
+//     (its text is "/init"), /exit and /model are dropped.
+//   - The verbatim keeps what the model saw: prompts, replies, reasoning
+//     (assistant turns with Extra["thinking"]), tool calls and results (over
+//     MaxToolResultBytes cut to head and tail), and injected text (isMeta
+//     expansions, compaction summaries, IDE context, hook context) as system
+//     turns. UI copies (toolUseResult, event_msg duplicates, encrypted
+//     reasoning, token counts) are left out.
+//   - Subagent turns (Claude Code) follow the Task/Agent call that launched
+//     them, with Extra["subagent"] = agent id.
+//   - Text fenced as <git-mem-context …>…</git-mem-context> is git mem's own
+//     recall: it is cut from prompts and injected text (a prompt holding
+//     nothing else is no prompt) and replaced by a marker in tool results.
+//   - Exchange carries no files field: FilesTouched derives them (modified
+//     files only) from the turns, the same way for every agent.
 package hooks
 
 import (
@@ -144,6 +166,14 @@ func detectBytes(head []byte) string {
 		}
 		var rec map[string]json.RawMessage
 		if json.Unmarshal(line, &rec) != nil {
+			// A first record larger than the sniffed head is cut off: go
+			// by the keys that name each format.
+			switch {
+			case bytes.Contains(line, []byte(`"type":"session_meta"`)):
+				return FormatCodex
+			case bytes.Contains(line, []byte(`"parentUuid"`)) || bytes.Contains(line, []byte(`"sessionId"`)):
+				return FormatClaudeCode
+			}
 			continue
 		}
 		jsonSeen++
@@ -360,10 +390,14 @@ func (b *builder) toolResult(id, text string, isError bool) int {
 		}
 	}
 	t := &b.ex.Turns[i]
-	if t.Text != "" {
-		t.Text += "\n"
+	switch {
+	case t.Text == "":
+		t.Text = text
+	case len(t.Text) < MaxToolResultBytes:
+		// A second result for one call (never seen in practice): keep it,
+		// but bounded, so a crafted file cannot grow a turn without end.
+		t.Text = clip(t.Text + "\n" + text)
 	}
-	t.Text += text
 	if isError {
 		if t.Extra == nil {
 			t.Extra = map[string]any{}
@@ -393,14 +427,18 @@ func (b *builder) hasReply() bool {
 
 // finalReply is the text of the last assistant message (thinking excluded).
 func (b *builder) finalReply() string {
-	var parts []string
-	for i := len(b.ex.Turns) - 1; i >= 0; i-- {
-		t := b.ex.Turns[i]
-		if t.Role == exchange.RoleTool || t.Role == exchange.RoleUser {
+	start := len(b.ex.Turns)
+	for start > 0 {
+		r := b.ex.Turns[start-1].Role
+		if r == exchange.RoleTool || r == exchange.RoleUser {
 			break
 		}
+		start--
+	}
+	var parts []string
+	for _, t := range b.ex.Turns[start:] {
 		if t.Role == exchange.RoleAssistant && t.Extra["thinking"] == nil {
-			parts = append([]string{t.Text}, parts...)
+			parts = append(parts, t.Text)
 		}
 	}
 	return strings.Join(parts, "\n")

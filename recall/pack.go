@@ -32,7 +32,7 @@ const MaxBudget = 200_000
 // text (an exchange about git mem itself, a crafted query): left as is it
 // would end the block early and let the rest be read as instructions, or be
 // ingested again by the transcript readers.
-var fenceRe = regexp.MustCompile(`(?i)<(/?)\s*git-mem-context`)
+var fenceRe = regexp.MustCompile(`(?i)<\s*(/?)\s*git-mem-context`)
 
 // Sanitize defuses fence tags inside recalled text: "<git-mem-context" and
 // "</git-mem-context" become "‹git-mem-context" and "‹/git-mem-context", and

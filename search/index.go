@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -370,23 +371,17 @@ func (ix *Index) addBatch(docs []Doc) error {
 	if len(vecs) != len(docs) {
 		return fmt.Errorf("embedder %s returned %d vectors for %d texts", ix.emb.Name(), len(vecs), len(docs))
 	}
+	preps := prepare(docs)
 	ix.ensureDedupMaps()
 	b := ix.idx.NewBatch()
 	for i := range docs {
-		d := &docs[i]
-		verb := embed.Analyze(d.Verbatim)
-		dist := embed.Analyze(d.Distilled())
-		exactSrc := d.Verbatim
-		if strings.TrimSpace(exactSrc) == "" {
-			exactSrc = d.Distilled()
-		}
-		exact, sig := signature(exactSrc)
+		d, p := &docs[i], &preps[i]
 		rec := docRec{Seq: d.Seq, Commit: d.Commit, ID: d.ID, Time: d.Time, Core: d.Core, Context: d.Context,
 			Rooms: d.Rooms, Files: d.Files, Project: d.Project, Agent: d.Agent, Session: d.Session,
-			VerbLen: int32(len(verb)), DistLen: int32(len(dist)), Exact: exact, Sig: sig}
+			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)), Exact: p.exact, Sig: p.sig}
 		fields := map[string]any{
-			fieldVerbatim:  strings.Join(verb, " "),
-			fieldDistilled: strings.Join(dist, " "),
+			fieldVerbatim:  strings.Join(p.verb, " "),
+			fieldDistilled: strings.Join(p.dist, " "),
 			"rooms":        d.Rooms, "files": d.Files,
 			"project": d.Project, "agent": d.Agent, "session": d.Session,
 		}
@@ -422,6 +417,41 @@ func (ix *Index) addBatch(docs []Doc) error {
 	ix.graph = nil // rebuilt on flush when over the crossover
 	ix.dirty = true
 	return nil
+}
+
+// prep is the CPU-heavy, order-free part of indexing one doc.
+type prep struct {
+	verb, dist []string
+	exact      uint64
+	sig        [sigLen]uint32
+}
+
+// prepare analyses docs on GOMAXPROCS goroutines; results are placed by
+// index, so the outcome does not depend on scheduling.
+func prepare(docs []Doc) []prep {
+	out := make([]prep, len(docs))
+	workers := min(runtime.GOMAXPROCS(0), len(docs))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			a := embed.NewAnalyzer()
+			for i := w; i < len(docs); i += workers {
+				d := &docs[i]
+				p := &out[i]
+				p.verb = a.Analyze(d.Verbatim)
+				p.dist = a.Analyze(d.Distilled())
+				src := d.Verbatim
+				if strings.TrimSpace(src) == "" {
+					src = d.Distilled()
+				}
+				p.exact, p.sig = signature(src)
+			}
+		}(w)
+	}
+	wg.Wait()
+	return out
 }
 
 func (ix *Index) ensureDedupMaps() {

@@ -129,13 +129,41 @@ func splitIdent(w string) []string {
 // parts. It feeds the BM25 index (as pre-analysed terms), the query side and
 // the builtin embedder, so they can never disagree.
 func Analyze(text string) []string {
+	return NewAnalyzer().Analyze(text)
+}
+
+// Analyzer is Analyze with a memo of word → term (stemming is most of the
+// cost and coding vocabulary repeats). Not safe for concurrent use: give each
+// goroutine its own.
+type Analyzer struct {
+	memo map[string]string
+}
+
+// NewAnalyzer returns an Analyzer with an empty memo.
+func NewAnalyzer() *Analyzer { return &Analyzer{memo: map[string]string{}} }
+
+// Analyze is the package-level Analyze.
+func (a *Analyzer) Analyze(text string) []string {
 	var out []string
 	Words(text, func(w string, part bool) {
-		if t := Term(w); t != "" {
+		if t := a.Term(w); t != "" {
 			out = append(out, t)
 		}
 	})
 	return out
+}
+
+// Term is the package-level Term, memoised.
+func (a *Analyzer) Term(w string) string {
+	if t, ok := a.memo[w]; ok {
+		return t
+	}
+	t := Term(w)
+	if len(a.memo) >= 200_000 {
+		clear(a.memo)
+	}
+	a.memo[w] = t
+	return t
 }
 
 // Term normalises one word as Analyze does; "" means the word is dropped.

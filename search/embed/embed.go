@@ -6,8 +6,10 @@ package embed
 import (
 	"context"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Embedder maps texts to vectors of Dims() float32s. Name identifies the
@@ -44,12 +46,31 @@ func (Builtin) Name() string { return "builtin/1" }
 // Dims is BuiltinDims.
 func (Builtin) Dims() int { return BuiltinDims }
 
-// Embed never fails and ignores ctx: it is cheap and CPU-bound.
+// Embed never fails and ignores ctx: it is CPU-bound, so it spreads the
+// texts over GOMAXPROCS goroutines (each vector is still a pure function of
+// its text).
 func (b Builtin) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = b.Vector(t)
+	workers := min(runtime.GOMAXPROCS(0), (len(texts)+15)/16)
+	if workers <= 1 {
+		a := NewAnalyzer()
+		for i, t := range texts {
+			out[i] = b.vector(a, t)
+		}
+		return out, nil
 	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			a := NewAnalyzer()
+			for i := w; i < len(texts); i += workers {
+				out[i] = b.vector(a, texts[i])
+			}
+		}(w)
+	}
+	wg.Wait()
 	return out, nil
 }
 
@@ -64,14 +85,16 @@ const (
 var kindWeight = map[uint64]float64{kindTerm: 1.0, kindBigram: 0.6, kindGram: 0.25}
 
 // Vector embeds one text.
-func (Builtin) Vector(text string) []float32 {
+func (b Builtin) Vector(text string) []float32 { return b.vector(NewAnalyzer(), text) }
+
+func (Builtin) vector(a *Analyzer, text string) []float32 {
 	tf := map[uint64]float64{}
 	add := func(kind uint64, s string) {
 		tf[fnv64(kind, s)] += 1
 	}
 	var prev string
 	Words(text, func(w string, part bool) {
-		t := Term(w)
+		t := a.Term(w)
 		if t == "" {
 			return
 		}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newStatusCmd) }
+
+func newStatusCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Index state, pending and failed background work",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := e.open()
+			if err != nil {
+				return err
+			}
+			st, err := m.Status()
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(st)
+			}
+			fmt.Fprintf(e.out, "memory   %s\n", st.MemDir)
+			fmt.Fprintf(e.out, "main     %s\n", orNone(st.Head))
+			fmt.Fprintf(e.out, "index    %s\n", st.Index)
+			fmt.Fprintf(e.out, "pending  %d job(s)\n", st.Pending)
+			if len(st.Failed) == 0 {
+				fmt.Fprintln(e.out, "failed   none")
+			}
+			for _, f := range st.Failed {
+				fmt.Fprintf(e.out, "failed   %s %s after %d attempts: %s\n", f.Kind, f.Source, f.Attempts, f.Error)
+			}
+			return nil
+		},
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(empty)"
+	}
+	return s
+}

@@ -1,0 +1,254 @@
+package memory
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gitmem/git-mem/gitstore"
+	"github.com/gitmem/git-mem/hooks"
+)
+
+// Job is one piece of background work queued by a hook: read a transcript
+// and store its closed exchanges. Hooks only queue (they must return within
+// a second); a detached worker does the rest.
+type Job struct {
+	Kind                 string    `json:"kind"` // claude-code | codex | aider
+	Transcript           string    `json:"transcript,omitempty"`
+	ThreadID             string    `json:"thread_id,omitempty"` // codex notify: the rollout is found by thread id
+	SessionID            string    `json:"session_id,omitempty"`
+	Cwd                  string    `json:"cwd,omitempty"`
+	Event                string    `json:"event,omitempty"`
+	LastAssistantMessage string    `json:"last_assistant_message,omitempty"`
+	Queued               time.Time `json:"queued"`
+	Attempts             int       `json:"attempts"`
+	LastError            string    `json:"last_error,omitempty"`
+	file                 string
+}
+
+// maxAttempts is how often a job is tried before it is parked as failed.
+const maxAttempts = 3
+
+func (m *Memory) queueDir() string  { return filepath.Join(m.Repo.MemDir(), "queue") }
+func (m *Memory) failedDir() string { return filepath.Join(m.queueDir(), "failed") }
+
+// LogDir is where background work logs.
+func (m *Memory) LogDir() string { return filepath.Join(m.Repo.MemDir(), "log") }
+
+// Enqueue stores a job for the worker.
+func (m *Memory) Enqueue(j Job) error {
+	if j.Queued.IsZero() {
+		j.Queued = time.Now().UTC()
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	name := fmt.Sprintf("%d-%s.json", j.Queued.UnixNano(), hex.EncodeToString(rnd[:]))
+	return writeJob(filepath.Join(m.queueDir(), name), j)
+}
+
+func writeJob(path string, j Job) error {
+	return WriteFileAtomic(path, func(f *os.File) error { return json.NewEncoder(f).Encode(j) })
+}
+
+// Jobs lists pending (or, with failed, parked) jobs, oldest first.
+func (m *Memory) Jobs(failed bool) ([]Job, error) {
+	dir := m.queueDir()
+	if failed {
+		dir = m.failedDir()
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Job
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var j Job
+		if json.Unmarshal(b, &j) != nil {
+			j = Job{Kind: "unreadable", LastError: "job file is not JSON: " + p}
+		}
+		j.file = p
+		out = append(out, j)
+	}
+	sort.Slice(out, func(i, k int) bool { return out[i].file < out[k].file })
+	return out, nil
+}
+
+// RunQueue works through the queue until it is empty, one worker per memory
+// at a time (a second one returns at once). It is safe to kill: a job file
+// is removed only after its exchanges are committed, and re-running a job
+// stores nothing twice.
+func (m *Memory) RunQueue(ctx context.Context, logf func(string, ...any)) error {
+	for {
+		l, ok, err := gitstore.TryLockFile(filepath.Join(m.Repo.MemDir(), "worker.lock"))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil // another worker runs and will see our jobs
+		}
+		err = m.drain(ctx, logf)
+		l.Unlock()
+		if err != nil {
+			return err
+		}
+		// A hook may have queued a job after our last look but before we
+		// let go of the lock: look once more.
+		jobs, _ := m.Jobs(false)
+		if len(jobs) == 0 {
+			return nil
+		}
+	}
+}
+
+func (m *Memory) drain(ctx context.Context, logf func(string, ...any)) error {
+	for {
+		jobs, err := m.Jobs(false)
+		if err != nil || len(jobs) == 0 {
+			return err
+		}
+		for _, j := range jobs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rep, err := m.runJob(ctx, j)
+			if err == nil {
+				logf("stored %s %s: added %d, present %d, skipped %d", j.Kind, j.source(), rep.Added, rep.Present, len(rep.Skipped))
+				for _, s := range rep.Skipped {
+					logf("warning: %s (skipped)", s)
+				}
+				_ = os.Remove(j.file)
+				continue
+			}
+			j.Attempts++
+			j.LastError = err.Error()
+			logf("error: %s %s (attempt %d): %v", j.Kind, j.source(), j.Attempts, err)
+			if j.Attempts >= maxAttempts {
+				if werr := writeJob(filepath.Join(m.failedDir(), filepath.Base(j.file)), j); werr == nil {
+					_ = os.Remove(j.file)
+				}
+			} else {
+				_ = writeJob(j.file, j)
+			}
+		}
+		// Jobs that failed but may be retried stay; avoid spinning on them.
+		left, _ := m.Jobs(false)
+		retryOnly := true
+		for _, l := range left {
+			if l.Attempts == 0 {
+				retryOnly = false
+			}
+		}
+		if retryOnly {
+			return nil
+		}
+	}
+}
+
+func (j Job) source() string {
+	if j.Transcript != "" {
+		return j.Transcript
+	}
+	return "thread " + j.ThreadID
+}
+
+// runJob reads the job's transcript and stores what is new.
+func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
+	path := j.Transcript
+	if j.Kind == "codex" && path == "" {
+		home, _ := os.UserHomeDir()
+		p, err := hooks.FindCodexRollout(hooks.CodexSessionsDir(home), j.ThreadID)
+		if err != nil {
+			return AddReport{}, err
+		}
+		path = p
+	}
+	if path == "" {
+		return AddReport{}, errors.New("the job names no transcript")
+	}
+	ended := j.Event == "SessionEnd"
+	res, err := hooks.ReadFile(path, j.Kind, hooks.Options{SessionEnded: ended, LastAssistantMessage: j.LastAssistantMessage})
+	if err != nil {
+		return AddReport{}, err
+	}
+	rep, err := m.Add(ctx, res.Exchanges, AddOptions{})
+	for _, p := range res.Problems {
+		rep.Skipped = append(rep.Skipped, p.Error())
+	}
+	return rep, err
+}
+
+// liveSession is how recently a transcript must have changed to be taken
+// for a session still running.
+const liveSession = 5 * time.Minute
+
+// ImportReport sums an import of many transcripts.
+type ImportReport struct {
+	Sessions int      `json:"sessions"`
+	Added    int      `json:"added"`
+	Present  int      `json:"present"`
+	Skipped  []string `json:"skipped"`
+}
+
+// Import backfills every transcript of an agent under root (default: the
+// agent's own folder). progress is called after each transcript.
+func (m *Memory) Import(ctx context.Context, kind, root string, progress func(done, total int)) (ImportReport, error) {
+	rep := ImportReport{Skipped: []string{}}
+	files, err := hooks.ListSessions(kind, root)
+	if err != nil {
+		return rep, err
+	}
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		// A transcript written to in the last minutes may be a live
+		// session: its last exchange is left for the hook to close.
+		ended := true
+		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) < liveSession {
+			ended = false
+		}
+		res, err := hooks.ReadFile(f, kind, hooks.Options{SessionEnded: ended})
+		if err != nil {
+			rep.Skipped = append(rep.Skipped, err.Error())
+		} else {
+			for _, p := range res.Problems {
+				rep.Skipped = append(rep.Skipped, p.Error())
+			}
+			ar, err := m.Add(ctx, res.Exchanges, AddOptions{NoIndex: true})
+			if err != nil {
+				return rep, fmt.Errorf("import %s: %w", f, err)
+			}
+			rep.Added += ar.Added
+			rep.Present += ar.Present
+		}
+		rep.Sessions++
+		if progress != nil {
+			progress(i+1, len(files))
+		}
+	}
+	if rep.Added > 0 {
+		if _, err := m.UpdateIndex(ctx); err != nil {
+			return rep, fmt.Errorf("imported, but indexing failed (run `git mem reindex`): %w", err)
+		}
+	}
+	return rep, nil
+}

@@ -1,0 +1,204 @@
+package recall
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/memory"
+	"github.com/gitmem/git-mem/tokens"
+)
+
+// readExchanges reads a JSON Lines file of the plain exchange format.
+func readExchanges(t testing.TB, path string) []*exchange.Exchange {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var exs []*exchange.Exchange
+	err = exchange.ReadJSONL(f, path, func(r exchange.Record) error {
+		if r.Err != nil {
+			return r.Err
+		}
+		exs = append(exs, r.Exchange)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exs
+}
+
+// demoMemory is a temporary memory holding testdata/exchanges.jsonl.
+func demoMemory(t testing.TB) *memory.Memory {
+	t.Helper()
+	t.Setenv("HOME", t.TempDir()) // no user config
+	m, _, err := memory.Init(filepath.Join(t.TempDir(), "mem.git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Add(context.Background(), readExchanges(t, "../testdata/exchanges.jsonl"), memory.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func exchangesOf(cs []Card) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Exchange)
+	}
+	return out
+}
+
+func TestRecall(t *testing.T) {
+	m := demoMemory(t)
+	ctx := context.Background()
+	tests := []struct {
+		name      string
+		req       Request
+		first     string // exchange of the first card
+		project   string // every card's project
+		wantEmpty bool
+	}{
+		{name: "query finds the exchange", req: Request{Query: "nil pointer auth middleware"}, first: "demo-3"},
+		{name: "project's recent work, newest first", req: Request{Project: "billing"}, project: "billing"},
+		{name: "filter project wins over the hook's project", req: Request{Project: "billing", Filter: memory.Filter{Project: "api"}}, project: "api"},
+		{name: "unknown project recalls nothing", req: Request{Project: "no-such-project"}, wantEmpty: true},
+		{name: "tiny budget recalls nothing", req: Request{Project: "billing", Budget: 5}, wantEmpty: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Recall(ctx, m, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantEmpty {
+				if res.Text != "" || len(res.Cards) != 0 {
+					t.Fatalf("want nothing, got %d cards:\n%s", len(res.Cards), res.Text)
+				}
+				return
+			}
+			if len(res.Cards) == 0 {
+				t.Fatalf("no cards")
+			}
+			if tt.first != "" && res.Cards[0].Exchange != tt.first {
+				t.Errorf("first card %s, want %s (all: %v)", res.Cards[0].Exchange, tt.first, exchangesOf(res.Cards))
+			}
+			for i, c := range res.Cards {
+				if tt.project != "" && c.Project != tt.project {
+					t.Errorf("card %s is of project %q, want %q", c.Exchange, c.Project, tt.project)
+				}
+				if tt.req.Query == "" && i > 0 && c.Time.After(res.Cards[i-1].Time) {
+					t.Errorf("cards not newest first: %v", exchangesOf(res.Cards))
+				}
+				if !strings.Contains(res.Text, "["+c.Short+" ") {
+					t.Errorf("card %s: short id %s not in the block", c.Exchange, c.Short)
+				}
+			}
+			if n := tokens.Count(res.Text); n != res.Tokens || n > DefaultBudget {
+				t.Errorf("block is %d tokens, reported %d, budget %d", n, res.Tokens, DefaultBudget)
+			}
+			if tt.req.Query == "" && len(res.Rooms) == 0 {
+				t.Errorf("no rooms for the project")
+			}
+		})
+	}
+}
+
+func TestRecallBadBudget(t *testing.T) {
+	for _, b := range []int{-1, MaxBudget + 1} {
+		if _, err := Recall(context.Background(), nil, Request{Budget: b}); err == nil {
+			t.Errorf("budget %d: no error", b)
+		}
+	}
+}
+
+func TestCardCache(t *testing.T) {
+	m := demoMemory(t)
+	ctx := context.Background()
+	want, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(t *testing.T, got []*memory.Entry, want []*memory.Entry) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%d cards, want %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Commit != want[i].Commit || got[i].Core != want[i].Core || !got[i].Time.Equal(want[i].Time) ||
+				strings.Join(got[i].Rooms, ",") != strings.Join(want[i].Rooms, ",") {
+				t.Fatalf("card %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
+	}
+
+	// Cold: built from the commits, saved.
+	got, note, err := Entries(ctx, m)
+	if err != nil || note != "" {
+		t.Fatal(err, note)
+	}
+	same(t, got, want)
+	st, err := os.Stat(CachePath(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Warm: read from the file, not rewritten.
+	got, _, err = Entries(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, got, want)
+	if st2, _ := os.Stat(CachePath(m)); !st2.ModTime().Equal(st.ModTime()) {
+		t.Errorf("a warm read rewrote the cache")
+	}
+
+	// Main moved: only the new commit is walked, the result is whole.
+	ex := &exchange.Exchange{ID: "late-1", Session: "s9", Time: "2026-04-01T10:00:00Z", Project: "billing",
+		Turns: []exchange.Turn{{Role: "user", Text: "Rename the invoice CSV column total to amount."}, {Role: "assistant", Text: "Done in src/billing/export.ts."}}}
+	if _, err := m.Add(ctx, []*exchange.Exchange{ex}, memory.AddOptions{NoIndex: true}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ = m.Entries()
+	got, _, err = Entries(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, got, want)
+	if got[0].Exchange != "late-1" {
+		t.Errorf("newest card %s, want late-1", got[0].Exchange)
+	}
+
+	// Corrupt or foreign: rebuilt, never an error.
+	for _, junk := range [][]byte{[]byte("not gob"), {}} {
+		if err := os.WriteFile(CachePath(m), junk, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err = Entries(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(t, got, want)
+	}
+
+	// A cache whose head is not in main's history (history rewritten) is
+	// replaced by a full walk.
+	cf, _ := loadCache(CachePath(m))
+	cf.Head = strings.Repeat("ab", 20)
+	cf.Entries = cf.Entries[:3]
+	if err := saveCache(CachePath(m), cf); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err = Entries(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, got, want)
+}
