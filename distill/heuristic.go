@@ -130,6 +130,17 @@ var planPrefixes = []string{"let me ", "now let me ", "i'll ", "i will ", "let's
 	"looking at ", "now let's ", "i see ", "i found ", "here's ", "here is ", "the user ", "based on ",
 	"you're right", "you are right", "now i can see", "now i see", "i can now see", "i can see", "good question", "great question", "great catch", "good catch"}
 
+// isPlan reports a sentence that announces work ("Let me check…").
+func isPlan(s string) bool {
+	l := strings.ToLower(s)
+	for _, p := range planPrefixes {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // outcomeWords mark a sentence that reports what was done.
 var outcomeWords = []string{"fixed", "added", "updated", "created", "removed", "implemented",
 	"refactored", "renamed", "moved", "changed", "resolved", "replaced", "now ", "successfully",
@@ -183,14 +194,7 @@ func summarySentence(text string) string {
 		if wordCount(s) < 4 || strings.HasSuffix(s, ":") && wordCount(s) < 8 {
 			continue
 		}
-		plan := false
-		for _, p := range planPrefixes {
-			if strings.HasPrefix(l, p) {
-				plan = true
-				break
-			}
-		}
-		if plan {
+		if isPlan(s) {
 			continue
 		}
 		for _, w := range outcomeWords {
@@ -234,7 +238,7 @@ func contextText(ex *exchange.Exchange, p prompt, core string) string {
 	consider := func(text string, bonus int) {
 		for _, s := range sentences(text, 30) {
 			s = trimFiller(s)
-			if len(s) < 12 || inCore(s) {
+			if len(s) < 12 || inCore(s) || isPlan(s) {
 				continue
 			}
 			sc := specificity(s) + bonus
@@ -266,7 +270,7 @@ func contextText(ex *exchange.Exchange, p prompt, core string) string {
 		}
 		for _, s := range sentences(t.Text, 10) {
 			s = trimFiller(s)
-			if wordCount(s) >= 5 && !inCore(s) {
+			if wordCount(s) >= 5 && !inCore(s) && !isPlan(s) {
 				return clip(s, maxContext)
 			}
 		}

@@ -94,14 +94,13 @@ func codingRooms(ex *exchange.Exchange, files []string, p prompt) []exchange.Roo
 	if ex.Project != "" {
 		add("project", roomKey(ex.Project))
 	}
-	main := ""
-	if ed := editedFiles(ex); len(ed) > 0 {
-		main = ed[0]
-	} else if len(files) > 0 {
-		main = files[0]
-	}
-	if main != "" {
-		add("file", fileRoomKey(main))
+	// The main file: the first one edited, else the first one named; a
+	// key of one letter says nothing.
+	for _, f := range append(editedFiles(ex), files...) {
+		if k := fileRoomKey(f); len(k) >= 2 {
+			add("file", k)
+			break
+		}
 	}
 	tc := newTermCounter(taken)
 	tc.text(strings.Join(p.prose, "\n"), 3)

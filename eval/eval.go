@@ -83,6 +83,65 @@ func CheckModes(modes []string) error {
 
 // Run builds one temporary memory per set and scores every mode on it.
 func Run(ctx context.Context, sets []Set, opt Options) (*Report, error) {
+	if err := CheckModes(opt.Modes); err != nil {
+		return nil, err
+	}
+	ms, err := Build(ctx, sets, opt)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := ms.Measure(ctx, opt)
+	if cerr := ms.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return rep, err
+}
+
+// Memories are the temporary memories of a run, built once and measured
+// as often as wanted (e.g. under several fusion settings).
+type Memories struct {
+	sets         []Set
+	built        []*built
+	buildSeconds float64
+	exchanges    int
+}
+
+// Build stores each set's exchanges in a fresh temporary memory (under
+// opt.TempDir) through the real add path. Close removes them.
+func Build(ctx context.Context, sets []Set, opt Options) (*Memories, error) {
+	progress := opt.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	ms := &Memories{sets: sets}
+	for _, s := range sets {
+		b, err := build(ctx, s, opt.TempDir)
+		if err != nil {
+			ms.Close()
+			return nil, err
+		}
+		ms.built = append(ms.built, b)
+		ms.buildSeconds += b.seconds
+		ms.exchanges += len(s.Exchanges)
+		progress("%s: %d exchanges added in %.1fs", s.Name, len(s.Exchanges), b.seconds)
+	}
+	return ms, nil
+}
+
+// Close removes the temporary memories.
+func (ms *Memories) Close() error {
+	var err error
+	for _, b := range ms.built {
+		if cerr := b.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	ms.built = nil
+	return err
+}
+
+// Measure runs every query of every set in each mode of opt and scores it.
+func (ms *Memories) Measure(ctx context.Context, opt Options) (*Report, error) {
 	if opt.K <= 0 {
 		opt.K = 10
 	}
@@ -93,38 +152,24 @@ func Run(ctx context.Context, sets []Set, opt Options) (*Report, error) {
 	if err := CheckModes(modes); err != nil {
 		return nil, err
 	}
-	progress := opt.Progress
-	if progress == nil {
-		progress = func(string, ...any) {}
-	}
-	rep := &Report{}
+	rep := &Report{BuildSeconds: round4(ms.buildSeconds), Exchanges: ms.exchanges}
 	accs := make([]*modeAcc, len(modes))
 	for i, m := range modes {
 		accs[i] = newModeAcc(m)
 	}
 	var names []string
 	var embedder, distiller, defMode string
-	for _, s := range sets {
+	for si, s := range ms.sets {
+		b := ms.built[si]
 		names = append(names, s.Name)
-		b, err := build(ctx, s, opt.TempDir)
-		if err != nil {
-			return nil, err
-		}
-		rep.BuildSeconds += b.seconds
-		rep.Exchanges += len(s.Exchanges)
 		embedder, distiller, defMode = b.mem.Config.Embedder, b.mem.Config.Distiller, b.mem.Config.Search.Mode
-		progress("%s: %d exchanges added in %.1fs", s.Name, len(s.Exchanges), b.seconds)
 		for i, mode := range modes {
 			start := time.Now()
 			err := b.run(ctx, s.Queries, mode, opt, accs[i])
 			accs[i].seconds += time.Since(start).Seconds()
 			if err != nil {
-				b.close()
 				return nil, fmt.Errorf("%s: %s: %w", s.Name, mode, err)
 			}
-		}
-		if err := b.close(); err != nil {
-			return nil, err
 		}
 	}
 	if defMode == "" {

@@ -340,7 +340,7 @@ func (r *Repo) pushMain(ctx context.Context, a *remoteAuth, remoteTip, local plu
 // packWindow is the delta window of pushed packs (0 = no deltas). Trees of
 // consecutive memory commits differ by one entry, so deltas shrink a push
 // several times over; see docs/bench/sync.md.
-var packWindow uint = 10
+var packWindow uint = 0
 
 // missingObjects lists the objects reachable from local that a remote at
 // remoteTip lacks: the new commits, and the trees and blobs of their trees

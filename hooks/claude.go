@@ -161,7 +161,9 @@ var claudeNoise = []string{
 	"<user-prompt-submit-hook>",
 }
 
-var ideBlockRe = regexp.MustCompile(`(?s)<(ide_opened_file|ide_selection|ide_diagnostics)>.*?</(?:ide_opened_file|ide_selection|ide_diagnostics)>`)
+// Blocks that ride along with a typed prompt: IDE context (VS Code) and
+// hook reminders. They are kept beside the prompt as a system turn.
+var ideBlockRe = regexp.MustCompile(`(?s)<(ide_opened_file|ide_selection|ide_diagnostics|system-reminder)>.*?</(?:ide_opened_file|ide_selection|ide_diagnostics|system-reminder)>`)
 var commandNameRe = regexp.MustCompile(`(?s)<command-name>(.*?)</command-name>`)
 var commandArgsRe = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
 
@@ -332,7 +334,7 @@ func classifyPrompt(rec *ccRecord) {
 			return
 		}
 	}
-	rec.side = strings.Join(side, "\n")
+	rec.side = cutGitMemContext(strings.Join(side, "\n"))
 	switch {
 	case strings.Contains(text, "<command-name>"):
 		m := commandNameRe.FindStringSubmatch(text)

@@ -517,17 +517,20 @@ func TestClaudeInjectedContextAndNoise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"why does the build fail?", `[{"ok": 1}] fix it`}
+	want := []string{"why does the build fail?", `[{"ok": 1}] fix it`, "and add a test"}
 	if got := prompts(res.Exchanges); !reflect.DeepEqual(got, want) {
 		t.Fatalf("prompts %q, want %q", got, want)
 	}
 	for _, ex := range res.Exchanges {
 		c := string(ex.Canonical())
-		for _, bad := range []string{"git-mem-context", "recalled: use retries", "old memory", "memory hit", "Set model to opus", "Caveat"} {
+		for _, bad := range []string{"git-mem-context", "recalled: use retries", "old memory", "memory hit", "Set model to opus", "Caveat", "leaked memory"} {
 			if strings.Contains(c, bad) {
 				t.Errorf("%s keeps %q", ex.ID, bad)
 			}
 		}
+	}
+	if r := res.Exchanges[2].Render(); !strings.Contains(r, "system: <system-reminder>\n\nkeep tests short") {
+		t.Errorf("reminder not kept beside the prompt:\n%s", r)
 	}
 	r := res.Exchanges[1].Render()
 	for _, w := range []string{"no more hits", "[git mem context omitted]", "[conversation compacted]", "This session is being continued", "Fixed."} {

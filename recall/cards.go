@@ -15,8 +15,8 @@ const maxHeaderQuery = 120
 // FormatCard renders one card for the block: a head line with what the agent
 // needs to drill down (short commit id, date, project, rooms), then the core
 // and the one specific detail. withProject is false when the block is about
-// one project already.
-func FormatCard(e *memory.Entry, withProject bool) string {
+// one project already; similar counts the identical cards folded into it.
+func FormatCard(e *memory.Entry, withProject bool, similar int) string {
 	var b strings.Builder
 	b.WriteString("[")
 	b.WriteString(e.Short)
@@ -30,7 +30,11 @@ func FormatCard(e *memory.Entry, withProject bool) string {
 		b.WriteString(" | ")
 		b.WriteString(strings.Join(e.Rooms, " "))
 	}
-	b.WriteString("]\n")
+	b.WriteString("]")
+	if similar > 0 {
+		fmt.Fprintf(&b, " (+%d similar)", similar)
+	}
+	b.WriteString("\n")
 	b.WriteString(oneLine(e.Core))
 	if c := oneLine(e.Context); c != "" {
 		b.WriteString("\n")
@@ -43,7 +47,7 @@ func FormatCard(e *memory.Entry, withProject bool) string {
 // head line as its card, so packing verbatim text can be compared with
 // packing cards (docs/bench/recall.md).
 func FormatVerbatim(e *memory.Entry, ex *exchange.Exchange, withProject bool) string {
-	head, _, _ := strings.Cut(FormatCard(e, withProject), "\n")
+	head, _, _ := strings.Cut(FormatCard(e, withProject, 0), "\n")
 	return head + "\n" + Sanitize(ex.Render())
 }
 

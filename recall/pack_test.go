@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -118,8 +119,28 @@ func TestFormatCard(t *testing.T) {
 		{false, "[a1b2c3d 2026-03-02 | file:auth_middleware concept:nil_pointer]\nFixed the nil pointer.\npanic: nil map"},
 	}
 	for _, tt := range tests {
-		if got := FormatCard(e, tt.withProject); got != tt.want {
+		if got := FormatCard(e, tt.withProject, 0); got != tt.want {
 			t.Errorf("FormatCard(withProject=%v) =\n%s\nwant\n%s", tt.withProject, got, tt.want)
 		}
+	}
+}
+
+func TestClaudeSessionStart(t *testing.T) {
+	block := Pack("header", []string{`a "quoted" <b> & \ card` + "\n" + "日本語"}, 200).Text
+	out, err := ClaudeSessionStart(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if got.HookSpecificOutput.HookEventName != "SessionStart" || got.HookSpecificOutput.AdditionalContext != block {
+		t.Fatalf("got %+v", got)
 	}
 }

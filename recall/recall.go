@@ -2,10 +2,12 @@ package recall
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/memory"
 )
 
@@ -32,6 +34,9 @@ type Request struct {
 type Card struct {
 	memory.Entry
 	Score float64 `json:"score,omitempty"`
+	// Collapsed lists the identical or near-identical exchanges folded
+	// into this card, newest first.
+	Collapsed []string `json:"collapsed,omitempty"`
 }
 
 // Result is a packed block and what went into it.
@@ -90,16 +95,16 @@ func recallQuery(ctx context.Context, m *memory.Memory, req Request) (*Result, e
 	if len(hits) == 0 {
 		return res, nil
 	}
-	entries := make([]*memory.Entry, len(hits))
-	for i := range hits {
-		entries[i] = &hits[i].Entry
+	cards := make([]Card, len(hits))
+	for i, h := range hits {
+		cards[i] = Card{Entry: h.Entry, Score: h.Score, Collapsed: h.Collapsed}
 	}
-	items, err := itemsOf(m, entries, req, true)
+	items, err := itemsOf(m, cards, req, true)
 	if err != nil {
 		return nil, err
 	}
 	p := Pack(queryHeader(req.Query), items, req.Budget)
-	res.fill(p, len(items), func(i int) Card { return Card{Entry: hits[i].Entry, Score: hits[i].Score} })
+	res.fill(p, len(items), func(i int) Card { return cards[i] })
 	return res, nil
 }
 
@@ -123,17 +128,25 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 	if len(match) == 0 {
 		return res, nil
 	}
-	res.Rooms = topRooms(match, headerRooms)
+	res.Rooms = topRooms(match, f.Project, headerRooms)
 	// Counting tokens is the costly part: only format as many cards as
 	// could fit (a token is at least ~1 byte of card text, so 4x the
-	// budget in bytes is a generous bound).
-	var cand []*memory.Entry
+	// budget in bytes is a generous bound). Identical cards (a repeated
+	// standup note) take one slot, as in search.
+	var cand []Card
+	slot := map[string]int{}
 	size := 0
 	for _, e := range match {
+		key := strings.ToLower(oneLine(e.Core) + "\x00" + oneLine(e.Context))
+		if i, ok := slot[key]; ok {
+			cand[i].Collapsed = append(cand[i].Collapsed, e.Exchange)
+			continue
+		}
 		if size > 4*req.Budget || len(cand) >= 2000 {
 			break
 		}
-		cand = append(cand, e)
+		slot[key] = len(cand)
+		cand = append(cand, Card{Entry: *e})
 		size += len(e.Core) + len(e.Context) + 40
 	}
 	items, err := itemsOf(m, cand, req, f.Project == "")
@@ -141,18 +154,19 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 		return nil, err
 	}
 	p := Pack(projectHeader(f.Project, res.Rooms), items, req.Budget)
-	res.fill(p, len(items), func(i int) Card { return Card{Entry: *cand[i]} })
+	res.fill(p, len(items), func(i int) Card { return cand[i] })
 	return res, nil
 }
 
 // itemsOf renders the candidates as cards or, for Request.Verbatim, as the
 // exchanges themselves (read from git only as far as the budget can use).
-func itemsOf(m *memory.Memory, es []*memory.Entry, req Request, withProject bool) ([]string, error) {
-	items := make([]string, 0, len(es))
+func itemsOf(m *memory.Memory, cs []Card, req Request, withProject bool) ([]string, error) {
+	items := make([]string, 0, len(cs))
 	size := 0
-	for _, e := range es {
+	for i := range cs {
+		e := &cs[i].Entry
 		if !req.Verbatim {
-			items = append(items, FormatCard(e, withProject))
+			items = append(items, FormatCard(e, withProject, len(cs[i].Collapsed)))
 			continue
 		}
 		if size > 8*req.Budget {
@@ -183,12 +197,16 @@ func (r *Result) fill(p Packed, candidates int, card func(i int) Card) {
 }
 
 // topRooms counts the rooms of the entries, the busiest first (ties by
-// name), at most n.
-func topRooms(es []*memory.Entry, n int) []memory.RoomCount {
+// name), at most n; the project's own room says nothing new and is left out.
+func topRooms(es []*memory.Entry, project string, n int) []memory.RoomCount {
 	idx := map[string]*memory.RoomCount{}
 	var order []*memory.RoomCount
+	own := "project:" + exchange.NormalizeRoomKey(project)
 	for _, e := range es {
 		for _, room := range e.Rooms {
+			if project != "" && room == own {
+				continue
+			}
 			rc := idx[room]
 			if rc == nil {
 				rc = &memory.RoomCount{Room: room}
@@ -219,4 +237,16 @@ func sortRooms(rs []memory.RoomCount) {
 		}
 		return rs[i].Room < rs[j].Room
 	})
+}
+
+// ClaudeSessionStart is what a Claude Code SessionStart hook prints to add
+// the block to the session's context.
+func ClaudeSessionStart(block string) ([]byte, error) {
+	type specific struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	}
+	return json.Marshal(struct {
+		HookSpecificOutput specific `json:"hookSpecificOutput"`
+	}{specific{"SessionStart", block}})
 }

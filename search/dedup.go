@@ -1,7 +1,12 @@
 package search
 
 import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
 	"hash/fnv"
+	"os"
 	"strings"
 	"unicode"
 )
@@ -93,3 +98,47 @@ func bandKeys(sig *[sigLen]uint32) [sigLen / bandRows]uint64 {
 	}
 	return keys
 }
+
+// writeSigs stores the signatures as raw little-endian uint32s after a
+// CRC-32C, atomically.
+func writeSigs(path string, sigs [][sigLen]uint32) error {
+	b := make([]byte, 4, 4+len(sigs)*sigLen*4)
+	for i := range sigs {
+		for _, v := range sigs[i] {
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+	}
+	binary.LittleEndian.PutUint32(b, crc32.Checksum(b[4:], crcTable))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write signatures: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write signatures: %w", err)
+	}
+	return nil
+}
+
+func readSigs(path string, n int) ([][sigLen]uint32, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != 4+n*sigLen*4 {
+		return nil, fmt.Errorf("%d bytes for %d signatures", len(b), n)
+	}
+	if crc32.Checksum(b[4:], crcTable) != binary.LittleEndian.Uint32(b) {
+		return nil, errors.New("checksum mismatch")
+	}
+	out := make([][sigLen]uint32, n)
+	p := 4
+	for i := range out {
+		for j := range out[i] {
+			out[i][j] = binary.LittleEndian.Uint32(b[p:])
+			p += 4
+		}
+	}
+	return out, nil
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)

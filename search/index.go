@@ -82,6 +82,7 @@ const (
 	docsFile     = "docs.gob"
 	vectorsFile  = "vectors.f32"
 	hnswFile     = "vectors.hnsw"
+	sigsFile     = "minhash.bin"
 )
 
 // bm25Totals are the true corpus statistics BM25 needs. Bleve v2.6.3 derives
@@ -107,7 +108,8 @@ type manifest struct {
 
 // docRec is what the index keeps per document besides its postings: the
 // fields a hit shows and the filters test, BM25 lengths and the dedup
-// signature. Row i of the table is row i of the vector matrix.
+// hash. Row i of the table is row i of the vector matrix and of the MinHash
+// signatures, which live in their own file because only a writer needs them.
 type docRec struct {
 	Seq                     int
 	Commit, ID              string
@@ -117,7 +119,6 @@ type docRec struct {
 	Project, Agent, Session string
 	VerbLen, DistLen        int32
 	Exact                   uint64
-	Sig                     [sigLen]uint32
 	Group                   int32 // row of the group's first member
 }
 
@@ -135,10 +136,14 @@ type Index struct {
 	logf     func(string, ...any)
 	idx      bleve.Index
 	man      manifest
-	recs     []docRec
-	byID     map[string]int32
-	vecs     *vector.Flat
-	graph    *vector.HNSW // nil below the crossover
+	seqs     []int        // per row: Seq (ranking tie-break)
+	groups   []int32      // per row: dedup group
+	tab      *table       // read-only: records decoded on demand
+	recs     []docRec     // all records (writer; reader once a filter needs them)
+	byID     map[string]int32 // writer only
+	vecs     *vector.Flat // loaded on first use by a reader
+	sigs     [][sigLen]uint32 // loaded by the first Add
+	graph    *vector.HNSW     // nil below the crossover
 	dirty    bool
 
 	mu       sync.Mutex
@@ -220,7 +225,7 @@ func (ix *Index) check() error {
 // create starts an empty index. Leftovers of a creation that crashed before
 // its manifest was written are discarded: the index is a cache.
 func (ix *Index) create() error {
-	for _, name := range []string{bleveDir, docsFile, vectorsFile, hnswFile} {
+	for _, name := range []string{bleveDir, docsFile, vectorsFile, hnswFile, sigsFile} {
 		if err := os.RemoveAll(filepath.Join(ix.dir, name)); err != nil {
 			return fmt.Errorf("create search index: %w", err)
 		}
@@ -235,6 +240,7 @@ func (ix *Index) create() error {
 	}
 	ix.idx = idx
 	ix.vecs = vector.NewFlat(ix.emb.Dims())
+	ix.recs = []docRec{}
 	ix.man = manifest{Schema: SchemaVersion, Analyzer: embed.AnalyzerVersion, Embedder: ix.emb.Name(),
 		Dims: ix.emb.Dims(), LastSeq: -1, BM25: bm25Totals{FieldLen: map[string]int64{}}}
 	ix.dirty = true
@@ -264,32 +270,89 @@ func (ix *Index) openBleve() error {
 }
 
 func (ix *Index) loadTables() error {
-	f, err := os.Open(filepath.Join(ix.dir, docsFile))
+	tab, err := readTable(filepath.Join(ix.dir, docsFile))
 	if err != nil {
 		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
 	}
-	defer f.Close()
-	if err := gob.NewDecoder(f).Decode(&ix.recs); err != nil {
-		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
+	n := len(tab.seqs)
+	if n != ix.man.Docs {
+		return fmt.Errorf("%s: manifest says %d docs, table has %d: %w", ix.dir, ix.man.Docs, n, ErrCorrupt)
 	}
-	ix.vecs, err = vector.ReadFlat(filepath.Join(ix.dir, vectorsFile))
-	if err != nil {
-		return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
+	// A truncated vector file is caught here by its size; its checksum is
+	// verified when a reader first needs the vectors.
+	want := vector.FileSize(ix.man.Dims, n)
+	if st, err := os.Stat(filepath.Join(ix.dir, vectorsFile)); err != nil || st.Size() != want {
+		return fmt.Errorf("%s: vectors: missing or not %d bytes: %w", ix.dir, want, ErrCorrupt)
 	}
-	if n := len(ix.recs); n != ix.man.Docs || ix.vecs.Len() != n || ix.vecs.Dims != ix.man.Dims {
-		return fmt.Errorf("%s: manifest says %d docs, table has %d, vectors %d×%d: %w",
-			ix.dir, ix.man.Docs, n, ix.vecs.Len(), ix.vecs.Dims, ErrCorrupt)
+	ix.tab, ix.seqs, ix.groups = tab, tab.seqs, tab.groups
+	if ix.readOnly {
+		return nil
+	}
+	if err := ix.ensureFull(); err != nil {
+		return err
 	}
 	for i := range ix.recs {
 		ix.byID[ix.recs[i].ID] = int32(i)
 	}
+	return ix.ensureVectors()
+}
+
+// ensureFull decodes every record (a writer, or a filtered search).
+func (ix *Index) ensureFull() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.recs != nil || ix.tab == nil {
+		return nil
+	}
+	recs := make([]docRec, len(ix.seqs))
+	for i := range recs {
+		r, err := ix.tab.rec(i)
+		if err != nil {
+			return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
+		}
+		recs[i] = r
+	}
+	ix.recs = recs
+	return nil
+}
+
+// rec returns the record of row.
+func (ix *Index) rec(row int32) (docRec, error) {
+	ix.mu.Lock()
+	full := ix.recs != nil
+	ix.mu.Unlock()
+	if full {
+		return ix.recs[row], nil
+	}
+	r, err := ix.tab.rec(int(row))
+	if err != nil {
+		return r, fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	return r, nil
+}
+
+// ensureVectors loads the vector file (and graph) on first use.
+func (ix *Index) ensureVectors() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.vecs != nil {
+		return nil
+	}
+	vecs, err := vector.ReadFlat(filepath.Join(ix.dir, vectorsFile))
+	if err != nil {
+		return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if vecs.Len() != len(ix.seqs) || vecs.Dims != ix.man.Dims {
+		return fmt.Errorf("%s: %d docs but %d×%d vectors: %w", ix.dir, len(ix.seqs), vecs.Len(), vecs.Dims, ErrCorrupt)
+	}
 	if ix.man.HNSW {
-		g, err := vector.ReadHNSW(filepath.Join(ix.dir, hnswFile), ix.vecs)
+		g, err := vector.ReadHNSW(filepath.Join(ix.dir, hnswFile), vecs)
 		if err != nil {
 			return fmt.Errorf("%s: hnsw graph: %v: %w", ix.dir, err, ErrCorrupt)
 		}
 		ix.graph = g
 	}
+	ix.vecs = vecs
 	return nil
 }
 
@@ -372,13 +435,15 @@ func (ix *Index) addBatch(docs []Doc) error {
 		return fmt.Errorf("embedder %s returned %d vectors for %d texts", ix.emb.Name(), len(vecs), len(docs))
 	}
 	preps := prepare(docs)
-	ix.ensureDedupMaps()
+	if err := ix.ensureDedupMaps(); err != nil {
+		return err
+	}
 	b := ix.idx.NewBatch()
 	for i := range docs {
 		d, p := &docs[i], &preps[i]
 		rec := docRec{Seq: d.Seq, Commit: d.Commit, ID: d.ID, Time: d.Time, Core: d.Core, Context: d.Context,
 			Rooms: d.Rooms, Files: d.Files, Project: d.Project, Agent: d.Agent, Session: d.Session,
-			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)), Exact: p.exact, Sig: p.sig}
+			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)), Exact: p.exact}
 		fields := map[string]any{
 			fieldVerbatim:  strings.Join(p.verb, " "),
 			fieldDistilled: strings.Join(p.dist, " "),
@@ -388,7 +453,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 		if !d.Time.IsZero() {
 			fields["time"] = d.Time
 		}
-		if err := b.Index(d.ID, fields); err != nil {
+		if err := b.Index(bleveID(row), fields); err != nil {
 			return fmt.Errorf("index exchange %s: %w", d.ID, err)
 		}
 		row, known := ix.byID[d.ID]
@@ -399,10 +464,18 @@ func (ix *Index) addBatch(docs []Doc) error {
 		} else {
 			row = int32(len(ix.recs))
 			ix.recs = append(ix.recs, docRec{})
+			ix.seqs = append(ix.seqs, 0)
+			ix.groups = append(ix.groups, 0)
 			ix.byID[d.ID] = row
+		}
+		if int(row) == len(ix.sigs) {
+			ix.sigs = append(ix.sigs, p.sig)
+		} else {
+			ix.sigs[row] = p.sig
 		}
 		rec.Group = ix.assignGroup(row, &rec)
 		ix.recs[row] = rec
+		ix.seqs[row], ix.groups[row] = rec.Seq, rec.Group
 		if err := ix.vecs.Set(int(row), vecs[i]); err != nil {
 			return fmt.Errorf("embedder %s: exchange %s: %w", ix.emb.Name(), d.ID, err)
 		}
@@ -454,22 +527,30 @@ func prepare(docs []Doc) []prep {
 	return out
 }
 
-func (ix *Index) ensureDedupMaps() {
+func (ix *Index) ensureDedupMaps() error {
 	if ix.exactIdx != nil {
-		return
+		return nil
+	}
+	if len(ix.recs) > 0 {
+		sigs, err := readSigs(filepath.Join(ix.dir, sigsFile), len(ix.recs))
+		if err != nil {
+			return fmt.Errorf("%s: signatures: %v: %w", ix.dir, err, ErrCorrupt)
+		}
+		ix.sigs = sigs
 	}
 	ix.exactIdx = make(map[uint64]int32, len(ix.recs))
 	ix.bands = make(map[uint64][]int32, len(ix.recs)*2)
 	for i := range ix.recs {
 		ix.indexDedup(int32(i), &ix.recs[i])
 	}
+	return nil
 }
 
 func (ix *Index) indexDedup(row int32, r *docRec) {
 	if _, ok := ix.exactIdx[r.Exact]; !ok {
 		ix.exactIdx[r.Exact] = row
 	}
-	for _, k := range bandKeys(&r.Sig) {
+	for _, k := range bandKeys(&ix.sigs[row]) {
 		ix.bands[k] = append(ix.bands[k], row)
 	}
 }
@@ -481,9 +562,9 @@ func (ix *Index) assignGroup(row int32, rec *docRec) int32 {
 	if r, ok := ix.exactIdx[rec.Exact]; ok && r != row {
 		best = r
 	} else {
-		for _, k := range bandKeys(&rec.Sig) {
+		for _, k := range bandKeys(&ix.sigs[row]) {
 			for _, r := range ix.bands[k] {
-				if r != row && (best < 0 || r < best) && similar(&ix.recs[r].Sig, &rec.Sig) {
+				if r != row && (best < 0 || r < best) && similar(&ix.sigs[r], &ix.sigs[row]) {
 					best = r
 				}
 			}
@@ -560,6 +641,11 @@ func (ix *Index) flush() error {
 	}
 	if err := ix.vecs.Write(filepath.Join(ix.dir, vectorsFile)); err != nil {
 		return err
+	}
+	if ix.exactIdx != nil || len(ix.recs) == 0 { // signatures loaded (or none yet)
+		if err := writeSigs(filepath.Join(ix.dir, sigsFile), ix.sigs); err != nil {
+			return err
+		}
 	}
 	ix.man.HNSW = false
 	if len(ix.recs) >= HNSWCrossover {

@@ -1,0 +1,161 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+func newMemory(t *testing.T) *Memory {
+	t.Helper()
+	t.Setenv("HOME", t.TempDir())
+	m, created, err := Init(filepath.Join(t.TempDir(), "mem.git"))
+	if err != nil || !created {
+		t.Fatalf("init: %v", err)
+	}
+	return m
+}
+
+func ex(id, session, when, user, reply string) *exchange.Exchange {
+	return &exchange.Exchange{ID: id, Session: session, Time: when, Project: "p",
+		Turns: []exchange.Turn{{Role: "user", Text: user}, {Role: "assistant", Text: reply}}}
+}
+
+func TestAddLogShowAndEntryCache(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	rep, err := m.Add(ctx, []*exchange.Exchange{
+		ex("a", "s1", "2026-01-02T00:00:00Z", "fix the flaky retry test", "raised the timeout in retry_test.go"),
+		ex("b", "s1", "2026-01-01T00:00:00Z", "rename calcTax", "renamed calcTax to computeTax"),
+	}, AddOptions{})
+	if err != nil || rep.Added != 2 || !rep.Indexed {
+		t.Fatalf("add: %+v %v", rep, err)
+	}
+	got, err := m.Log(Filter{}, 0)
+	if err != nil || len(got) != 2 || got[0].Exchange != "a" || got[1].Exchange != "b" {
+		t.Fatalf("log: %v %v", got, err)
+	}
+	// The cache is extended, not rebuilt, by a later add; a new exchange with
+	// an older time still sorts by its own time.
+	if _, err := m.Add(ctx, []*exchange.Exchange{ex("c", "s2", "2025-12-31T00:00:00Z", "older work", "done")}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = m.Log(Filter{}, 0)
+	if len(got) != 3 || got[2].Exchange != "c" {
+		t.Fatalf("log after add: %v", ids(got))
+	}
+	got, _ = m.Log(Filter{Session: "s1"}, 1)
+	if len(got) != 1 || got[0].Exchange != "a" {
+		t.Fatalf("log -n 1 --session s1: %v", ids(got))
+	}
+	e, blob, err := m.Show(got[0].Short)
+	if err != nil || e.Exchange != "a" || !bytes.Contains(blob, []byte("flaky retry")) {
+		t.Fatalf("show by commit: %v %s %v", e, blob, err)
+	}
+	if _, _, err := m.Show("nope"); err == nil {
+		t.Fatal("show of a missing id succeeded")
+	}
+	// Deleting the cache loses nothing.
+	os.Remove(m.entryCachePath())
+	got, _ = m.Log(Filter{}, 0)
+	if len(got) != 3 {
+		t.Fatalf("log without cache: %v", ids(got))
+	}
+}
+
+func ids(es []*Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Exchange)
+	}
+	return out
+}
+
+// A secret in the input is in no git object and no file under the git dir.
+func TestSecretsNeverStored(t *testing.T) {
+	m := newMemory(t)
+	secret := "ghp_" + strings.Repeat("Ab3dE", 7) + "x"
+	in := ex("s", "s1", "2026-01-01T00:00:00Z", "use token "+secret+" for the deploy", "deployed with GITHUB_TOKEN="+secret)
+	rep, err := m.Add(context.Background(), []*exchange.Exchange{in}, AddOptions{})
+	if err != nil || rep.Redacted == 0 {
+		t.Fatalf("add: %+v %v", rep, err)
+	}
+	if _, _, err := m.Search(context.Background(), SearchQuery{Text: "deploy token"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Repo.Repack(); err != nil {
+		t.Fatal(err)
+	}
+	// Every object, decompressed.
+	out, err := exec.Command("sh", "-c", "git --git-dir '"+m.Repo.Dir()+"' cat-file --batch-all-objects --batch").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte(secret)) {
+		t.Fatal("the secret is in a git object")
+	}
+	if !bytes.Contains(out, []byte("[REDACTED:")) {
+		t.Fatal("no redaction marker in the stored objects")
+	}
+	// Every file under the git dir (indexes, caches, logs), raw.
+	err = filepath.Walk(m.Repo.Dir(), func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(secret)) {
+			t.Errorf("the secret is in %s", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSearchAfterIndexDeletedIsIdentical(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	var exs []*exchange.Exchange
+	for i, txt := range []string{"retry timeout in the webhook", "webhook signature check", "timeout of the db pool", "retry the webhook on 500", "unrelated css change"} {
+		exs = append(exs, ex(string(rune('a'+i)), "s", "2026-01-01T00:00:00Z", txt, "done: "+txt))
+	}
+	if _, err := m.Add(ctx, exs, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	q := SearchQuery{Text: "webhook retry timeout", K: 5}
+	before, _, err := m.Search(ctx, q)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("search: %v %v", before, err)
+	}
+	if err := os.RemoveAll(m.IndexDir()); err != nil {
+		t.Fatal(err)
+	}
+	after, _, err := m.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("%d results before, %d after", len(before), len(after))
+	}
+	for i := range before {
+		if before[i].Exchange != after[i].Exchange {
+			t.Fatalf("result %d: %s before, %s after", i, before[i].Exchange, after[i].Exchange)
+		}
+	}
+	if _, err := m.Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, _, _ := m.Search(ctx, q)
+	for i := range before {
+		if before[i].Exchange != again[i].Exchange {
+			t.Fatalf("after reindex, result %d: %s before, %s after", i, before[i].Exchange, again[i].Exchange)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package search
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"time"
+)
+
+// The document table (docs.bin) is read by every search process, so it is a
+// flat binary file that opens without decoding every record: a fixed-width
+// column part (Seq, Group, offset) that ranking needs, then the records
+// themselves, decoded only for the hits shown (or all of them when a filter
+// needs their fields).
+//
+//	magic[8] n:u32 crc:u32 (crc of everything after the header)
+//	n × { seq:i64 group:i32 off:u32 }
+//	records: uvarint-prefixed strings and numbers (see encodeRec)
+
+const (
+	tableMagic  = "GMDOCS\x00\x01"
+	tableHeader = 16
+	tableFixed  = 16
+)
+
+func encodeRec(b []byte, r *docRec) []byte {
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	strs := func(ss []string) {
+		b = binary.AppendUvarint(b, uint64(len(ss)))
+		for _, s := range ss {
+			str(s)
+		}
+	}
+	str(r.Commit)
+	str(r.ID)
+	str(r.Core)
+	str(r.Context)
+	str(r.Project)
+	str(r.Agent)
+	str(r.Session)
+	strs(r.Rooms)
+	strs(r.Files)
+	tb, _ := r.Time.MarshalBinary() // keeps the zone offset
+	str(string(tb))
+	b = binary.AppendUvarint(b, uint64(r.VerbLen))
+	b = binary.AppendUvarint(b, uint64(r.DistLen))
+	b = binary.LittleEndian.AppendUint64(b, r.Exact)
+	return b
+}
+
+var errShort = errors.New("record truncated")
+
+func decodeRec(b []byte, r *docRec) error {
+	p := 0
+	uv := func() (uint64, error) {
+		v, n := binary.Uvarint(b[p:])
+		if n <= 0 {
+			return 0, errShort
+		}
+		p += n
+		return v, nil
+	}
+	str := func() (string, error) {
+		l, err := uv()
+		if err != nil || uint64(len(b)-p) < l {
+			return "", errShort
+		}
+		s := string(b[p : p+int(l)])
+		p += int(l)
+		return s, nil
+	}
+	strs := func() ([]string, error) {
+		n, err := uv()
+		if err != nil || n > uint64(len(b)) {
+			return nil, errShort
+		}
+		var out []string
+		for i := uint64(0); i < n; i++ {
+			s, err := str()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	var err error
+	for _, dst := range []*string{&r.Commit, &r.ID, &r.Core, &r.Context, &r.Project, &r.Agent, &r.Session} {
+		if *dst, err = str(); err != nil {
+			return err
+		}
+	}
+	if r.Rooms, err = strs(); err != nil {
+		return err
+	}
+	if r.Files, err = strs(); err != nil {
+		return err
+	}
+	tb, err := str()
+	if err != nil {
+		return err
+	}
+	r.Time = time.Time{}
+	if err := r.Time.UnmarshalBinary([]byte(tb)); err != nil {
+		return fmt.Errorf("time: %w", err)
+	}
+	vl, err := uv()
+	if err != nil {
+		return err
+	}
+	dl, err := uv()
+	if err != nil {
+		return err
+	}
+	r.VerbLen, r.DistLen = int32(vl), int32(dl)
+	if len(b)-p < 8 {
+		return errShort
+	}
+	r.Exact = binary.LittleEndian.Uint64(b[p:])
+	return nil
+}
+
+func writeTable(path string, recs []docRec) error {
+	n := len(recs)
+	b := make([]byte, tableHeader+n*tableFixed, tableHeader+n*(tableFixed+200))
+	copy(b, tableMagic)
+	binary.LittleEndian.PutUint32(b[8:], uint32(n))
+	for i := range recs {
+		fx := b[tableHeader+i*tableFixed:]
+		binary.LittleEndian.PutUint64(fx, uint64(int64(recs[i].Seq)))
+		binary.LittleEndian.PutUint32(fx[8:], uint32(recs[i].Group))
+		binary.LittleEndian.PutUint32(fx[12:], uint32(len(b)))
+		b = encodeRec(b, &recs[i])
+	}
+	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(b[tableHeader:], crcTable))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write document table: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write document table: %w", err)
+	}
+	return nil
+}
+
+// table is the loaded file: hot columns decoded, records on demand.
+type table struct {
+	raw    []byte
+	seqs   []int
+	groups []int32
+	offs   []uint32
+}
+
+func readTable(path string) (*table, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < tableHeader || string(b[:8]) != tableMagic {
+		return nil, errors.New("bad header")
+	}
+	n := int(binary.LittleEndian.Uint32(b[8:]))
+	if n < 0 || len(b) < tableHeader+n*tableFixed {
+		return nil, fmt.Errorf("%d bytes for %d records", len(b), n)
+	}
+	if crc32.Checksum(b[tableHeader:], crcTable) != binary.LittleEndian.Uint32(b[12:]) {
+		return nil, errors.New("checksum mismatch")
+	}
+	t := &table{raw: b, seqs: make([]int, n), groups: make([]int32, n), offs: make([]uint32, n+1)}
+	for i := 0; i < n; i++ {
+		fx := b[tableHeader+i*tableFixed:]
+		t.seqs[i] = int(int64(binary.LittleEndian.Uint64(fx)))
+		t.groups[i] = int32(binary.LittleEndian.Uint32(fx[8:]))
+		t.offs[i] = binary.LittleEndian.Uint32(fx[12:])
+		if int(t.offs[i]) < tableHeader+n*tableFixed || int(t.offs[i]) > len(b) || i > 0 && t.offs[i] < t.offs[i-1] ||
+			t.groups[i] < 0 || int(t.groups[i]) >= n {
+			return nil, fmt.Errorf("record %d: bad offset or group", i)
+		}
+	}
+	t.offs[n] = uint32(len(b))
+	return t, nil
+}
+
+func (t *table) rec(row int) (docRec, error) {
+	var r docRec
+	if err := decodeRec(t.raw[t.offs[row]:t.offs[row+1]], &r); err != nil {
+		return r, fmt.Errorf("document table record %d: %w", row, err)
+	}
+	r.Seq, r.Group = t.seqs[row], t.groups[row]
+	return r, nil
+}
