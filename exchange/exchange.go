@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -191,6 +193,17 @@ func (ex *Exchange) Validate() error {
 	if allEmpty {
 		return errors.New("empty text in every turn")
 	}
+	for i, t := range ex.Turns {
+		if err := checkNumbers(t.Input); err != nil {
+			return fmt.Errorf("turn %d: input: %v", i+1, err)
+		}
+		if err := checkNumbers(anyMap(t.Extra)); err != nil {
+			return fmt.Errorf("turn %d: %v", i+1, err)
+		}
+	}
+	if err := checkNumbers(anyMap(ex.Extra)); err != nil {
+		return err
+	}
 	if ex.Time != "" {
 		if _, err := ParseTime(ex.Time); err != nil {
 			return fmt.Errorf("field \"time\": %q is not RFC 3339 (e.g. 2026-03-01T10:00:00Z)", ex.Time)
@@ -272,4 +285,36 @@ func (ex *Exchange) UserText() string {
 		}
 	}
 	return b.String()
+}
+
+func anyMap(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+// checkNumbers rejects numbers that have no finite float64 value (1e400):
+// canonical JSON could not write them.
+func checkNumbers(v any) error {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("number %s is out of range", x)
+		}
+	case []any:
+		for _, e := range x {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -288,7 +288,7 @@ func parseClaude(r io.Reader, name string, probs *[]Problem) ([]*ccRecord, error
 	seen := map[string]bool{}
 	err := readLines(r, name, probs, func(l line) {
 		rec := &ccRecord{line: l.n}
-		if err := json.Unmarshal(l.data, rec); err != nil {
+		if err := json.Unmarshal(slimToolUseResult(l.data), rec); err != nil {
 			*probs = append(*probs, badLine(name, l, err))
 			return
 		}
@@ -334,7 +334,7 @@ func classifyPrompt(rec *ccRecord) {
 			return
 		}
 	}
-	rec.side = cutGitMemContext(strings.Join(side, "\n"))
+	rec.side = clip(cutGitMemContext(strings.Join(side, "\n")))
 	switch {
 	case strings.Contains(text, "<command-name>"):
 		m := commandNameRe.FindStringSubmatch(text)
@@ -350,9 +350,9 @@ func classifyPrompt(rec *ccRecord) {
 		}
 		rec.kind, rec.text = commandPrompt, cmd
 	case strings.HasPrefix(text, "<bash-input>"):
-		rec.kind, rec.text = commandPrompt, text
+		rec.kind, rec.text = commandPrompt, clip(text)
 	default:
-		rec.kind, rec.text = realPrompt, text
+		rec.kind, rec.text = realPrompt, clip(text)
 	}
 }
 

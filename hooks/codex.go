@@ -141,8 +141,8 @@ func readCodex(r io.Reader, name, thread string, opt Options) (Result, error) {
 					ex.Time = rec.Timestamp
 				}
 				cur = newBuilder(ex)
-				cur.text(exchange.RoleUser, prompt, nil)
-				cur.text(exchange.RoleSystem, side, nil)
+				cur.text(exchange.RoleUser, clip(prompt), nil)
+				cur.text(exchange.RoleSystem, clip(side), nil)
 				bs = append(bs, cur)
 			case "task_complete":
 				if cur != nil {

@@ -3,9 +3,11 @@ package hooks
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +97,9 @@ func FuzzClaudeCode(f *testing.F) {
 		checkReader(t, func(opt Options) (Result, error) {
 			return readClaude(bytes.NewReader(data), "fuzz.jsonl", "fuzz", nil, opt)
 		})
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			checkSlim(t, line)
+		}
 	})
 }
 
@@ -172,5 +177,41 @@ func BenchmarkReadSynthetic5000(b *testing.B) {
 		if err != nil || len(res.Exchanges) != 5000 {
 			b.Fatalf("%v: %d exchanges", err, len(res.Exchanges))
 		}
+	}
+}
+
+// checkSlim: cutting toolUseResult out of a valid line changes nothing the
+// reader decodes.
+func checkSlim(t *testing.T, line []byte) {
+	if !json.Valid(line) {
+		return
+	}
+	slim := slimToolUseResult(line)
+	if !json.Valid(slim) {
+		t.Fatalf("slim line is not JSON:\n%s\n%s", line, slim)
+	}
+	var a, b ccRecord
+	errA := json.Unmarshal(line, &a)
+	errB := json.Unmarshal(slim, &b)
+	if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
+		t.Fatalf("slim line decodes differently (%v / %v):\n%s\n%s", errA, errB, line, slim)
+	}
+}
+
+func TestSlimToolUseResult(t *testing.T) {
+	files, _ := filepath.Glob("testdata/claude/*.jsonl")
+	shared, _ := filepath.Glob(sharedFixtures + "/claude-code/*.jsonl")
+	for _, p := range append(files, shared...) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			checkSlim(t, line)
+		}
+	}
+	big := `{"type":"user","toolUseResult":{"originalFile":"` + strings.Repeat(`x\"}{[`, 100) + `","agentId":"a1"},"uuid":"u"}`
+	if got := string(slimToolUseResult([]byte(big))); got != `{"type":"user","toolUseResult":{"agentId":"a1"},"uuid":"u"}` {
+		t.Errorf("slim = %s", got)
 	}
 }

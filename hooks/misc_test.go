@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gitmem/git-mem/exchange"
 )
 
 func TestProjectFromCwd(t *testing.T) {
@@ -153,5 +155,29 @@ func TestListSessions(t *testing.T) {
 	}
 	if _, err := ListSessions(FormatCodex, filepath.Join(croot, "missing")); err == nil {
 		t.Error("missing root accepted")
+	}
+}
+
+func TestFilesTouched(t *testing.T) {
+	in := func(kv ...string) map[string]any {
+		m := map[string]any{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	ex := &exchange.Exchange{Agent: AgentClaudeCode, Turns: []exchange.Turn{
+		{Role: exchange.RoleUser, Text: "go"},
+		{Role: exchange.RoleTool, Name: "Read", Input: in("file_path", "/r.go")},
+		{Role: exchange.RoleTool, Name: "MultiEdit", Input: in("file_path", "/m.go")},
+		{Role: exchange.RoleTool, Name: "NotebookEdit", Input: in("notebook_path", "/n.ipynb")},
+		{Role: exchange.RoleTool, Name: "Edit", Input: in("file_path", "/refused.go"), Extra: map[string]any{"is_error": true}},
+		{Role: exchange.RoleTool, Name: "shell", Input: map[string]any{"command": []any{"bash", "-lc", "apply_patch <<'EOF'\n*** Begin Patch\n*** Delete File: old.ts\n*** Update File: a.ts\n*** Move to: b.ts\n*** End Patch\nEOF"}}},
+		{Role: exchange.RoleTool, Name: "Write", Input: in("file_path", "/m.go")},
+		{Role: exchange.RoleSystem, Text: "Applied edit to not-aider.go"},
+	}}
+	want := []string{"/m.go", "/n.ipynb", "old.ts", "a.ts", "b.ts"}
+	if got := FilesTouched(ex); !reflect.DeepEqual(got, want) {
+		t.Errorf("FilesTouched = %q, want %q", got, want)
 	}
 }

@@ -282,7 +282,8 @@ var aiderAppliedRe = regexp.MustCompile(`(?m)^Applied edit to (.+?)\s*$`)
 // FilesTouched lists the files an exchange modified, in first-seen order:
 // Claude Code Edit/MultiEdit/Write/NotebookEdit inputs, apply_patch headers
 // in any tool input (Codex), and Aider's "Applied edit to" lines. Files only
-// read are not included. Paths are as the agent wrote them.
+// read, and edits that failed or were refused, are not included. Paths are
+// as the agent wrote them.
 func FilesTouched(ex *exchange.Exchange) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -296,6 +297,9 @@ func FilesTouched(ex *exchange.Exchange) []string {
 	for _, t := range ex.Turns {
 		switch t.Role {
 		case exchange.RoleTool:
+			if t.Extra["is_error"] == true {
+				continue // a refused or failed edit left the file as it was
+			}
 			if key, ok := editTools[t.Name]; ok {
 				if m, ok := t.Input.(map[string]any); ok {
 					if s, ok := m[key].(string); ok {

@@ -82,7 +82,8 @@ func TestSharedClaudeCode(t *testing.T) {
 			first:   []string{"Hey Claude, please have a look", "oh, I didn't find", "I'd actually love", "Do we even need", "Oh no, we lost", "could we reuse"},
 			files: map[int][]string{
 				0: nil,
-				1: {"/Users/dain/workspace/claude-code-log/claude_code_log/renderer.py", "/Users/dain/workspace/claude-code-log/claude_code_log/templates/transcript.html", "/Users/dain/workspace/claude-code-log/claude_code_log/templates/components/session_nav_styles.css", "/Users/dain/workspace/claude-code-log/test_combined_link.py"},
+				// Its Write of test_combined_link.py was refused (is_error).
+				1: {"/Users/dain/workspace/claude-code-log/claude_code_log/renderer.py", "/Users/dain/workspace/claude-code-log/claude_code_log/templates/transcript.html", "/Users/dain/workspace/claude-code-log/claude_code_log/templates/components/session_nav_styles.css"},
 				4: {"/Users/dain/workspace/claude-code-log/claude_code_log/templates/transcript.html"},
 			},
 		},
