@@ -8,7 +8,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gitmem/git-mem/exchange"
@@ -140,10 +142,20 @@ func TestCompression(t *testing.T) {
 	}
 }
 
-// TestDumpCards prints cards for reading; GIT_MEM_DUMP=N prints every Nth.
+// TestDumpCards prints cards for reading: GIT_MEM_DUMP=N prints every Nth,
+// GIT_MEM_DUMP_IDS=a,b the named exchanges.
 func TestDumpCards(t *testing.T) {
 	step := 0
 	fmt.Sscan(os.Getenv("GIT_MEM_DUMP"), &step)
+	ids := map[string]bool{}
+	for _, id := range strings.Split(os.Getenv("GIT_MEM_DUMP_IDS"), ",") {
+		if id != "" {
+			ids[id] = true
+		}
+	}
+	if len(ids) > 0 {
+		step = 1
+	}
 	if step <= 0 {
 		t.Skip("set GIT_MEM_DUMP=N to print every Nth card")
 	}
@@ -154,14 +166,21 @@ func TestDumpCards(t *testing.T) {
 	exs := loadExchanges(t, glob)
 	for i := 0; i < len(exs); i += step {
 		ex := exs[i]
+		if len(ids) > 0 && !ids[ex.ID] {
+			continue
+		}
 		c := heuristicCard(ex)
 		fmt.Printf("=== %s\nPROMPT: %q\nCORE:   %s\nCTX:    %s\nROOMS:  %v\nFILES:  %v\n", ex.ID, clip(cleanSpaces(ex.UserText()), 300), c.Core, c.Context, exchange.RoomStrings(c.Rooms), c.Files)
 	}
 }
 
+// BenchmarkHeuristicCoding distills every coding exchange on one goroutine.
+// Besides wall-clock throughput it reports exchanges per CPU-second of the
+// process, which stays meaningful on a busy machine.
 func BenchmarkHeuristicCoding(b *testing.B) {
 	exs := loadExchanges(b, codingGlob)
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	n := 0
 	for i := 0; i < b.N; i++ {
 		for _, ex := range exs {
@@ -170,4 +189,15 @@ func BenchmarkHeuristicCoding(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "exchanges/s")
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(n)/cpu.Seconds(), "exchanges/cpu-s")
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

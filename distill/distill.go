@@ -44,7 +44,11 @@ func (h Heuristic) Distill(ctx context.Context, ex *exchange.Exchange) (card exc
 	// as an error so the caller can record and skip the exchange.
 	defer func() {
 		if r := recover(); r != nil {
-			card, err = exchange.Card{}, fmt.Errorf("heuristic distiller: internal error on exchange %q: %v", ex.ID, r)
+			id := ""
+			if ex != nil {
+				id = ex.ID
+			}
+			card, err = exchange.Card{}, fmt.Errorf("heuristic distiller: internal error on exchange %q: %v", id, r)
 		}
 	}()
 	return heuristicCard(ex), nil

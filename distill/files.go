@@ -300,7 +300,7 @@ func cleanPathToken(tok string) (string, bool) {
 // looksLikePath accepts a name with a known extension, a path with a
 // directory and a file extension, or a known extensionless file.
 func looksLikePath(p string) bool {
-	if len(p) < 3 || len(p) > 260 || strings.Contains(p, "://") || strings.Contains(p, "..."){
+	if len(p) < 3 || len(p) > 260 || strings.Contains(p, "://") || strings.Contains(p, "...") {
 		return false
 	}
 	base := path.Base(strings.TrimRight(p, "/"))

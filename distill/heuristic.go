@@ -88,11 +88,11 @@ func askText(p prompt) string {
 			}
 			parts = append(parts, s)
 			n += len(s)
-			if n >= 60 || len(parts) == 2 {
+			if enough(n, parts) {
 				break
 			}
 		}
-		if n >= 60 || len(parts) == 2 {
+		if enough(n, parts) {
 			break
 		}
 	}
@@ -114,6 +114,18 @@ func askText(p prompt) string {
 		}
 	}
 	return clip(upperFirst(ask), maxAsk)
+}
+
+// enough says the ask has its first sentence or two; a sentence ending in
+// ":" announces a list, so its first item is taken too.
+func enough(n int, parts []string) bool {
+	if len(parts) == 0 {
+		return false
+	}
+	if strings.HasSuffix(parts[len(parts)-1], ":") && len(parts) < 3 {
+		return false
+	}
+	return n >= 60 || len(parts) >= 2
 }
 
 // isBoilerplate drops the template sentences some editors wrap around a
@@ -150,8 +162,10 @@ var outcomeWords = []string{"fixed", "added", "updated", "created", "removed", "
 // doneText reports what the agent did: its closing summary sentence, plus
 // the files it edited.
 func doneText(ex *exchange.Exchange) string {
-	summary := ""
-	for i := len(ex.Turns) - 1; i >= 0 && summary == ""; i-- {
+	// The last reply usually reports the outcome; when it only announces
+	// more work, an earlier reply that reports one is better.
+	summary, bestScore, seen := "", 0, 0
+	for i := len(ex.Turns) - 1; i >= 0 && seen < 4; i-- {
 		t := ex.Turns[i]
 		if t.Role != exchange.RoleAssistant || strings.TrimSpace(t.Text) == "" {
 			continue
@@ -159,7 +173,15 @@ func doneText(ex *exchange.Exchange) string {
 		if th, _ := t.Extra["thinking"].(bool); th {
 			continue
 		}
-		summary = summarySentence(t.Text)
+		seen++
+		s, score := summarySentence(t.Text)
+		score -= seen - 1
+		if score > bestScore {
+			summary, bestScore = s, score
+		}
+		if bestScore >= 6 {
+			break
+		}
 	}
 	edited := editedFiles(ex)
 	if len(edited) > 0 {
@@ -184,41 +206,86 @@ func doneText(ex *exchange.Exchange) string {
 	return clip(summary, maxDone)
 }
 
-// summarySentence picks the sentence of a reply that says what was done:
-// the first one reporting an outcome, else the first substantive one.
-func summarySentence(text string) string {
-	var first string
-	for i, s := range sentences(text, 40) {
-		s = trimFiller(s)
+// summarySentence picks the sentence of a reply that says what was done.
+// Sentences are scored: reporting an outcome in the agent's own voice
+// ("I've fixed…", "Added…", "X is now…") scores high; list items, headings,
+// templates and announcements of work score low; earlier sentences win ties.
+func summarySentence(text string) (string, int) {
+	best, bestScore := "", 0
+	for i, u := range sentenceUnits(text, 40) {
+		s := trimFiller(u.text)
 		l := strings.ToLower(s)
-		if wordCount(s) < 4 || strings.HasSuffix(s, ":") && wordCount(s) < 8 {
+		if wordCount(s) < 4 || strings.HasSuffix(s, ":") && wordCount(s) < 8 || isPlan(s) ||
+			strings.Contains(s, "YYYY") || strings.Contains(l, "lorem ipsum") {
 			continue
 		}
-		if isPlan(s) {
-			continue
-		}
+		score := 3
 		for _, w := range outcomeWords {
 			if strings.Contains(l, w) {
-				return upperFirst(strings.TrimRight(s, ":"))
+				score += 3
+				break
 			}
 		}
-		if first == "" && i < 12 {
-			first = upperFirst(strings.TrimRight(s, ":"))
+		for _, p := range []string{"i've ", "i have ", "i fixed", "i added", "i updated", "i created",
+			"i removed", "i changed", "i implemented", "i refactored", "i moved", "i renamed", "the build ",
+			"all tests", "fixed ", "added ", "updated ", "created ", "removed ", "implemented "} {
+			if strings.HasPrefix(l, p) {
+				score += 3
+				break
+			}
+		}
+		if u.bullet {
+			score -= 2
+		}
+		if u.heading {
+			score -= 3
+		}
+		if strings.Contains(s, ": ") && strings.Index(s, ": ") < 30 {
+			score-- // "Label: detail" lines are list material
+		}
+		if strings.Contains(s, " --") || strings.Contains(s, " # ") || strings.Contains(s, "'#") {
+			score -= 3 // a command line, not a sentence
+		}
+		if shouting(s) >= 2 {
+			score -= 3 // rule files and banners quoted in the reply
+		}
+		if f := strings.Fields(l); len(f) > 0 && imperatives[f[0]] {
+			score -= 2 // instructions to the user, not an outcome
+		}
+		score -= i / 8
+		if score > bestScore {
+			best, bestScore = upperFirst(strings.TrimRight(s, ":")), score
 		}
 	}
-	return first
+	return best, bestScore
+}
+
+var imperatives = wordSet(`use run try make add create open check install set go see click navigate
+ensure follow copy paste replace restart please consider verify start stop`)
+
+// shouting counts all-caps words of four letters or more.
+func shouting(s string) int {
+	n := 0
+	for _, w := range strings.Fields(s) {
+		w = strings.Trim(w, ".,;:!?()*\"'")
+		if len(w) >= 4 && strings.ToUpper(w) == w && hasLetter(w) && !hasDigit(w) && !strings.ContainsAny(w, "_.") {
+			n++
+		}
+	}
+	return n
 }
 
 // contextText picks the most specific detail, copied verbatim: an error
 // line (the prompt first, then tool output, then the replies), else the most
 // specific sentence, else a command.
 func contextText(ex *exchange.Exchange, p prompt, core string) string {
+	lcore := strings.ToLower(core)
 	inCore := func(s string) bool {
-		s = strings.TrimRight(s, "…")
+		s = strings.ToLower(strings.TrimRight(s, "…"))
 		if len(s) > 40 {
 			s = s[:40]
 		}
-		return strings.Contains(core, s)
+		return strings.Contains(lcore, s)
 	}
 	skip := inCore
 	if e := errorLine(strings.Join(p.pasted, "\n"), skip); e != "" {

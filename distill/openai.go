@@ -33,7 +33,7 @@ type OpenAIConfig struct {
 	Concurrency int           // requests in flight at once; default 4
 	Timeout     time.Duration // per request; default 60s
 	CacheDir    string        // one JSON file per exchange; "" disables the cache
-	MaxRetries  int           // retries on 429, 5xx, timeouts and network errors; default 3
+	MaxRetries  int           // retries on 429, 5xx, timeouts and network errors; 0 means 3, <0 none
 }
 
 // OpenAI distills with a chat-completions model behind any OpenAI-compatible

@@ -281,9 +281,9 @@ func TestNewOpenAINeedsModel(t *testing.T) {
 func TestLanguage(t *testing.T) {
 	cases := map[string]string{
 		"The retry in the middleware gives up too early and it is not what we want for this.": "English",
-		"Le délai est trop court et la nouvelle tentative est abandonnée pour les requêtes.":    "French",
-		"重试超时太短了，请把它改成三十秒，然后运行测试看看是否通过。":                                                     "Chinese/Japanese",
-		"fix":                                  "",
+		"Le délai est trop court et la nouvelle tentative est abandonnée pour les requêtes.":  "French",
+		"重试超时太短了，请把它改成三十秒，然后运行测试看看是否通过。":                                                      "Chinese/Japanese",
+		"fix": "",
 	}
 	for in, want := range cases {
 		if got := language(in); got != want {

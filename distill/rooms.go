@@ -161,16 +161,27 @@ func chatCard(ex *exchange.Exchange, card *exchange.Card) {
 		}
 	}
 	card.Core = strings.Join(core, " ")
+	// The speakers' names are in every exchange of a conversation: they
+	// neither make a sentence informative nor name a room.
+	speakers := map[string]bool{}
+	for _, t := range ex.Turns {
+		if sp, ok := t.Extra["speaker"].(string); ok {
+			for _, w := range strings.Fields(sp) {
+				speakers[strings.ToLower(w)] = true
+				speakers[roomKey(w)] = true
+			}
+		}
+	}
 	best, bestScore := "", -1
 	for _, t := range reply {
 		for _, s := range splitSentences(cleanSpaces(t.Text)) {
-			if sc := infoScore(s); sc > bestScore {
+			if sc := infoScore(s, speakers); sc > bestScore {
 				best, bestScore = speakerOf(t)+s, sc
 			}
 		}
 	}
 	card.Context = clip(best, maxContext)
-	tc := newTermCounter(map[string]bool{})
+	tc := newTermCounter(speakers)
 	for _, t := range ex.Turns {
 		tc.text(t.Text, 1)
 	}
@@ -198,11 +209,12 @@ func speakerOf(t exchange.Turn) string {
 
 // infoScore favours sentences with names, numbers and long words; a bare
 // question or an interjection says little.
-func infoScore(s string) int {
+func infoScore(s string, skip map[string]bool) int {
 	score := 0
-	for i, w := range strings.Fields(s) {
+	words := strings.Fields(s)
+	for i, w := range words {
 		w = strings.Trim(w, ".,;:!?()\"'")
-		if w == "" {
+		if w == "" || skip[strings.ToLower(w)] {
 			continue
 		}
 		r := []rune(w)
@@ -217,6 +229,9 @@ func infoScore(s string) int {
 	}
 	if strings.HasSuffix(s, "?") {
 		score /= 2
+	}
+	if len(words) < 4 {
+		score -= 2
 	}
 	return score
 }
@@ -461,4 +476,7 @@ warnings exception exceptions bug bugs debug debugging console terminal shell sc
 method's class's works fine error-free local remote main master default dev development production
 prod staging run-time runtime compile compiled compiler build-time lint linter linting format
 formatting style styles test's issue-free approach update's changes commit's push pushed pull
-install installed installing setup configure configured deploy deployed deployment deployments`)
+install installed installing setup configure configured deploy deployed deployment deployments
+happy amazing awesome beautiful wonderful glad excited love loved lovely fun pic picture photo image
+day days life feel feeling felt sounds sound beats getting super totally definitely glad hope hoping
+moments moment stuff cool nice thanks yeah wow tough kind really pretty lot`)

@@ -158,6 +158,41 @@ func isLogLine(line string) bool {
 	return false
 }
 
+// unit is a sentence with where it stood: a list item or a heading.
+type unit struct {
+	text            string
+	bullet, heading bool
+}
+
+// sentenceUnits splits text like sentences, remembering list items and
+// headings.
+func sentenceUnits(s string, max int) []unit {
+	var out []unit
+	inFence := false
+	for _, line := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence || t == "" || strings.HasPrefix(t, "|") {
+			continue
+		}
+		heading := strings.HasPrefix(t, "#")
+		bullet := strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") || strings.HasPrefix(t, "• ") ||
+			len(t) > 2 && t[0] >= '0' && t[0] <= '9' && (t[1] == '.' || t[1] == ')')
+		for _, snt := range splitSentences(t) {
+			if c := cleanMarkdown(snt); c != "" {
+				out = append(out, unit{c, bullet, heading})
+				if len(out) >= max {
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
 // sentences splits text into sentences and lines, cleaned of markdown.
 func sentences(s string, max int) []string {
 	var out []string

@@ -2,14 +2,35 @@ package memory
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 
 	"github.com/gitmem/git-mem/distill"
 	"github.com/gitmem/git-mem/search/embed"
 )
 
-// Filled in once the distill and embed packages expose their OpenAI clients.
+// apiKey reads the key from the configured environment variable: the key
+// itself is never written to a config file.
+func apiKey(cfg Config) string {
+	name := cfg.OpenAI.APIKeyEnv
+	if name == "" {
+		name = "OPENAI_API_KEY"
+	}
+	return os.Getenv(name)
+}
+
 func newOpenAIDistiller(cfg Config, memDir string) (distill.Distiller, error) {
-	return nil, errors.New("the openai distiller is not available in this build")
+	if cfg.OpenAI.Model == "" {
+		return nil, errors.New("config: distiller openai needs openai.model in config.yaml")
+	}
+	return distill.NewOpenAI(distill.OpenAIConfig{
+		BaseURL:     cfg.OpenAI.BaseURL,
+		APIKey:      apiKey(cfg),
+		Model:       cfg.OpenAI.Model,
+		Concurrency: cfg.OpenAI.Concurrency,
+		Timeout:     cfg.OpenAI.Timeout,
+		CacheDir:    filepath.Join(memDir, "cache", "distill"),
+	})
 }
 
 func newOpenAIEmbedder(cfg Config) (embed.Embedder, error) {
