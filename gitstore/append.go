@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -158,19 +157,7 @@ func (r *Repo) flush(mem *memory.Storage, order []plumbing.Hash) error {
 		}
 		return nil
 	}
-	w, err := r.st.PackfileWriter()
-	if err != nil {
-		return fmt.Errorf("write pack: %w", err)
-	}
-	enc := packfile.NewEncoder(w, mem, false)
-	if _, err := enc.Encode(order, 0); err != nil {
-		w.Close()
-		return fmt.Errorf("write pack: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("write pack: %w", err)
-	}
-	return nil
+	return r.writePack(mem, order)
 }
 
 // overlay reads objects from the batch in memory first, then from the repo.
