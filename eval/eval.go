@@ -337,6 +337,9 @@ func cloneAll(exs []*exchange.Exchange) []*exchange.Exchange {
 	return out
 }
 
+// Uncategorised is the by_category key of queries without a category.
+const Uncategorised = "uncategorised"
+
 // modeAcc gathers one mode's scores.
 type modeAcc struct {
 	mode      string
@@ -360,14 +363,18 @@ func (a *modeAcc) add(q Query, s score, collapsed int) {
 		return
 	}
 	a.all.add(s)
-	c := a.cats[q.Category]
+	key := q.Category
+	if key == "" {
+		key = Uncategorised
+	}
+	c := a.cats[key]
 	if c == nil {
 		c = &acc{}
-		a.cats[q.Category] = c
+		a.cats[key] = c
 	}
 	c.add(s)
 	if q.CategoryName != "" {
-		a.names[q.Category] = q.CategoryName
+		a.names[key] = q.CategoryName
 	}
 }
 

@@ -109,7 +109,7 @@ func TestLoadLayouts(t *testing.T) {
 		t.Fatalf("sets %v, skipped %v", sets, skipped)
 	}
 	sets, _, err = Load(filepath.Join(dir, "a"))
-	if err != nil || len(sets) != 1 || sets[0].Name != "." || len(sets[0].Exchanges) != 1 {
+	if err != nil || len(sets) != 1 || sets[0].Name != "a" || len(sets[0].Exchanges) != 1 {
 		t.Fatalf("single folder: %v %v", sets, err)
 	}
 	if _, _, err := Load(filepath.Join(dir, "held")); err == nil || !strings.Contains(err.Error(), "no eval set") {

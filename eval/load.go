@@ -39,7 +39,7 @@ type Query struct {
 
 // Set is one eval folder: one memory and the queries run against it.
 type Set struct {
-	Name      string // folder name relative to DIR ("." for DIR itself)
+	Name      string // the subfolder's name, or DIR's own when it is the set
 	Dir       string
 	Exchanges []*exchange.Exchange
 	Queries   []Query
@@ -52,7 +52,11 @@ type Set struct {
 // relevant id absent from the folder's exchanges is an error with file:line.
 func Load(dir string) (sets []Set, skipped []string, err error) {
 	if isSet(dir) {
-		s, err := loadSet(dir, ".")
+		name := filepath.Base(dir)
+		if abs, err := filepath.Abs(dir); err == nil {
+			name = filepath.Base(abs)
+		}
+		s, err := loadSet(dir, name)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -73,10 +73,7 @@ func modeLabel(m ModeReport) string {
 }
 
 func catLabel(key, name string) string {
-	switch {
-	case key == "":
-		return "uncategorised"
-	case name != "" && name != key:
+	if name != "" && name != key {
 		return key + " " + name
 	}
 	return key

@@ -217,7 +217,9 @@ func TestStaleLockOfDeadWriterIsRecovered(t *testing.T) {
 
 func writer(t *testing.T, dir, prefix string, n, batch int) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "GITSTORE_TEST_WRITER="+dir, "GITSTORE_TEST_PREFIX="+prefix,
+	// A background repack would outlive the test and race its cleanup;
+	// TestBackgroundRepack covers it.
+	cmd.Env = append(os.Environ(), "GIT_MEM_AUTO_REPACK=0", "GITSTORE_TEST_WRITER="+dir, "GITSTORE_TEST_PREFIX="+prefix,
 		"GITSTORE_TEST_N="+strconv.Itoa(n), "GITSTORE_TEST_BATCH="+strconv.Itoa(batch))
 	return cmd
 }
@@ -277,4 +279,44 @@ func TestKilledWriterThenRerunStoresEachOnce(t *testing.T) {
 		}
 	}
 	fsck(t, r.Dir())
+}
+
+func TestBackgroundRepack(t *testing.T) {
+	r := newRepo(t)
+	// Loose objects: one small Append per entry.
+	for i := 0; i < 700; i++ {
+		if _, err := r.Append([]Entry{testEntry(fmt.Sprintf("r-%d", i))}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loose := func() int {
+		n := 0
+		dirs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "??"))
+		for _, d := range dirs {
+			ents, _ := os.ReadDir(d)
+			n += len(ents)
+		}
+		return n
+	}
+	if loose() < looseLimit/2 {
+		t.Skipf("only %d loose objects", loose())
+	}
+	// Crossing the limit started a detached repack; wait for its pack.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if packs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "pack-*.pack")); len(packs) > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if l, err := LockFile(filepath.Join(r.MemDir(), "pack.lock"), 60*time.Second); err == nil {
+		l.Unlock()
+	}
+	if n := loose(); n >= looseLimit {
+		t.Fatalf("%d loose objects left after the background repack", n)
+	}
+	fsck(t, r.Dir())
+	if n := len(countCommits(t, r)); n != 700 {
+		t.Fatalf("%d commits", n)
+	}
 }

@@ -18,11 +18,10 @@ const looseLimit = 2000
 // otherwise start in the user's next git command. go-git's repack was 3x
 // slower and 3x larger here, so the git CLI does it.
 func (r *Repo) maybeRepack() {
-	if gitCLI() == "" {
+	if gitCLI() == "" || os.Getenv("GIT_MEM_AUTO_REPACK") == "0" {
 		return
 	}
-	ents, err := os.ReadDir(filepath.Join(r.dir, "objects", "17"))
-	if err != nil || len(ents)*256 < looseLimit {
+	if r.estimateLoose() < looseLimit {
 		return
 	}
 	l, ok, err := TryLockFile(filepath.Join(r.MemDir(), "pack.lock"))
@@ -37,6 +36,17 @@ func (r *Repo) maybeRepack() {
 	if err := cmd.Start(); err == nil {
 		go func() { _ = cmd.Wait() }() // the process outlives us when we exit first
 	}
+}
+
+// estimateLoose counts loose objects the way `git gc --auto` does, from a
+// sample of the 256 fan-out folders (here 8 of them).
+func (r *Repo) estimateLoose() int {
+	n := 0
+	for _, d := range []string{"17", "3a", "5c", "80", "9e", "b4", "d1", "f0"} {
+		ents, _ := os.ReadDir(filepath.Join(r.dir, "objects", d))
+		n += len(ents)
+	}
+	return n * 256 / 8
 }
 
 // Repack packs loose objects now (used by tests and `git mem gc`-like paths).

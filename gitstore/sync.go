@@ -209,7 +209,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	if err != nil {
 		return res, err
 	}
-	res.URL = redactURL(url)
+	res.URL = RedactURL(url)
 	a, err := newRemoteAuth(url, opt.Auth)
 	if err != nil {
 		return res, err
@@ -226,6 +226,9 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	}
 	track := TrackingRef(remote)
 	fetched := map[plumbing.Hash]bool{}
+	cacheTip, cache, _ := r.loadAncestry()
+	var lastTip plumbing.Hash // main as merged, and its ancestry: the next cache
+	var lastAnc map[plumbing.Hash]bool
 	for round := 1; ; round++ {
 		res.Rounds = round
 		if err := ctx.Err(); err != nil {
@@ -241,7 +244,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			return res, err
 		}
 		restore := func() { r.restoreTracking(track, known) }
-		theirsAnc, err := r.ancestry(theirs)
+		theirsAnc, err := r.ancestryFrom(theirs, cacheTip, cache)
 		if err != nil {
 			restore()
 			return res, err
@@ -249,11 +252,11 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		if !known.IsZero() && !theirs.IsZero() && !theirsAnc[known] {
 			if _, err := r.Commit(known); err == nil {
 				restore()
-				return res, fmt.Errorf("%w: %s's main (%s) no longer contains %s, which it held at the last sync. "+
-					"git mem will not merge it or force-push over it. If the rewrite was meant (e.g. to remove an exchange), "+
-					"adopt it with `git --git-dir %s fetch %s +main:main && git --git-dir %s update-ref -d %s`; "+
-					"otherwise restore the remote by pushing this memory's main to it with plain git",
-					ErrRewritten, remote, short(theirs), short(known), r.dir, remote, r.dir, track)
+				return res, fmt.Errorf("%w: %s's main (%s) no longer contains %s, which it held at the last sync; "+
+					"git mem will not merge it or force-push over it, nothing was changed. "+
+					"To merge anyway (bringing back what the rewrite removed): `git --git-dir %s update-ref -d %s` then `git mem sync`. "+
+					"To adopt the rewrite (what only this memory holds is dropped): `git --git-dir %s fetch %s +main:main`",
+					ErrRewritten, remote, short(theirs), short(known), r.dir, track, r.dir, remote)
 			}
 		}
 		// Bring theirs into main; main may move under us (an append): redo.
@@ -263,7 +266,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			if err != nil {
 				return res, err
 			}
-			oursAnc, err := r.ancestry(ours)
+			oursAnc, err := r.ancestryFrom(ours, cacheTip, cache)
 			if err != nil {
 				return res, err
 			}
@@ -308,7 +311,22 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 				}
 				res.Merged += m
 			}
-			head = next
+			head, lastTip = next, next
+			switch next {
+			case ours:
+				lastAnc = oursAnc
+			case theirs:
+				lastAnc = theirsAnc
+			default: // the merge: both sides and itself
+				lastAnc = make(map[plumbing.Hash]bool, len(oursAnc)+len(theirsAnc)+1)
+				for h := range oursAnc {
+					lastAnc[h] = true
+				}
+				for h := range theirsAnc {
+					lastAnc[h] = true
+				}
+				lastAnc[next] = true
+			}
 			break
 		}
 		// Push main (it may have moved on since: it descends from head).
@@ -320,7 +338,10 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			res.RemoteHead = theirs
 			break
 		}
-		sent, pushed, err := r.push(ctx, a, theirs, head)
+		if testHookBeforePush != nil {
+			testHookBeforePush()
+		}
+		sent, pushed, err := r.push(ctx, a, theirs, theirsAnc, head)
 		res.BytesSent += sent
 		if errors.Is(err, errPushRejected) && round < opt.Retries {
 			// Another machine pushed in between: fetch, merge and push again.
@@ -339,6 +360,9 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		_ = r.st.SetReference(plumbing.NewHashReference(track, head))
 		break
 	}
+	if !lastTip.IsZero() && lastTip != cacheTip {
+		r.saveAncestry(lastTip, lastAnc)
+	}
 	res.UpToDate = res.Fetched == 0 && res.Merged == 0 && res.Pushed == 0 && res.Before == res.Head
 	if res.Merged > 0 || res.Fetched > 0 {
 		r.maybeRepack()
@@ -346,11 +370,15 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	return res, nil
 }
 
+// testHookBeforePush lets a test push from elsewhere between our fetch
+// and our push (a deterministic push race).
+var testHookBeforePush func()
+
 func short(h plumbing.Hash) string { return h.String()[:7] }
 
 // push sends head to the remote; pushed counts its new record commits.
-func (r *Repo) push(ctx context.Context, a *remoteAuth, theirs, head plumbing.Hash) (sent int64, pushed int, err error) {
-	objs, commits, err := r.missingObjects(head, theirs)
+func (r *Repo) push(ctx context.Context, a *remoteAuth, theirs plumbing.Hash, theirsAnc map[plumbing.Hash]bool, head plumbing.Hash) (sent int64, pushed int, err error) {
+	objs, commits, err := r.missingObjects(head, theirs, theirsAnc)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -408,6 +408,12 @@ func TestSyncRefusesRewrittenRemoteHistory(t *testing.T) {
 	if got := strings.TrimSpace(gitOut(t, "--git-dir", url, "rev-parse", "main")); got != remoteTip {
 		t.Fatal("the remote was changed")
 	}
+	// The way out the message names: forget the old tip, then a union merge.
+	gitOut(t, "--git-dir", a.Dir(), "update-ref", "-d", string(TrackingRef("origin")))
+	mustSync(t, a)
+	if got := exchangeSet(t, url); len(got) != 6 {
+		t.Fatalf("after merging anyway: %v", got)
+	}
 }
 
 func TestSyncUnreachableAndAuthFailuresAreClear(t *testing.T) {
@@ -452,13 +458,19 @@ func TestSyncUnreachableAndAuthFailuresAreClear(t *testing.T) {
 	t.Setenv("GIT_MEM_USERNAME", "me")
 	t.Setenv("GIT_MEM_PASSWORD", "s3cret")
 	mustSync(t, h)
-	t.Setenv("GIT_MEM_USERNAME", "")
 	t.Setenv("GIT_MEM_PASSWORD", "")
+	t.Setenv("GIT_MEM_TOKEN", "s3cret") // a token, with the user from the URL
+	t.Setenv("GIT_MEM_USERNAME", "")
+	tok := memWith(t, strings.Replace(srv, "http://", "http://me@", 1)+"/remote.git", "t-1")
+	if res := mustSync(t, tok); res.Pushed != 1 {
+		t.Fatalf("token sync: %+v", res)
+	}
+	t.Setenv("GIT_MEM_TOKEN", "")
 	// So do the user's git credential helpers.
 	helper := "!f() { test \"$1\" = get && echo username=me && echo password=s3cret; true; }; f"
 	gitOut(t, "config", "--file", filepath.Join(base, "gitconfig"), "credential.helper", helper)
 	c := memWith(t, srv+"/remote.git", "c-1")
-	if res := mustSync(t, c); res.Fetched != 1 || res.Pushed != 1 {
+	if res := mustSync(t, c); res.Fetched != 2 || res.Pushed != 1 {
 		t.Fatalf("credential helper sync: %+v", res)
 	}
 }
@@ -569,4 +581,66 @@ func TestFetchOfEmptyAndUpToDateRemoteSucceeds(t *testing.T) {
 			t.Fatalf("fetch: %s %v", tip, err)
 		}
 	}
+}
+
+func TestSyncAncestryCacheIsOnlyACache(t *testing.T) {
+	url := bareRemote(t, t.TempDir(), "remote.git")
+	a := memWith(t, url, ids("a", 3)...)
+	b := memWith(t, url, ids("b", 2)...)
+	mustSync(t, a)
+	mustSync(t, b)
+	if _, _, ok := b.loadAncestry(); !ok {
+		t.Fatal("no ancestry cache after a sync")
+	}
+	// Damaged: ignored.
+	if err := os.WriteFile(b.ancestryCachePath(), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	appendIDs(t, b, "b-late")
+	if res := mustSync(t, b); res.Pushed != 1 {
+		t.Fatalf("with a damaged cache: %+v", res)
+	}
+	// The cache of an unrelated history (its tip is not an ancestor): ignored.
+	other := memWith(t, bareRemote(t, t.TempDir(), "other.git"), ids("o", 2)...)
+	mustSync(t, other)
+	data, err := os.ReadFile(other.ancestryCachePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, "--git-dir", a.Dir(), "fetch", "-q", other.Dir(), "main") // its objects exist locally
+	if err := os.WriteFile(a.ancestryCachePath(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	appendIDs(t, a, "a-late")
+	if res := mustSync(t, a); res.Fetched != 3 || res.Pushed != 1 || res.MergeCommit.IsZero() {
+		t.Fatalf("with a foreign cache: %+v", res)
+	}
+	if got := exchangeSet(t, url); len(got) != 7 {
+		t.Fatalf("remote: %v", got)
+	}
+	fsck(t, url)
+}
+
+func TestPushRaceIsRetried(t *testing.T) {
+	url := bareRemote(t, t.TempDir(), "remote.git")
+	a := memWith(t, url, ids("a", 2)...)
+	b := memWith(t, url, ids("b", 2)...)
+	raced := false
+	testHookBeforePush = func() {
+		if raced {
+			return
+		}
+		raced = true
+		testHookBeforePush = nil
+		mustSync(t, b) // b gets in first
+	}
+	t.Cleanup(func() { testHookBeforePush = nil })
+	res := mustSync(t, a)
+	if !raced || res.Rounds != 2 || res.Fetched != 2 || res.Pushed != 2 || res.MergeCommit.IsZero() {
+		t.Fatalf("race: %+v", res)
+	}
+	if got := exchangeSet(t, url); len(got) != 4 {
+		t.Fatalf("remote: %v", got)
+	}
+	fsck(t, url)
 }

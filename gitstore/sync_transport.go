@@ -3,7 +3,10 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"context"
+	"crypto/sha1"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,10 +19,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -29,10 +31,11 @@ import (
 // Credentials, in the order they are tried:
 //
 //   - http(s): a user and password in the URL; GIT_MEM_TOKEN (sent as the
-//     password, user GIT_MEM_USERNAME or "x-access-token"); GIT_MEM_USERNAME
-//     with GIT_MEM_PASSWORD; then, when the server asks for them, `git
-//     credential fill` (the user's git credential helpers), approved or
-//     rejected afterwards like git does.
+//     password, user GIT_MEM_USERNAME, else the URL's user, else
+//     "x-access-token"); GIT_MEM_USERNAME with GIT_MEM_PASSWORD; then, when
+//     the server asks for them, `git credential fill` (the user's git
+//     credential helpers, never prompting), approved or rejected afterwards
+//     like git does.
 //   - ssh: the ssh agent (SSH_AUTH_SOCK), else GIT_MEM_SSH_KEY, else the
 //     default keys ~/.ssh/id_ed25519, id_ecdsa, id_rsa (passphrase from
 //     GIT_MEM_SSH_PASSPHRASE); host keys are checked against
@@ -60,13 +63,16 @@ func newRemoteAuth(rawURL string, given transport.AuthMethod) (*remoteAuth, erro
 	switch ep.Protocol {
 	case "http", "https":
 		user, pass := ep.User, ep.Password
+		if u := os.Getenv("GIT_MEM_USERNAME"); u != "" && pass == "" {
+			user = u
+		}
 		if tok := os.Getenv("GIT_MEM_TOKEN"); tok != "" && pass == "" {
-			user, pass = os.Getenv("GIT_MEM_USERNAME"), tok
+			pass = tok
 			if user == "" {
 				user = "x-access-token"
 			}
 		} else if p := os.Getenv("GIT_MEM_PASSWORD"); p != "" && pass == "" {
-			user, pass = os.Getenv("GIT_MEM_USERNAME"), p
+			pass = p
 		}
 		if user != "" || pass != "" {
 			a.auth = &githttp.BasicAuth{Username: user, Password: pass}
@@ -190,20 +196,22 @@ func isAuthErr(err error) bool {
 // RemoteError is a failure to talk to a remote; nothing was changed.
 type RemoteError struct {
 	Remote, URL string
-	Kind        string // "unreachable", "auth", "not-found", "other"
+	Kind        string // "unreachable", "auth", "hostkey", "not-found", "other"
 	Err         error
 }
 
 func (e *RemoteError) Error() string {
 	where := e.Remote
 	if e.URL != "" {
-		where = fmt.Sprintf("%s (%s)", e.Remote, redactURL(e.URL))
+		where = fmt.Sprintf("%s (%s)", e.Remote, RedactURL(e.URL))
 	}
 	switch e.Kind {
 	case "unreachable":
 		return fmt.Sprintf("cannot reach remote %s: %v; nothing was changed, run `git mem sync` again when it is reachable", where, e.Err)
 	case "auth":
 		return fmt.Sprintf("remote %s refused the credentials (%v): set GIT_MEM_TOKEN (or GIT_MEM_USERNAME and GIT_MEM_PASSWORD), configure a git credential helper, or for ssh load your key with ssh-add; nothing was changed", where, e.Err)
+	case "hostkey":
+		return fmt.Sprintf("remote %s: the server's ssh host key is not known or does not match (%v): check it and add it to ~/.ssh/known_hosts (e.g. connect once with ssh); nothing was changed", where, e.Err)
 	case "not-found":
 		return fmt.Sprintf("remote %s: no git repository there (%v); create it (e.g. `git init --bare -b main` on the server) or fix the URL with `git mem remote add`", where, e.Err)
 	}
@@ -212,8 +220,8 @@ func (e *RemoteError) Error() string {
 
 func (e *RemoteError) Unwrap() error { return e.Err }
 
-// redactURL hides a password in a URL before it is shown.
-func redactURL(s string) string {
+// RedactURL hides a password in a URL before it is shown.
+func RedactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
 		return s
@@ -237,7 +245,9 @@ func classify(remote, rawURL string, err error) error {
 	var oe *net.OpError
 	s := err.Error()
 	switch {
-	case isAuthErr(err):
+	case strings.Contains(s, "knownhosts") || strings.Contains(s, "host key"):
+		kind = "hostkey"
+	case isAuthErr(err) || strings.Contains(s, "SSH_AUTH_SOCK"):
 		kind = "auth"
 	case errors.Is(err, transport.ErrRepositoryNotFound) || strings.Contains(s, "does not appear to be a git repository") ||
 		strings.Contains(s, "not a git repository") || strings.Contains(s, "no such file or directory"):
@@ -306,8 +316,7 @@ func (r *Repo) pushMain(ctx context.Context, a *remoteAuth, remoteTip, local plu
 		cw := &countingWriter{w: wr}
 		done := make(chan error, 1)
 		go func() {
-			refDeltas := ar == nil || !ar.Capabilities.Supports(capability.OFSDelta)
-			_, err := packfile.NewEncoder(cw, r.st, refDeltas).Encode(objs, packWindow)
+			_, err := writePack(cw, r.st, objs)
 			done <- wr.CloseWithError(err)
 		}()
 		req.Packfile = rd
@@ -337,75 +346,154 @@ func (r *Repo) pushMain(ctx context.Context, a *remoteAuth, remoteTip, local plu
 	return sent, err
 }
 
-// packWindow is the delta window of pushed packs (0 = no deltas). Trees of
-// consecutive memory commits differ by one entry, so deltas shrink a push
-// several times over; see docs/bench/sync.md.
-var packWindow uint = 0
+// writePack writes objs as a version 2 pack without deltas, each object
+// deflated at the fastest level with one reused compressor. go-git's
+// encoder spent most of a push resetting a default-level compressor per
+// object (docs/bench/sync.md); memory objects are small and deltas saved
+// little (1.40 MB without against 1.20 MB with a window of 10, at 3x the
+// time).
+func writePack(w io.Writer, st storer.EncodedObjectStorer, objs []plumbing.Hash) (int64, error) {
+	h := sha1.New()
+	cw := &countingWriter{w: io.MultiWriter(w, h)}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	var hdr [12]byte
+	copy(hdr[:], "PACK")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(len(objs)))
+	if _, err := bw.Write(hdr[:]); err != nil {
+		return 0, err
+	}
+	zw, _ := zlib.NewWriterLevel(bw, zlib.BestSpeed)
+	for _, oh := range objs {
+		o, err := st.EncodedObject(plumbing.AnyObject, oh)
+		if err != nil {
+			return 0, fmt.Errorf("read object %s: %w", oh, err)
+		}
+		size := o.Size()
+		b := byte(o.Type())<<4 | byte(size&0x0f)
+		size >>= 4
+		var eh []byte
+		for size > 0 {
+			eh = append(eh, b|0x80)
+			b = byte(size & 0x7f)
+			size >>= 7
+		}
+		eh = append(eh, b)
+		if _, err := bw.Write(eh); err != nil {
+			return 0, err
+		}
+		rd, err := o.Reader()
+		if err != nil {
+			return 0, err
+		}
+		zw.Reset(bw)
+		_, err = io.Copy(zw, rd)
+		rd.Close()
+		if err != nil {
+			return 0, err
+		}
+		if err := zw.Close(); err != nil {
+			return 0, err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	if _, err := w.Write(h.Sum(nil)); err != nil {
+		return 0, err
+	}
+	return cw.n + sha1.Size, nil
+}
 
 // missingObjects lists the objects reachable from local that a remote at
-// remoteTip lacks: the new commits, and the trees and blobs of their trees
-// that are not in the trees of the commits the remote already has at the
-// edge (what git's own push sends, without walking the whole history).
-func (r *Repo) missingObjects(local, remoteTip plumbing.Hash) (objs, commits []plumbing.Hash, err error) {
-	have, err := r.ancestry(remoteTip)
-	if err != nil {
-		return nil, nil, err
-	}
-	commits, boundary, err := r.only(local, have)
+// remoteTip lacks: the new commits, and of their trees what is not in the
+// remote tip's tree. Trees are compared path by path with the tip's, so
+// only the folders on changed paths are read, never the whole history (the
+// remote's trees only grow: everything in an older tree of the remote is in
+// its tip's, or is sent again, which git accepts). have is the ancestry of
+// remoteTip.
+func (r *Repo) missingObjects(local, remoteTip plumbing.Hash, have map[plumbing.Hash]bool) (objs, commits []plumbing.Hash, err error) {
+	commits, _, err = r.only(local, have)
 	if err != nil || len(commits) == 0 {
 		return nil, nil, err
 	}
-	known := map[plumbing.Hash]bool{}
-	for _, b := range boundary {
-		t, err := r.treeOf(b)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := r.markTree(t, known, nil); err != nil {
-			return nil, nil, err
-		}
+	base, err := r.treeOf(remoteTip)
+	if err != nil {
+		return nil, nil, err
 	}
-	var out []plumbing.Hash
+	w := &treeWalker{r: r, known: map[plumbing.Hash]bool{}, trees: map[plumbing.Hash]*object.Tree{}}
 	for i := len(commits) - 1; i >= 0; i-- { // oldest first
-		out = append(out, commits[i])
+		w.out = append(w.out, commits[i])
 		t, err := r.treeOf(commits[i])
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := r.markTree(t, known, &out); err != nil {
+		if err := w.markNew(t, base); err != nil {
 			return nil, nil, err
 		}
 	}
-	return out, commits, nil
+	return w.out, commits, nil
 }
 
-// markTree adds the tree t and everything under it that is not known yet
-// to known (and to out when given), skipping known subtrees.
-func (r *Repo) markTree(t plumbing.Hash, known map[plumbing.Hash]bool, out *[]plumbing.Hash) error {
-	if t.IsZero() || known[t] {
+type treeWalker struct {
+	r     *Repo
+	known map[plumbing.Hash]bool
+	trees map[plumbing.Hash]*object.Tree // decoded trees of the remote's tip
+	out   []plumbing.Hash
+}
+
+func (w *treeWalker) baseTree(h plumbing.Hash) (*object.Tree, error) {
+	if t, ok := w.trees[h]; ok {
+		return t, nil
+	}
+	t, err := object.GetTree(w.r.st, h)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	w.trees[h] = t
+	return t, nil
+}
+
+// markNew adds tree t and what under it differs from base (the remote's
+// tree at the same path; zero when it has none).
+func (w *treeWalker) markNew(t, base plumbing.Hash) error {
+	if t == base || w.known[t] {
 		return nil
 	}
-	known[t] = true
-	if out != nil {
-		*out = append(*out, t)
-	}
-	tree, err := object.GetTree(r.st, t)
+	w.known[t] = true
+	w.out = append(w.out, t)
+	tree, err := object.GetTree(w.r.st, t)
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", t, err)
 	}
+	var old map[string]object.TreeEntry
+	if !base.IsZero() {
+		bt, err := w.baseTree(base)
+		if err != nil {
+			return err
+		}
+		old = make(map[string]object.TreeEntry, len(bt.Entries))
+		for _, e := range bt.Entries {
+			old[e.Name] = e
+		}
+	}
 	for _, e := range tree.Entries {
-		switch e.Mode {
-		case filemode.Dir:
-			if err := r.markTree(e.Hash, known, out); err != nil {
+		o, ok := old[e.Name]
+		switch {
+		case ok && o.Hash == e.Hash:
+		case e.Mode == filemode.Dir:
+			var sub plumbing.Hash
+			if ok && o.Mode == filemode.Dir {
+				sub = o.Hash
+			}
+			if err := w.markNew(e.Hash, sub); err != nil {
 				return err
 			}
-		case filemode.Submodule:
+		case e.Mode == filemode.Submodule:
 		default:
-			if !known[e.Hash] {
-				known[e.Hash] = true
-				if out != nil {
-					*out = append(*out, e.Hash)
-				}
+			if !w.known[e.Hash] {
+				w.known[e.Hash] = true
+				w.out = append(w.out, e.Hash)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,16 +20,23 @@ import (
 	"github.com/gitmem/git-mem/tokens"
 )
 
-// buildBinary builds git-mem once for the test: the server runs as a real
-// subprocess over stdio, the way Claude Code and Codex start it.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "git-mem")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/git-mem")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+// TestMain lets the test binary serve MCP over its own stdio as a
+// subprocess, the way Claude Code and Codex start `git mem mcp`, without
+// building the CLI inside the test.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("MCPSERVER_TEST_SERVE"); dir != "" {
+		mem, err := memory.Open(dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(4)
+		}
+		if err := mcpserver.New(mem, "test").Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
-	return bin
+	os.Exit(m.Run())
 }
 
 // demoMemory is a temporary memory holding testdata/exchanges.jsonl.
@@ -83,23 +91,50 @@ func text(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
+// TestServerOverStdio runs the server as a subprocess over stdio.
 func TestServerOverStdio(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
-	bin := buildBinary(t)
 	dir := demoMemory(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	cmd := exec.Command(bin, "mcp", "--mem-dir", dir)
-	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "HOME="+home, "MCPSERVER_TEST_SERVE="+dir)
 	client := mcp.NewClient(&mcp.Implementation{Name: "git-mem-test", Version: "v0"}, nil)
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer session.Close()
+	exercise(ctx, t, session)
+}
 
+// TestServerInProcess drives the same tools over an in-memory transport.
+func TestServerInProcess(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	m, err := memory.Open(demoMemory(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := mcpserver.New(m, "test").Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "git-mem-test", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	exercise(ctx, t, session)
+}
+
+// exercise checks every tool through a connected client session.
+func exercise(ctx context.Context, t *testing.T, session *mcp.ClientSession) {
 	tools, err := session.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

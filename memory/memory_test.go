@@ -62,7 +62,7 @@ func TestAddLogShowAndEntryCache(t *testing.T) {
 		t.Fatal("show of a missing id succeeded")
 	}
 	// Deleting the cache loses nothing.
-	os.Remove(m.entryCachePath())
+	os.Remove(m.EntryCachePath())
 	got, _ = m.Log(Filter{}, 0)
 	if len(got) != 3 {
 		t.Fatalf("log without cache: %v", ids(got))

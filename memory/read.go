@@ -1,12 +1,8 @@
 package memory
 
 import (
-	"encoding/gob"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -117,129 +113,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// Entries returns every stored exchange once (a merge may bring the same
-// exchange id twice; the first seen from main wins), newest first by the
-// exchange's own time, ties by commit order. The list is cached under
-// mem/cache and brought up to date incrementally.
-func (m *Memory) Entries() ([]*Entry, error) {
-	head, err := m.Repo.Head()
-	if err != nil {
-		return nil, err
-	}
-	all, err := m.entriesAt(head)
-	if err != nil {
-		return nil, fmt.Errorf("read memory log: %w", err)
-	}
-	out := make([]*Entry, 0, len(all))
-	seen := make(map[string]bool, len(all))
-	for i, e := range all {
-		if seen[e.Exchange] {
-			continue
-		}
-		seen[e.Exchange] = true
-		e.seq = i
-		out = append(out, e)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Time.Equal(out[j].Time) {
-			return out[i].Time.After(out[j].Time)
-		}
-		return out[i].seq < out[j].seq
-	})
-	return out, nil
-}
-
-// entryCache is the parsed card of every commit in walk order (children
-// first), for the commit main pointed at.
-type entryCache struct {
-	Head    string
-	Entries []*Entry
-}
-
-func (m *Memory) entryCachePath() string {
-	return filepath.Join(m.Repo.MemDir(), "cache", "entries.gob")
-}
-
-// entriesAt lists the cards of every exchange commit reachable from head.
-// Commits added on top of the cached head are walked and prepended; a
-// history that changed otherwise (a merge, a reset) is walked whole.
-func (m *Memory) entriesAt(head plumbing.Hash) ([]*Entry, error) {
-	if head.IsZero() {
-		return nil, nil
-	}
-	var cache entryCache
-	if f, err := os.Open(m.entryCachePath()); err == nil {
-		if gob.NewDecoder(f).Decode(&cache) != nil {
-			cache = entryCache{}
-		}
-		f.Close()
-	}
-	if cache.Head == head.String() {
-		return cache.Entries, nil
-	}
-	stop := plumbing.ZeroHash
-	if cache.Head != "" {
-		stop = plumbing.NewHash(cache.Head)
-	}
-	var fresh []*Entry
-	reachedStop, merges := false, false
-	err := m.Repo.Walk(head, func(h plumbing.Hash) bool {
-		if h == stop {
-			reachedStop = true
-			return true
-		}
-		return false
-	}, func(c *object.Commit) error {
-		if len(c.ParentHashes) > 1 {
-			merges = true
-			return nil
-		}
-		if e := entryOf(c); e.Exchange != "" {
-			fresh = append(fresh, e)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var all []*Entry
-	switch {
-	case stop.IsZero():
-		all = fresh
-	case reachedStop && !merges:
-		all = append(fresh, cache.Entries...)
-	default:
-		// Not a plain extension of the cached history: walk it whole.
-		return m.rebuildEntries(head)
-	}
-	m.saveEntryCache(head, all)
-	return all, nil
-}
-
-func (m *Memory) rebuildEntries(head plumbing.Hash) ([]*Entry, error) {
-	var all []*Entry
-	err := m.Repo.Walk(head, nil, func(c *object.Commit) error {
-		if len(c.ParentHashes) > 1 {
-			return nil
-		}
-		if e := entryOf(c); e.Exchange != "" {
-			all = append(all, e)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	m.saveEntryCache(head, all)
-	return all, nil
-}
-
-func (m *Memory) saveEntryCache(head plumbing.Hash, all []*Entry) {
-	_ = WriteFileAtomic(m.entryCachePath(), func(f *os.File) error {
-		return gob.NewEncoder(f).Encode(entryCache{Head: head.String(), Entries: all})
-	})
 }
 
 // Log lists cards newest first, filtered, at most n (0 = all).

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -240,13 +241,18 @@ func sortRooms(rs []memory.RoomCount) {
 }
 
 // ClaudeSessionStart is what a Claude Code SessionStart hook prints to add
-// the block to the session's context.
+// the block to the session's context: one line of JSON, without HTML
+// escaping so the fence stays readable in logs.
 func ClaudeSessionStart(block string) ([]byte, error) {
 	type specific struct {
 		HookEventName     string `json:"hookEventName"`
 		AdditionalContext string `json:"additionalContext"`
 	}
-	return json.Marshal(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		HookSpecificOutput specific `json:"hookSpecificOutput"`
 	}{specific{"SessionStart", block}})
+	return b.Bytes(), err
 }

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -46,15 +49,43 @@ func benchIndex(b *testing.B, n int) string {
 		}
 	}
 	dir := filepath.Join(benchRoot, fmt.Sprint(n))
-	ix := buildIndex(b, dir, synthDocs(n, 42))
+	docs := synthDocs(n, 42)
+	var verbatim int64
+	for _, d := range docs {
+		verbatim += int64(len(d.Verbatim))
+	}
+	t0, cpu0 := time.Now(), cpuTime()
+	ix := buildIndex(b, dir, docs)
 	if err := ix.Close(); err != nil {
 		b.Fatal(err)
 	}
+	fmt.Fprintf(os.Stderr, "built %d docs in %v (%.0f docs/s, %v CPU); index %d bytes, verbatim %d bytes\n",
+		n, time.Since(t0).Round(time.Millisecond), float64(n)/time.Since(t0).Seconds(), (cpuTime() - cpu0).Round(time.Millisecond),
+		dirSize(dir), verbatim)
 	benchDirs[n] = dir
 	return dir
 }
 
 func TestMain(m *testing.M) {
+	// As a child of BenchmarkSearchProcess the test binary acts as the
+	// CLI: open read-only, search, print, exit.
+	if dir := os.Getenv("GITMEM_SEARCH_CHILD"); dir != "" {
+		ix, err := OpenReadOnly(dir, Options{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		hs, err := ix.Search(Query{Text: os.Getenv("GITMEM_SEARCH_QUERY"), Mode: os.Getenv("GITMEM_SEARCH_MODE"), K: 10})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		for _, h := range hs {
+			fmt.Println(h.Doc.ID, h.Score)
+		}
+		ix.Close()
+		os.Exit(0)
+	}
 	code := m.Run()
 	if benchRoot != "" {
 		os.RemoveAll(benchRoot)
@@ -84,6 +115,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 				verbatim += int64(len(d.Verbatim))
 			}
 			var size int64
+			cpu0 := cpuTime()
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
 				dir := filepath.Join(b.TempDir(), "index")
@@ -94,6 +126,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 				size = dirSize(dir)
 			}
 			b.ReportMetric(float64(n*b.N)/time.Since(start).Seconds(), "docs/s")
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(size)/float64(verbatim), "index/verbatim")
 			b.ReportMetric(float64(size)/(1<<20), "index-MiB")
 			b.ReportMetric(float64(verbatim)/(1<<20), "verbatim-MiB")
@@ -156,4 +189,44 @@ func BenchmarkSearchWarm(b *testing.B) {
 		}
 		ix.Close()
 	}
+}
+
+// BenchmarkSearchProcess runs each search in a new process (this test binary
+// re-executed as a stand-in for `git mem search`): process start, open,
+// search, print, exit. The reported p50/p95 are per process.
+func BenchmarkSearchProcess(b *testing.B) {
+	for _, n := range benchSizes {
+		dir := benchIndex(b, n)
+		for _, mode := range Modes {
+			b.Run(fmt.Sprintf("%d/%s", n, mode), func(b *testing.B) {
+				var lat, cpu []time.Duration
+				for i := 0; i < b.N; i++ {
+					cmd := exec.Command(os.Args[0], "-test.run=^$")
+					cmd.Env = append(os.Environ(), "GITMEM_SEARCH_CHILD="+dir, "GITMEM_SEARCH_MODE="+mode,
+						"GITMEM_SEARCH_QUERY="+benchQueries[i%len(benchQueries)])
+					t0 := time.Now()
+					if out, err := cmd.CombinedOutput(); err != nil {
+						b.Fatalf("%v: %s", err, out)
+					}
+					lat = append(lat, time.Since(t0))
+					cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+				}
+				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+				sort.Slice(cpu, func(i, j int) bool { return cpu[i] < cpu[j] })
+				b.ReportMetric(float64(cpu[len(cpu)/2].Microseconds())/1000, "cpu-p50-ms")
+			})
+		}
+	}
+}
+
+// cpuTime is this process's user+system time: on a shared, loaded machine it
+// is steadier than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 
 	bleveindex "github.com/blevesearch/bleve_index_api"
 )
@@ -15,13 +16,14 @@ var (
 	BM25B  = 0.75
 )
 
-// Why BM25 is computed here rather than by Bleve's scorer: measured on Bleve
-// v2.6.3 with ScoringModel "bm25", a term's score is
+// Why BM25 is computed here rather than by Bleve's scorer: in Bleve v2.6.3
+// with ScoringModel "bm25" (search/scorer/scorer_term.go and
+// scorer_disjunction.go), a term's score is
 // idf·√tf·k1/(√tf + k1·norm) multiplied by a query weight idf·queryNorm and a
 // coordination factor matched/total, i.e. the square root of the term
 // frequency, idf squared and Lucene-classic coord. Its average field length
 // also comes from per-segment unique-term counts, rounded up. Bleve is
-// therefore used for what it is good at (analysis, storage, postings with
+// therefore used for what it is good at (durable segments, postings with
 // frequencies and norms), and the scorer below applies the textbook formula
 //
 //	score(d, q) = Σ_{t∈q} idf(t) · f(t,d)·(k1+1) / (f(t,d) + k1·(1 − b + b·|d|/avgdl))
@@ -38,7 +40,7 @@ type posting struct {
 // bm25Layer ranks dedup groups by BM25 of the query over field.
 func (ix *Index) bm25Layer(ctx context.Context, field, text string, allowed func(int32) bool, limit int) ([]cand, error) {
 	terms := queryTerms(text)
-	n := float64(len(ix.recs))
+	n := float64(len(ix.seqs))
 	total := float64(ix.man.BM25.FieldLen[field])
 	if len(terms) == 0 || n == 0 || total == 0 {
 		return nil, nil
@@ -54,7 +56,10 @@ func (ix *Index) bm25Layer(ctx context.Context, field, text string, allowed func
 	}
 	defer r.Close()
 
-	scores := map[uint64]float64{}
+	// Dense by Bleve internal id (ids are < the docs ever indexed in the
+	// snapshot, deleted ones included).
+	scores := make([]float64, 0, len(ix.seqs)+len(ix.seqs)/4)
+	var touched []uint32
 	type tfNorm struct {
 		iid  uint64
 		freq uint64
@@ -89,25 +94,50 @@ func (ix *Index) bm25Layer(ctx context.Context, field, text string, allowed func
 		for _, p := range buf {
 			dl := fieldLen(p.norm)
 			f := float64(p.freq)
+			if p.iid >= uint64(len(scores)) {
+				if p.iid > 1<<31 {
+					return nil, fmt.Errorf("bleve doc id %d out of range", p.iid)
+				}
+				scores = append(scores, make([]float64, int(p.iid)+1-len(scores))...)
+			}
+			if scores[p.iid] == 0 {
+				touched = append(touched, uint32(p.iid))
+			}
 			scores[p.iid] += idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*dl/avgdl))
 		}
 	}
-	all := make([]posting, 0, len(scores))
-	for iid, s := range scores {
-		all = append(all, posting{iid, s})
+	all := make([]posting, len(touched))
+	for i, iid := range touched {
+		all[i] = posting{uint64(iid), scores[iid]}
 	}
 	// Map Bleve ids to rows only for the best-scoring postings, widening
-	// when filters or duplicates reject too many.
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].score != all[j].score {
-			return all[i].score > all[j].score
+	// when filters or duplicates reject too many. Only the part needed is
+	// sorted.
+	byScore := func(a, b posting) bool {
+		if a.score != b.score {
+			return a.score > b.score
 		}
-		return all[i].iid < all[j].iid
-	})
+		return a.iid < b.iid
+	}
+	sorted := 0
+	sortUpTo := func(n int) {
+		if n <= sorted {
+			return
+		}
+		rest := all[sorted:]
+		k := n - sorted
+		if k < len(rest)/2 {
+			partialSort(rest, k, byScore)
+		} else {
+			sort.Slice(rest, func(i, j int) bool { return byScore(rest[i], rest[j]) })
+			k = len(rest)
+		}
+		sorted += k
+	}
 	cache := map[uint64]int32{}
 	if ix.readOnly {
-		ix.mu.Lock()
-		defer ix.mu.Unlock()
+		ix.cacheMu.Lock()
+		defer ix.cacheMu.Unlock()
 		if ix.rowCache == nil {
 			ix.rowCache = map[uint64]int32{}
 		}
@@ -118,8 +148,13 @@ func (ix *Index) bm25Layer(ctx context.Context, field, text string, allowed func
 	mapped := 0
 	for {
 		end := min(want, len(all))
+		sortUpTo(end)
 		// never cut a run of equal scores: Seq must decide among them
-		for end < len(all) && end > 0 && all[end].score == all[end-1].score {
+		for end < len(all) && end > 0 {
+			sortUpTo(end + 1)
+			if all[end].score != all[end-1].score {
+				break
+			}
 			end++
 		}
 		for _, p := range all[mapped:end] {
@@ -164,12 +199,12 @@ func (ix *Index) rowOf(r bleveindex.IndexReader, cache map[uint64]int32, iid uin
 	if err != nil {
 		return -1, fmt.Errorf("bleve doc %d: %w", iid, err)
 	}
-	row, ok := ix.byID[ext]
-	if !ok {
-		row = -1
+	row, err := strconv.Atoi(ext)
+	if err != nil || row < 0 || row >= len(ix.seqs) {
+		row = -1 // not in the table (a batch whose tables were never saved)
 	}
-	cache[iid] = row
-	return row, nil
+	cache[iid] = int32(row)
+	return int32(row), nil
 }
 
 func internalID(v uint64) bleveindex.IndexInternalID {
@@ -179,4 +214,41 @@ func internalID(v uint64) bleveindex.IndexInternalID {
 		v >>= 8
 	}
 	return b
+}
+
+// partialSort moves the k best elements of a (by less) to its front, sorted,
+// in O(n log k).
+func partialSort[T any](a []T, k int, less func(x, y T) bool) {
+	if k <= 0 {
+		return
+	}
+	// max-heap (worst on top) of the best k seen, kept in a[:k]
+	worse := func(x, y T) bool { return less(y, x) }
+	down := func(i, n int) {
+		for {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < n && worse(a[l], a[m]) {
+				m = l
+			}
+			if r < n && worse(a[r], a[m]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			a[i], a[m] = a[m], a[i]
+			i = m
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i, k)
+	}
+	for i := k; i < len(a); i++ {
+		if less(a[i], a[0]) {
+			a[0], a[i] = a[i], a[0]
+			down(0, k)
+		}
+	}
+	head := a[:k]
+	sort.Slice(head, func(i, j int) bool { return less(head[i], head[j]) })
 }

@@ -26,7 +26,8 @@ const (
 )
 
 // NearDupJaccard is the estimated shingle Jaccard similarity at or above
-// which two exchanges are folded together.
+// which two exchanges are folded together. Groups are fixed when a document
+// is added: after changing it, reindex.
 var NearDupJaccard = 0.9
 
 // normalize lower-cases and folds runs of whitespace to one space.

@@ -7,13 +7,13 @@
 package search
 
 import (
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -79,7 +79,7 @@ const SchemaVersion = 1
 const (
 	manifestFile = "manifest.json"
 	bleveDir     = "bleve"
-	docsFile     = "docs.gob"
+	docsFile     = "docs.bin"
 	vectorsFile  = "vectors.f32"
 	hnswFile     = "vectors.hnsw"
 	sigsFile     = "minhash.bin"
@@ -136,17 +136,19 @@ type Index struct {
 	logf     func(string, ...any)
 	idx      bleve.Index
 	man      manifest
-	seqs     []int        // per row: Seq (ranking tie-break)
-	groups   []int32      // per row: dedup group
-	tab      *table       // read-only: records decoded on demand
-	recs     []docRec     // all records (writer; reader once a filter needs them)
+	seqs     []int            // per row: Seq (ranking tie-break)
+	groups   []int32          // per row: dedup group
+	tab      *table           // read-only: records decoded on demand
+	recs     []docRec         // all records (writer; reader once a filter needs them)
 	byID     map[string]int32 // writer only
-	vecs     *vector.Flat // loaded on first use by a reader
+	vecs     *vector.Flat     // loaded on first use by a reader
 	sigs     [][sigLen]uint32 // loaded by the first Add
 	graph    *vector.HNSW     // nil below the crossover
 	dirty    bool
+	broken   error // a failed batch: the tables must not be written
 
-	mu       sync.Mutex
+	mu       sync.Mutex       // guards lazy loading (recs, vecs, graph)
+	cacheMu  sync.Mutex       // guards rowCache
 	rowCache map[uint64]int32 // Bleve internal id → row (read-only indexes)
 
 	// built lazily on the first Add
@@ -362,7 +364,8 @@ func (ix *Index) ensureVectors() error {
 // distilled arrive pre-analysed by embed.Analyze as space-separated terms,
 // so Bleve only splits on spaces: one analysis pipeline for index, query and
 // embedder. Scoring is done by bm25.go over these postings; the mapping still
-// names BM25 so that any Bleve-side query ranks the same way.
+// names BM25 so that a query run through Bleve itself (e.g. the bleve CLI while
+// debugging) uses its BM25 model rather than TF-IDF.
 func newMapping() mapping.IndexMapping {
 	im := bleve.NewIndexMapping()
 	im.ScoringModel = bleveindex.BM25Scoring
@@ -438,12 +441,18 @@ func (ix *Index) addBatch(docs []Doc) error {
 	if err := ix.ensureDedupMaps(); err != nil {
 		return err
 	}
+	for i, v := range vecs {
+		if len(v) != ix.vecs.Dims {
+			return fmt.Errorf("embedder %s: exchange %s: vector has %d dims, index has %d", ix.emb.Name(), docs[i].ID, len(v), ix.vecs.Dims)
+		}
+	}
 	b := ix.idx.NewBatch()
 	for i := range docs {
 		d, p := &docs[i], &preps[i]
-		rec := docRec{Seq: d.Seq, Commit: d.Commit, ID: d.ID, Time: d.Time, Core: d.Core, Context: d.Context,
-			Rooms: d.Rooms, Files: d.Files, Project: d.Project, Agent: d.Agent, Session: d.Session,
-			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)), Exact: p.exact}
+		row, known := ix.byID[d.ID]
+		if !known {
+			row = int32(len(ix.recs))
+		}
 		fields := map[string]any{
 			fieldVerbatim:  strings.Join(p.verb, " "),
 			fieldDistilled: strings.Join(p.dist, " "),
@@ -454,43 +463,46 @@ func (ix *Index) addBatch(docs []Doc) error {
 			fields["time"] = d.Time
 		}
 		if err := b.Index(bleveID(row), fields); err != nil {
+			ix.broken = err
 			return fmt.Errorf("index exchange %s: %w", d.ID, err)
 		}
-		row, known := ix.byID[d.ID]
+		rec := docRec{Seq: d.Seq, Commit: d.Commit, ID: d.ID, Time: d.Time, Core: d.Core, Context: d.Context,
+			Rooms: d.Rooms, Files: d.Files, Project: d.Project, Agent: d.Agent, Session: d.Session,
+			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)), Exact: p.exact}
 		if known {
 			old := &ix.recs[row]
 			ix.man.BM25.FieldLen[fieldVerbatim] -= int64(old.VerbLen)
 			ix.man.BM25.FieldLen[fieldDistilled] -= int64(old.DistLen)
+			ix.sigs[row] = p.sig
 		} else {
-			row = int32(len(ix.recs))
 			ix.recs = append(ix.recs, docRec{})
 			ix.seqs = append(ix.seqs, 0)
 			ix.groups = append(ix.groups, 0)
-			ix.byID[d.ID] = row
-		}
-		if int(row) == len(ix.sigs) {
 			ix.sigs = append(ix.sigs, p.sig)
-		} else {
-			ix.sigs[row] = p.sig
+			ix.byID[d.ID] = row
 		}
 		rec.Group = ix.assignGroup(row, &rec)
 		ix.recs[row] = rec
 		ix.seqs[row], ix.groups[row] = rec.Seq, rec.Group
-		if err := ix.vecs.Set(int(row), vecs[i]); err != nil {
-			return fmt.Errorf("embedder %s: exchange %s: %w", ix.emb.Name(), d.ID, err)
-		}
+		_ = ix.vecs.Set(int(row), vecs[i]) // width checked above
 		ix.man.BM25.FieldLen[fieldVerbatim] += int64(rec.VerbLen)
 		ix.man.BM25.FieldLen[fieldDistilled] += int64(rec.DistLen)
 	}
-	if err := ix.idx.Batch(b); err != nil {
-		return fmt.Errorf("index batch of %d: %w", len(docs), err)
-	}
+	ix.dirty = true
+	ix.graph = nil // rebuilt on flush when over the crossover
 	ix.man.Docs = len(ix.recs)
 	ix.man.BM25.Docs = len(ix.recs)
-	ix.graph = nil // rebuilt on flush when over the crossover
-	ix.dirty = true
+	if err := ix.idx.Batch(b); err != nil {
+		// The tables now hold documents Bleve lacks: never write them.
+		ix.broken = err
+		return fmt.Errorf("index batch of %d: %w", len(docs), err)
+	}
 	return nil
 }
+
+// bleveID is a document's id in Bleve: its row, so that a search maps
+// postings to rows without a lookup table.
+func bleveID(row int32) string { return strconv.Itoa(int(row)) }
 
 // prep is the CPU-heavy, order-free part of indexing one doc.
 type prep struct {
@@ -574,7 +586,7 @@ func (ix *Index) assignGroup(row int32, rec *docRec) int32 {
 	if best < 0 {
 		return row
 	}
-	return ix.recs[best].Group
+	return ix.groups[best]
 }
 
 // LastCommit is the newest commit whose exchanges are indexed ("" if none).
@@ -596,7 +608,7 @@ func (ix *Index) SetLastCommit(hash string, seq int) error {
 }
 
 // Count is the number of indexed exchanges.
-func (ix *Index) Count() int { return len(ix.recs) }
+func (ix *Index) Count() int { return len(ix.seqs) }
 
 // Dir is the index directory.
 func (ix *Index) Dir() string { return ix.dir }
@@ -621,23 +633,14 @@ func (ix *Index) Close() error {
 }
 
 func (ix *Index) flush() error {
+	if ix.broken != nil {
+		return fmt.Errorf("search index not saved after an earlier failure (%v): run `git mem reindex`", ix.broken)
+	}
 	if !ix.dirty {
 		return nil
 	}
-	f, err := os.CreateTemp(ix.dir, docsFile+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write document table: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if err := gob.NewEncoder(f).Encode(ix.recs); err != nil {
-		f.Close()
-		return fmt.Errorf("write document table: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write document table: %w", err)
-	}
-	if err := os.Rename(f.Name(), filepath.Join(ix.dir, docsFile)); err != nil {
-		return fmt.Errorf("write document table: %w", err)
+	if err := writeTable(filepath.Join(ix.dir, docsFile), ix.recs); err != nil {
+		return err
 	}
 	if err := ix.vecs.Write(filepath.Join(ix.dir, vectorsFile)); err != nil {
 		return err

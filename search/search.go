@@ -7,6 +7,7 @@ import (
 
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gitmem/git-mem/search/embed"
@@ -185,37 +186,52 @@ func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
 	default:
 		return nil, fmt.Errorf("unknown search mode %q: want one of %s", q.Mode, strings.Join(Modes, ", "))
 	}
-	if len(ix.recs) == 0 {
+	if len(ix.seqs) == 0 {
 		return nil, nil
 	}
 	var allowed func(row int32) bool
 	if !q.Filter.empty() {
-		f := q.Filter
-		allowed = func(row int32) bool { return f.match(&ix.recs[row]) }
+		if err := ix.ensureFull(); err != nil {
+			return nil, err
+		}
+		f, recs := q.Filter, ix.recs
+		allowed = func(row int32) bool { return f.match(&recs[row]) }
 	}
 	limit := max(CandidateMin, CandidateFactor*q.K)
 	if q.Mode != ModeFused {
 		limit = q.K
 	}
-	ranked := make(map[string][]cand, len(layers))
+	// Layers run concurrently: a fused search costs its slowest layer.
+	var uniq []string
 	for _, l := range layers {
-		if _, done := ranked[l]; done {
-			continue
+		if !contains(uniq, l) {
+			uniq = append(uniq, l)
 		}
-		var cs []cand
-		var err error
-		switch l {
-		case ModeVerbatimBM25:
-			cs, err = ix.bm25Layer(ctx, fieldVerbatim, q.Text, allowed, limit)
-		case ModeDistilledBM25:
-			cs, err = ix.bm25Layer(ctx, fieldDistilled, q.Text, allowed, limit)
-		case ModeDistilledVector:
-			cs, err = ix.vectorLayer(ctx, q.Text, allowed, limit)
+	}
+	results := make([][]cand, len(uniq))
+	errs := make([]error, len(uniq))
+	var wg sync.WaitGroup
+	for i, l := range uniq {
+		wg.Add(1)
+		go func(i int, l string) {
+			defer wg.Done()
+			switch l {
+			case ModeVerbatimBM25:
+				results[i], errs[i] = ix.bm25Layer(ctx, fieldVerbatim, q.Text, allowed, limit)
+			case ModeDistilledBM25:
+				results[i], errs[i] = ix.bm25Layer(ctx, fieldDistilled, q.Text, allowed, limit)
+			case ModeDistilledVector:
+				results[i], errs[i] = ix.vectorLayer(ctx, q.Text, allowed, limit)
+			}
+		}(i, l)
+	}
+	wg.Wait()
+	ranked := make(map[string][]cand, len(uniq))
+	for i, l := range uniq {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("%s: %w", l, errs[i])
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l, err)
-		}
-		ranked[l] = cs
+		ranked[l] = results[i]
 	}
 	var final []cand
 	if q.Mode == ModeFused {
@@ -226,7 +242,16 @@ func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
 	if len(final) > q.K {
 		final = final[:q.K]
 	}
-	return ix.hits(final, ranked, allowed), nil
+	return ix.hits(final, ranked, allowed)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 func validLayer(l string) bool {
@@ -238,7 +263,7 @@ func (ix *Index) better(a, b cand) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
-	return ix.recs[a.row].Seq > ix.recs[b.row].Seq
+	return ix.seqs[a.row] > ix.seqs[b.row]
 }
 
 // fuse combines the layers' ranked groups by weighted RRF. A group's
@@ -253,14 +278,14 @@ func (ix *Index) fuse(ranked map[string][]cand, cfg FusionConfig) []cand {
 	for _, lw := range cfg.Layers {
 		for i, c := range ranked[lw.Layer] {
 			contrib := lw.Weight / (cfg.K + float64(i+1))
-			g := ix.recs[c.row].Group
+			g := ix.groups[c.row]
 			a := groups[g]
 			if a == nil {
 				a = &acc{}
 				groups[g] = a
 			}
 			a.score += contrib
-			if contrib > a.best || contrib == a.best && ix.recs[c.row].Seq > ix.recs[a.bestAt.row].Seq {
+			if contrib > a.best || contrib == a.best && ix.seqs[c.row] > ix.seqs[a.bestAt.row] {
 				a.best, a.bestAt = contrib, c
 			}
 		}
@@ -275,39 +300,44 @@ func (ix *Index) fuse(ranked map[string][]cand, cfg FusionConfig) []cand {
 
 // hits turns ranked candidates into Hits with per-layer ranks and the
 // members of each collapsed group.
-func (ix *Index) hits(final []cand, ranked map[string][]cand, allowed func(int32) bool) []Hit {
+func (ix *Index) hits(final []cand, ranked map[string][]cand, allowed func(int32) bool) ([]Hit, error) {
 	out := make([]Hit, len(final))
 	slot := make(map[int32]int, len(final)) // group → index in out
 	for i, c := range final {
-		r := &ix.recs[c.row]
+		r, err := ix.rec(c.row)
+		if err != nil {
+			return nil, err
+		}
 		out[i] = Hit{Doc: r.doc(), Score: c.score, Layers: map[string]LayerScore{}}
-		slot[r.Group] = i
+		slot[ix.groups[c.row]] = i
 	}
 	for name, cs := range ranked {
 		for rank, c := range cs {
-			if i, ok := slot[ix.recs[c.row].Group]; ok {
+			if i, ok := slot[ix.groups[c.row]]; ok {
 				out[i].Layers[name] = LayerScore{Rank: rank + 1, Score: c.score}
 			}
 		}
 	}
-	// Members of the shown groups: one pass over the table, newest first.
-	for row := len(ix.recs) - 1; row >= 0; row-- {
-		r := &ix.recs[row]
-		i, ok := slot[r.Group]
-		if !ok || r.ID == out[i].Doc.ID || allowed != nil && !allowed(int32(row)) {
+	// Members of the shown groups (passing the filter), newest first.
+	members := make([][]int32, len(out))
+	for row := range ix.groups {
+		i, ok := slot[ix.groups[row]]
+		if !ok || row == int(final[i].row) || allowed != nil && !allowed(int32(row)) {
 			continue
 		}
-		out[i].Collapsed = append(out[i].Collapsed, r.ID)
+		members[i] = append(members[i], int32(row))
 	}
-	for i := range out {
-		if len(out[i].Collapsed) > 1 {
-			c := out[i].Collapsed
-			sort.SliceStable(c, func(a, b int) bool {
-				return ix.recs[ix.byID[c[a]]].Seq > ix.recs[ix.byID[c[b]]].Seq
-			})
+	for i, rows := range members {
+		sort.Slice(rows, func(a, b int) bool { return ix.better(cand{row: rows[a]}, cand{row: rows[b]}) })
+		for _, row := range rows {
+			r, err := ix.rec(row)
+			if err != nil {
+				return nil, err
+			}
+			out[i].Collapsed = append(out[i].Collapsed, r.ID)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // pickGroups walks candidates in rank order and keeps the first (best)
@@ -316,7 +346,7 @@ func (ix *Index) pickGroups(sorted []cand, limit int) []cand {
 	seen := make(map[int32]bool, limit)
 	out := make([]cand, 0, limit)
 	for _, c := range sorted {
-		g := ix.recs[c.row].Group
+		g := ix.groups[c.row]
 		if seen[g] {
 			continue
 		}
@@ -349,6 +379,9 @@ func queryTerms(text string) []string {
 // vectorLayer ranks groups by cosine between the query and the distilled
 // cards: exact scan below HNSWCrossover, the graph above it.
 func (ix *Index) vectorLayer(ctx context.Context, text string, allowed func(int32) bool, limit int) ([]cand, error) {
+	if err := ix.ensureVectors(); err != nil {
+		return nil, err
+	}
 	if len(text) > MaxQueryEmbedBytes {
 		text = text[:MaxQueryEmbedBytes]
 	}
@@ -474,7 +507,7 @@ func (ix *Index) graphLayer(q []float32, allowed func(int32) bool, limit int) []
 		}
 		sort.Slice(all, func(i, j int) bool { return ix.better(all[i], all[j]) })
 		got := ix.pickGroups(all, limit)
-		if len(got) == limit || len(res) < k || k >= len(ix.recs) {
+		if len(got) == limit || len(res) < k || k >= len(ix.seqs) {
 			return got
 		}
 		k *= 4

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,15 +137,6 @@ func TestModesAndFilters(t *testing.T) {
 			})
 		}
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // TestCollapse: a status message repeated every week (with small changes)
@@ -331,6 +323,10 @@ func TestOpenErrors(t *testing.T) {
 			}
 			for _, open := range []func(string, Options) (*Index, error){Open, OpenReadOnly} {
 				ix, err := open(dir, tc.opt)
+				if err == nil {
+					// a reader verifies the vectors' checksum on first use
+					_, err = ix.Search(Query{Text: "retry", Mode: ModeDistilledVector})
+				}
 				if !errors.Is(err, tc.want) {
 					if ix != nil {
 						ix.Close()
@@ -393,4 +389,89 @@ func TestBadInput(t *testing.T) {
 	if err := ix.Add([]Doc{{Seq: 1}}); err == nil {
 		t.Error("doc without id accepted")
 	}
+}
+
+// TestHNSWLayer forces the graph path on a small index: it is persisted,
+// reloaded by a reader, and agrees with the exact scan on the top hits.
+func TestHNSWLayer(t *testing.T) {
+	docs := synthDocs(400, 11)
+	exactDir, graphDir := filepath.Join(t.TempDir(), "e"), filepath.Join(t.TempDir(), "g")
+	ex := buildIndex(t, exactDir, docs)
+	defer ex.Close()
+	old := HNSWCrossover
+	HNSWCrossover = 100
+	defer func() { HNSWCrossover = old }()
+	g := buildIndex(t, graphDir, docs)
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(graphDir, hnswFile)); err != nil {
+		t.Fatalf("no graph written: %v", err)
+	}
+	ro, err := OpenReadOnly(graphDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	agree, total := 0, 0
+	for _, q := range []string{"retry timeout", "parseConfig panic", "deploy helm chart", "jwt refresh cookie"} {
+		a, err1 := ex.Search(Query{Text: q, Mode: ModeDistilledVector, K: 5})
+		b, err2 := ro.Search(Query{Text: q, Mode: ModeDistilledVector, K: 5})
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		want := map[string]bool{}
+		for _, h := range a {
+			want[h.Doc.ID] = true
+		}
+		for _, h := range b {
+			total++
+			if want[h.Doc.ID] {
+				agree++
+			}
+		}
+		if _, err := ro.Search(Query{Text: q, Mode: ModeDistilledVector, K: 5, Filter: Filter{Project: "billing"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if agree < total*9/10 {
+		t.Errorf("graph agrees with exact on %d of %d hits", agree, total)
+	}
+}
+
+// TestConcurrentSearch: a read-only index serves parallel searches (run
+// with -race) with the same answers as serial ones.
+func TestConcurrentSearch(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "index")
+	w := buildIndex(t, dir, synthDocs(300, 8))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := OpenReadOnly(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	qs := []Query{{Text: "retry timeout"}, {Text: "deploy helm", Filter: Filter{Project: "infra"}}, {Text: "parseConfig", Mode: ModeDistilledBM25}}
+	want := make([][]string, len(qs))
+	for i, q := range qs {
+		hs, err := ix.Search(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = ids(hs)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			i := g % len(qs)
+			hs, err := ix.Search(qs[i])
+			if err != nil || !reflect.DeepEqual(ids(hs), want[i]) {
+				t.Errorf("query %d: %v %v", i, ids(hs), err)
+			}
+		}(g)
+	}
+	wg.Wait()
 }

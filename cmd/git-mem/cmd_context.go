@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +26,7 @@ func init() { register(newContextCmd) }
 func newContextCmd(e *env) *cobra.Command {
 	var budget int
 	var mode, hook string
+	var warm bool
 	var ff filterFlags
 	cmd := &cobra.Command{
 		Use:   "context [QUERY] [--budget N] [FILTERS] [--hook claude-code]",
@@ -37,6 +40,9 @@ func newContextCmd(e *env) *cobra.Command {
 			"hookSpecificOutput.additionalContext. It always exits 0 and prints nothing on error\n" +
 			"(errors go to <mem-dir>/mem/log/context.log), so it never blocks a session.",
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if warm {
+				return warmCardCache(e)
+			}
 			if hook != "" {
 				runContextHook(e, hook, budget)
 				return nil
@@ -93,13 +99,16 @@ func newContextCmd(e *env) *cobra.Command {
 	cmd.Flags().IntVar(&budget, "budget", recall.DefaultBudget, "at most N BPE tokens (cl100k), fence included")
 	cmd.Flags().StringVar(&mode, "mode", "", "search mode for QUERY (see git mem search)")
 	cmd.Flags().StringVar(&hook, "hook", "", "answer an agent's hook: claude-code (SessionStart JSON on stdin)")
+	cmd.Flags().BoolVar(&warm, "warm", false, "only bring the card cache up to date (the hook starts this in the background)")
+	_ = cmd.Flags().MarkHidden("warm")
 	ff.add(cmd)
 	return cmd
 }
 
-// hookDeadline bounds the hook's work: past it the session starts without
-// recalled context rather than waiting (Claude Code waits for SessionStart).
-const hookDeadline = 2 * time.Second
+// hookDeadline bounds the hook's work: past it (a cold card cache on a big
+// memory) the session starts without recalled context rather than waiting,
+// and a detached `git mem context --warm` builds the cache for the next one.
+const hookDeadline = 1 * time.Second
 
 // claudeSessionStart is the part of Claude Code's SessionStart input we use.
 type claudeSessionStart struct {
@@ -142,9 +151,9 @@ func contextHookOutput(e *env, memDir, hook string, budget int) ([]byte, error) 
 	if budget <= 0 || budget > recall.MaxBudget {
 		budget = recall.DefaultBudget
 	}
-	raw, err := io.ReadAll(io.LimitReader(e.in, 1<<20))
+	raw, err := readHookInput(e.in, hookDeadline)
 	if err != nil {
-		return nil, fmt.Errorf("read hook input: %w", err)
+		return nil, err
 	}
 	var in claudeSessionStart
 	if err := json.Unmarshal(raw, &in); err != nil {
@@ -167,6 +176,12 @@ func contextHookOutput(e *env, memDir, hook string, budget int) ([]byte, error) 
 	defer cancel()
 	project := hooks.ProjectFromCwd(cwd)
 	res, err := recall.Recall(ctx, m, recall.Request{Budget: budget, Project: project})
+	if errors.Is(err, context.DeadlineExceeded) {
+		if werr := startWarm(memDir); werr != nil {
+			return nil, fmt.Errorf("session %s: the card cache is cold and could not be built in the background: %w", in.SessionID, werr)
+		}
+		return nil, fmt.Errorf("session %s: the card cache is cold: it is being built in the background for the next session", in.SessionID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session %s, project %q: %w", in.SessionID, project, err)
 	}
@@ -177,6 +192,30 @@ func contextHookOutput(e *env, memDir, hook string, budget int) ([]byte, error) 
 		return nil, nil
 	}
 	return recall.ClaudeSessionStart(res.Text)
+}
+
+// readHookInput reads the hook's JSON (at most 1 MiB). A stdin that is
+// never closed (a hook run by hand, a broken caller) must not hang the
+// session: past the timeout the hook gives up.
+func readHookInput(r io.Reader, timeout time.Duration) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return nil, fmt.Errorf("read hook input: %w", res.err)
+		}
+		return res.b, nil
+	case <-time.After(timeout):
+		return nil, fmt.Errorf("read hook input: stdin not closed after %s (Claude Code passes the hook's JSON on stdin)", timeout)
+	}
 }
 
 // logContext appends one line to <mem-dir>/mem/log/context.log. Without a
@@ -195,4 +234,45 @@ func logContext(memDir string, start time.Time, format string, a ...any) {
 	}
 	defer f.Close()
 	fmt.Fprintf(f, "%s context --hook (%s): %s\n", start.UTC().Format(time.RFC3339), time.Since(start).Round(time.Millisecond), fmt.Sprintf(format, a...))
+}
+
+// startWarm runs `git-mem context --warm` detached (its own session, output
+// to the context log), not waited for: the hook must return now.
+func startWarm(memDir string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(filepath.Join(memDir, "mem", "log", "context.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	// argv[0] stays "git-mem" whatever the binary is called (a test
+	// harness dispatches on it).
+	cmd := &exec.Cmd{Path: exe, Args: []string{"git-mem", "--mem-dir", memDir, "context", "--warm"}}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s context --warm: %w", exe, err)
+	}
+	return cmd.Process.Release()
+}
+
+// warmCardCache brings the card cache up to date with main.
+func warmCardCache(e *env) error {
+	m, err := e.open()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	all, note, err := recall.Entries(e.ctx, m)
+	if err != nil {
+		return fmt.Errorf("build the card cache: %w", err)
+	}
+	if note != "" {
+		return errors.New(note)
+	}
+	fmt.Fprintf(e.out, "%s card cache: %d cards in %s\n", time.Now().UTC().Format(time.RFC3339), len(all), time.Since(start).Round(time.Millisecond))
+	return nil
 }

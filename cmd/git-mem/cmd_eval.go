@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -55,7 +58,11 @@ func newEvalCmd(e *env) *cobra.Command {
 			progress := func(format string, args ...any) {
 				fmt.Fprintf(e.errOut, "git mem eval: "+format+"\n", args...)
 			}
-			rep, err := eval.Run(e.ctx, sets, eval.Options{Modes: ms, K: k, Progress: progress})
+			// An interrupt cancels the run, which then removes its
+			// temporary memories.
+			ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			rep, err := eval.Run(ctx, sets, eval.Options{Modes: ms, K: k, Progress: progress})
 			if err != nil {
 				return err
 			}

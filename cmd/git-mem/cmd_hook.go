@@ -146,7 +146,12 @@ func newWorkerCmd(e *env) *cobra.Command {
 			l := log.New(e.out, "", log.LstdFlags)
 			ctx, cancel := context.WithTimeout(e.ctx, 30*time.Minute)
 			defer cancel()
-			return m.RunQueue(ctx, l.Printf)
+			if err := m.RunQueue(ctx, l.Printf); err != nil {
+				return err
+			}
+			// Keep the card cache warm for the next SessionStart hook.
+			_, err = m.Entries()
+			return err
 		},
 	}
 }

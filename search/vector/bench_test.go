@@ -67,3 +67,12 @@ func BenchmarkCrossover(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScores is the exact scan alone at 15k × 384.
+func BenchmarkScores(b *testing.B) {
+	f, qs := clustered(15000, 10, 384, 50, 5)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = f.Scores(qs[i%len(qs)])
+	}
+}

@@ -25,6 +25,7 @@ import (
 type HNSW struct {
 	cfg      HNSWConfig
 	vecs     *Flat
+	data     []float32 // vecs widened once: the graph computes many distances
 	levels   []uint8
 	links    [][][]uint32 // links[node][level] = neighbours
 	entry    int32
@@ -77,9 +78,9 @@ var DefaultHNSWConfig = HNSWConfig{M: 16, EfConstruction: 200, EfSearch: 128, Se
 
 // BuildHNSW inserts every row of vecs.
 func BuildHNSW(vecs *Flat, cfg HNSWConfig) *HNSW {
-	h := &HNSW{cfg: cfg, vecs: vecs, entry: -1}
+	h := &HNSW{cfg: cfg, vecs: vecs, data: vecs.Floats(), entry: -1}
 	for i := 0; i < vecs.Len(); i++ {
-		h.Insert(i)
+		h.insert(i)
 	}
 	return h
 }
@@ -102,8 +103,13 @@ func splitmix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
+func (h *HNSW) row(i uint32) []float32 {
+	d := h.vecs.Dims
+	return h.data[int(i)*d : (int(i)+1)*d]
+}
+
 func (h *HNSW) dist(q []float32, row uint32) float32 {
-	return 1 - vek32.Dot(q, h.vecs.Row(int(row)))
+	return 1 - vek32.Dot(q, h.row(row))
 }
 
 type nodeDist struct {
@@ -119,8 +125,8 @@ func lessND(a, b nodeDist) bool {
 	return a.id < b.id
 }
 
-// Insert adds row (which must be the next row: Len()).
-func (h *HNSW) Insert(row int) {
+// insert adds row (which must be the next row: Len()).
+func (h *HNSW) insert(row int) {
 	if row != len(h.levels) {
 		panic(fmt.Sprintf("hnsw: insert row %d, want %d", row, len(h.levels))) // programming error
 	}
@@ -131,7 +137,7 @@ func (h *HNSW) Insert(row int) {
 		h.entry, h.maxLevel = int32(row), l
 		return
 	}
-	q := h.vecs.Row(row)
+	q := h.row(uint32(row))
 	ep := nodeDist{uint32(h.entry), h.dist(q, uint32(h.entry))}
 	for lc := h.maxLevel; lc > l; lc-- {
 		ep = h.greedy(q, ep, lc)
@@ -171,7 +177,7 @@ func (h *HNSW) connect(n, newID uint32, lc, maxN int) {
 		h.links[n][lc] = list
 		return
 	}
-	q := h.vecs.Row(int(n))
+	q := h.row(n)
 	cands := make([]nodeDist, len(list))
 	for i, id := range list {
 		cands[i] = nodeDist{id, h.dist(q, id)}
@@ -191,7 +197,7 @@ func (h *HNSW) selectHeuristic(cands []nodeDist, m int) []nodeDist {
 			break
 		}
 		good := true
-		cv := h.vecs.Row(int(c.id))
+		cv := h.row(c.id)
 		for _, o := range out {
 			if h.dist(cv, o.id) < c.d {
 				good = false
@@ -410,7 +416,7 @@ func ReadHNSW(path string, vecs *Flat) (*HNSW, error) {
 	}
 	le := binary.LittleEndian
 	n := int(le.Uint32(b[8:]))
-	h := &HNSW{vecs: vecs, cfg: HNSWConfig{M: int(le.Uint32(b[12:])), EfConstruction: int(le.Uint32(b[16:])),
+	h := &HNSW{vecs: vecs, data: vecs.Floats(), cfg: HNSWConfig{M: int(le.Uint32(b[12:])), EfConstruction: int(le.Uint32(b[16:])),
 		EfSearch: int(le.Uint32(b[20:])), Seed: le.Uint64(b[24:])}}
 	h.entry, h.maxLevel = int32(le.Uint32(b[32:])), int(le.Uint32(b[36:]))
 	if n != vecs.Len() {

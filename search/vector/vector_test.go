@@ -137,7 +137,7 @@ func TestFlatFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, err := ReadFlat(p)
-	if err != nil || !reflect.DeepEqual(f.Data, g.Data) || g.Dims != 16 {
+	if err != nil || !reflect.DeepEqual(f.Floats(), g.Floats()) || g.Dims != 16 {
 		t.Fatalf("round trip: %v", err)
 	}
 	b, _ := os.ReadFile(p)

@@ -1,0 +1,322 @@
+package memory
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// entryCacheVersion changes whenever the cached fields or their meaning
+// change; a cache of another version is rebuilt.
+const entryCacheVersion = 3
+
+// entryCacheFile is <gitdir>/mem/cache/entries.bin: every card of main once,
+// newest first, and the commit main pointed at when it was written. Walking
+// 15k commits through go-git takes seconds; log, show, stats and the
+// SessionStart hook (300 ms) read this instead.
+type entryCacheFile struct {
+	Version int
+	Head    string
+	Entries []Entry
+}
+
+// EntryCachePath is where the card cache lives (disposable).
+func (m *Memory) EntryCachePath() string {
+	return filepath.Join(m.Repo.MemDir(), "cache", "entries.bin")
+}
+
+// Entries returns every stored exchange once (a merge may bring the same
+// exchange id twice; the first seen from main wins), newest first by the
+// exchange's own time, ties by commit order. It reads the card cache; when
+// main has moved only the new commits are walked; a missing, corrupt or
+// other-version cache, or a rewritten history, means a full walk.
+func (m *Memory) Entries() ([]*Entry, error) {
+	head, err := m.Repo.Head()
+	if err != nil {
+		return nil, fmt.Errorf("read main: %w", err)
+	}
+	if head.IsZero() {
+		return []*Entry{}, nil
+	}
+	path := m.EntryCachePath()
+	old, ok := loadEntryCache(path)
+	if ok && old.Head == head.String() {
+		return pointers(old.Entries), nil
+	}
+	var oldHead plumbing.Hash
+	if ok && plumbing.IsHash(old.Head) {
+		oldHead = plumbing.NewHash(old.Head)
+	} else {
+		old = entryCacheFile{}
+	}
+	fresh, reached, err := walkNew(m, head, oldHead)
+	if err != nil {
+		return nil, err
+	}
+	all := fresh
+	if reached {
+		all = merge(fresh, old.Entries)
+	}
+	// A cache that cannot be saved only costs the next run a walk.
+	_ = saveEntryCache(path, entryCacheFile{Version: entryCacheVersion, Head: head.String(), Entries: all})
+	return pointers(all), nil
+}
+
+// walkNew reads the cards of the commits from head down to (not including)
+// stop. reached reports whether stop was met, i.e. the old cache still
+// describes the rest of the history; otherwise (history rewritten, or no
+// cache) the whole history was walked. Merge commits carry no exchange.
+func walkNew(m *Memory, head, stop plumbing.Hash) (out []Entry, reached bool, err error) {
+	seen := map[string]bool{}
+	skip := func(h plumbing.Hash) bool {
+		if !stop.IsZero() && h == stop {
+			reached = true
+			return true
+		}
+		return false
+	}
+	err = m.Repo.Walk(head, skip, func(c *object.Commit) error {
+		if len(c.ParentHashes) > 1 {
+			return nil
+		}
+		e := *entryOf(c)
+		if e.Exchange == "" || seen[e.Exchange] {
+			return nil
+		}
+		seen[e.Exchange] = true
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("read memory log: %w", err)
+	}
+	sortEntries(out)
+	return out, reached, nil
+}
+
+// merge puts the new cards before the cached ones (the first seen from main
+// wins, as in memory.Entries) and keeps the newest-first order.
+func merge(fresh, old []Entry) []Entry {
+	if len(fresh) == 0 {
+		return old
+	}
+	seen := make(map[string]bool, len(fresh))
+	for _, e := range fresh {
+		seen[e.Exchange] = true
+	}
+	all := make([]Entry, 0, len(fresh)+len(old))
+	all = append(all, fresh...)
+	for _, e := range old {
+		if !seen[e.Exchange] {
+			all = append(all, e)
+		}
+	}
+	sortEntries(all)
+	return all
+}
+
+// sortEntries orders newest first by the exchange's time; the sort is stable,
+// so ties keep walk order (the newer commit first).
+func sortEntries(es []Entry) {
+	sort.SliceStable(es, func(i, j int) bool { return es[i].Time.After(es[j].Time) })
+}
+
+func pointers(es []Entry) []*Entry {
+	out := make([]*Entry, len(es))
+	for i := range es {
+		if es[i].Rooms == nil {
+			es[i].Rooms = []string{}
+		}
+		if es[i].Files == nil {
+			es[i].Files = []string{}
+		}
+		out[i] = &es[i]
+	}
+	return out
+}
+
+// loadEntryCache reads the cache; any problem (absent, corrupt, other version)
+// means "rebuild", never an error: it is a cache.
+func loadEntryCache(path string) (entryCacheFile, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return entryCacheFile{}, false
+	}
+	cf, err := decodeEntryCache(b)
+	if err != nil {
+		return entryCacheFile{}, false
+	}
+	return cf, true
+}
+
+func saveEntryCache(path string, cf entryCacheFile) error {
+	b := encodeEntryCache(cf)
+	return WriteFileAtomic(path, func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	})
+}
+
+// The card cache is a flat binary file rather than gob: the SessionStart
+// hook decodes 15k cards on every session start, and gob took ~80 ms of
+// the 300 ms it has; this takes a fraction of that.
+//
+//	magic "gmrc" | uvarint version | string head | uvarint n | n × card
+//	card = strings commit exchange session project agent core context distiller,
+//	       varint unix-nanos, varint zone-offset-seconds, uvarint redacted,
+//	       uvarint len(rooms), rooms…, uvarint len(files), files…
+//	string = uvarint length, bytes
+const entryCacheMagic = "gmrc"
+
+var errCacheCorrupt = errors.New("corrupt card cache")
+
+func encodeEntryCache(cf entryCacheFile) []byte {
+	b := make([]byte, 0, 64+len(cf.Entries)*256)
+	b = append(b, entryCacheMagic...)
+	b = binary.AppendUvarint(b, uint64(cf.Version))
+	b = appendString(b, cf.Head)
+	b = binary.AppendUvarint(b, uint64(len(cf.Entries)))
+	for i := range cf.Entries {
+		e := &cf.Entries[i]
+		for _, s := range []string{e.Commit, e.Exchange, e.Session, e.Project, e.Agent, e.Core, e.Context, e.Distiller} {
+			b = appendString(b, s)
+		}
+		_, off := e.Time.Zone()
+		b = binary.AppendVarint(b, e.Time.UnixNano())
+		b = binary.AppendVarint(b, int64(off))
+		b = binary.AppendUvarint(b, uint64(max(e.Redacted, 0)))
+		b = appendStrings(b, e.Rooms)
+		b = appendStrings(b, e.Files)
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ss)))
+	for _, s := range ss {
+		b = appendString(b, s)
+	}
+	return b
+}
+
+// decoder reads the format above; the first error sticks and every later
+// read returns zero values, so decodeEntryCache checks once per card.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errCacheCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errCacheCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.err = errCacheCorrupt
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) strs() []string {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = errCacheCorrupt
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.str()
+	}
+	return out
+}
+
+// zones shares one *time.Location per offset, so 15k cards do not make
+// 15k locations.
+type zones map[int64]*time.Location
+
+func (z zones) at(off int64) *time.Location {
+	if off == 0 {
+		return time.UTC
+	}
+	if l, ok := z[off]; ok {
+		return l
+	}
+	l := time.FixedZone("", int(off))
+	z[off] = l
+	return l
+}
+
+func decodeEntryCache(b []byte) (entryCacheFile, error) {
+	if len(b) < len(entryCacheMagic) || string(b[:len(entryCacheMagic)]) != entryCacheMagic {
+		return entryCacheFile{}, errCacheCorrupt
+	}
+	d := &decoder{b: b[len(entryCacheMagic):]}
+	cf := entryCacheFile{Version: int(d.uvarint()), Head: d.str()}
+	if d.err != nil || cf.Version != entryCacheVersion {
+		return entryCacheFile{}, fmt.Errorf("%w: version %d", errCacheCorrupt, cf.Version)
+	}
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		return entryCacheFile{}, errCacheCorrupt
+	}
+	cf.Entries = make([]Entry, n)
+	z := zones{}
+	for i := range cf.Entries {
+		e := &cf.Entries[i]
+		e.Commit, e.Exchange, e.Session, e.Project = d.str(), d.str(), d.str(), d.str()
+		e.Agent, e.Core, e.Context, e.Distiller = d.str(), d.str(), d.str(), d.str()
+		nanos, off := d.varint(), d.varint()
+		e.Time = time.Unix(0, nanos).In(z.at(off))
+		e.Redacted = int(d.uvarint())
+		e.Rooms, e.Files = d.strs(), d.strs()
+		if d.err != nil || len(e.Commit) < 7 {
+			return entryCacheFile{}, errCacheCorrupt
+		}
+		e.Short = e.Commit[:7]
+	}
+	if len(d.b) != 0 {
+		return entryCacheFile{}, fmt.Errorf("%w: %d trailing bytes", errCacheCorrupt, len(d.b))
+	}
+	return cf, nil
+}

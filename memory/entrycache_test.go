@@ -1,0 +1,118 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+func TestCacheCodec(t *testing.T) {
+	cf := entryCacheFile{Version: entryCacheVersion, Head: strings.Repeat("ab", 20), Entries: []Entry{
+		{Commit: strings.Repeat("c", 40), Short: "ccccccc", Time: time.Date(2026, 3, 2, 9, 0, 0, 5, time.FixedZone("", 3600)),
+			Exchange: "s/1", Session: "s", Project: "api", Agent: "codex", Core: "core ✓", Context: "ctx",
+			Rooms: []string{"file:a"}, Files: []string{}, Distiller: "heuristic/1", Redacted: 2},
+		{Commit: strings.Repeat("d", 40), Short: "ddddddd", Time: time.Unix(0, 0).UTC(), Rooms: []string{}, Files: []string{"a.go", "b.go"}},
+	}}
+	b := encodeEntryCache(cf)
+	got, err := decodeEntryCache(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", cf) {
+		t.Fatalf("round trip:\n%+v\nwant\n%+v", got, cf)
+	}
+	// Every truncation and a flipped magic are corrupt, never a panic.
+	for i := 0; i < len(b); i++ {
+		if _, err := decodeEntryCache(b[:i]); err == nil {
+			t.Fatalf("truncated at %d: no error", i)
+		}
+	}
+	if _, err := decodeEntryCache(append([]byte("xmrc"), b[4:]...)); err == nil {
+		t.Fatal("bad magic: no error")
+	}
+}
+
+func FuzzDecodeEntryCache(f *testing.F) {
+	f.Add(encodeEntryCache(entryCacheFile{Version: entryCacheVersion, Head: "h", Entries: []Entry{{Commit: strings.Repeat("c", 40)}}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = decodeEntryCache(b)
+	})
+}
+
+func TestEntryCache(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	var exs []*exchange.Exchange
+	for i := 0; i < 6; i++ {
+		exs = append(exs, ex(fmt.Sprintf("e%d", i), "s", fmt.Sprintf("2026-01-0%dT00:00:00Z", i+1), fmt.Sprintf("task %d", i), "done"))
+	}
+	if _, err := m.Add(ctx, exs, AddOptions{NoIndex: true}); err != nil {
+		t.Fatal(err)
+	}
+	// What a full walk gives, with no cache.
+	full := func() []*Entry {
+		os.Remove(m.EntryCachePath())
+		es, err := m.Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return es
+	}
+	same := func(got, want []*Entry) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%d cards, want %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Commit != want[i].Commit || got[i].Core != want[i].Core || !got[i].Time.Equal(want[i].Time) ||
+				strings.Join(got[i].Rooms, ",") != strings.Join(want[i].Rooms, ",") {
+				t.Fatalf("card %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
+	}
+	want := full()
+	st, err := os.Stat(m.EntryCachePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.Entries() // warm: read, not rewritten
+	same(got, want)
+	if st2, _ := os.Stat(m.EntryCachePath()); !st2.ModTime().Equal(st.ModTime()) {
+		t.Error("a warm read rewrote the cache")
+	}
+	// Main moved: only the new commit is walked, the result is whole.
+	if _, err := m.Add(ctx, []*exchange.Exchange{ex("late", "s", "2026-02-01T00:00:00Z", "late work", "done")}, AddOptions{NoIndex: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = m.Entries()
+	want = full()
+	same(got, want)
+	if got[0].Exchange != "late" {
+		t.Errorf("newest card %s, want late", got[0].Exchange)
+	}
+	// Corrupt: rebuilt, never an error.
+	for _, junk := range [][]byte{[]byte("junk"), {}} {
+		if err := os.WriteFile(m.EntryCachePath(), junk, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err = m.Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(got, want)
+	}
+	// A cache whose head is not in main's history: a full walk.
+	cf, _ := loadEntryCache(m.EntryCachePath())
+	cf.Head = strings.Repeat("ab", 20)
+	cf.Entries = cf.Entries[:3]
+	if err := saveEntryCache(m.EntryCachePath(), cf); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = m.Entries()
+	same(got, want)
+}

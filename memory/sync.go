@@ -1,0 +1,81 @@
+package memory
+
+import (
+	"context"
+	"sort"
+
+	"github.com/gitmem/git-mem/gitstore"
+)
+
+// DefaultRemote is the remote `git mem sync` uses without --remote.
+const DefaultRemote = "origin"
+
+// SyncReport says what a sync did (`git mem sync --json`).
+type SyncReport struct {
+	Remote        string `json:"remote"`
+	URL           string `json:"url"`                    // password hidden
+	Fetched       int    `json:"fetched"`                // exchange commits the remote had that main lacked
+	Merged        int    `json:"merged"`                 // exchanges new to main (an id on both sides counts once)
+	Pushed        int    `json:"pushed"`                 // exchange commits sent to the remote
+	FastForward   bool   `json:"fast_forward"`           // main moved to the remote's main without a merge commit
+	MergeCommit   string `json:"merge_commit,omitempty"` // the union merge, when one was written
+	Head          string `json:"head,omitempty"`         // main after the sync
+	UpToDate      bool   `json:"up_to_date"`
+	BytesReceived int64  `json:"bytes_received"`
+	BytesSent     int64  `json:"bytes_sent"`
+	Rounds        int    `json:"rounds"` // fetch-merge-push rounds (more than 1 after a push race)
+	Indexed       int    `json:"indexed"`
+	IndexErr      string `json:"index_error,omitempty"`
+}
+
+// Sync fetches the remote's main, merges it into main (a fast-forward, or
+// a merge commit whose tree is the union of both trees), pushes main back
+// (never forced) and brings the indexes up to date. remote "" means origin.
+// A failed index update does not fail the sync: the commits are the truth
+// and the next command catches the index up; it is reported in IndexErr.
+func (m *Memory) Sync(ctx context.Context, remote string) (SyncReport, error) {
+	if remote == "" {
+		remote = DefaultRemote
+	}
+	rep := SyncReport{Remote: remote}
+	res, err := m.Repo.Sync(ctx, remote, gitstore.SyncOptions{LockTimeout: m.LockTimeout})
+	rep.URL = res.URL
+	rep.Fetched, rep.Merged, rep.Pushed = res.Fetched, res.Merged, res.Pushed
+	rep.FastForward, rep.UpToDate, rep.Rounds = res.FastForward, res.UpToDate, res.Rounds
+	rep.BytesReceived, rep.BytesSent = res.BytesReceived, res.BytesSent
+	if !res.MergeCommit.IsZero() {
+		rep.MergeCommit = res.MergeCommit.String()
+	}
+	if !res.Head.IsZero() {
+		rep.Head = res.Head.String()
+	}
+	if err != nil {
+		return rep, err
+	}
+	ix, err := m.UpdateIndex(ctx)
+	if err != nil {
+		rep.IndexErr = err.Error()
+	}
+	rep.Indexed = ix.Indexed
+	return rep, nil
+}
+
+// RemoteInfo is one remote of the memory (`git mem remote --json`).
+type RemoteInfo struct {
+	Name string `json:"name"`
+	URL  string `json:"url"` // password hidden
+}
+
+// RemoteList lists the memory's remotes sorted by name, passwords hidden.
+func (m *Memory) RemoteList() ([]RemoteInfo, error) {
+	rs, err := m.Remotes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RemoteInfo, 0, len(rs))
+	for n, u := range rs {
+		out = append(out, RemoteInfo{Name: n, URL: gitstore.RedactURL(u)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}

@@ -1,0 +1,184 @@
+package memory
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+func syncGit(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func syncRemote(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "remote.git")
+	syncGit(t, "init", "-q", "--bare", "-b", "main", dir)
+	return dir
+}
+
+func memoryOn(t *testing.T, remote string) *Memory {
+	t.Helper()
+	m, _, err := Init(filepath.Join(t.TempDir(), "mem.git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddRemote("origin", remote); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustAdd(t *testing.T, m *Memory, exs ...*exchange.Exchange) {
+	t.Helper()
+	if _, err := m.Add(context.Background(), exs, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSyncMem(t *testing.T, m *Memory) SyncReport {
+	t.Helper()
+	rep, err := m.Sync(context.Background(), "")
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if rep.IndexErr != "" {
+		t.Fatalf("index after sync: %s", rep.IndexErr)
+	}
+	return rep
+}
+
+func logIDs(t *testing.T, m *Memory) []string {
+	t.Helper()
+	es, err := m.Log(Filter{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Exchange)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func searchIDs(t *testing.T, m *Memory, q string) []string {
+	t.Helper()
+	rs, _, err := m.Search(context.Background(), SearchQuery{Text: q, K: 50, Mode: "verbatim-bm25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Exchange)
+		out = append(out, r.Collapsed...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestSyncSameExchangeOnBothMachinesShowsOnce(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	remote := syncRemote(t)
+	a, b := memoryOn(t, remote), memoryOn(t, remote)
+	mustAdd(t, a, ex("a1", "s1", "2026-01-01T00:00:00Z", "fix the flaky retry test", "raised the timeout in retry_test.go"),
+		ex("shared", "s9", "2026-01-03T00:00:00Z", "rotate the zebracorn key", "rotated zebracorn in vault"))
+	mustAdd(t, b, ex("b1", "s2", "2026-01-02T00:00:00Z", "rename calcTax", "renamed calcTax to computeTax"),
+		// The same id, stored on the other machine with other bytes.
+		ex("shared", "s9", "2026-01-03T00:00:00Z", "rotate the zebracorn key", "rotated zebracorn in vault (again)"))
+	if rep := mustSyncMem(t, a); rep.Pushed != 2 {
+		t.Fatalf("a: %+v", rep)
+	}
+	rep := mustSyncMem(t, b)
+	if rep.Fetched != 2 || rep.Merged != 1 || rep.MergeCommit == "" || rep.Pushed != 2 {
+		t.Fatalf("b: %+v", rep)
+	}
+	if rep := mustSyncMem(t, a); !rep.FastForward || rep.Merged != 1 || rep.Indexed == 0 {
+		t.Fatalf("a again: %+v", rep)
+	}
+	want := "a1,b1,shared"
+	for _, m := range []*Memory{a, b} {
+		if got := strings.Join(logIDs(t, m), ","); got != want {
+			t.Fatalf("log: %s, want %s", got, want)
+		}
+		st, err := m.Stats()
+		if err != nil || st.Exchanges != 3 {
+			t.Fatalf("stats: %+v %v", st, err)
+		}
+		if got := searchIDs(t, m, "zebracorn"); strings.Join(got, ",") != "shared" {
+			t.Fatalf("search: %v", got)
+		}
+		if got := searchIDs(t, m, "calcTax"); len(got) != 1 || got[0] != "b1" {
+			t.Fatalf("search calcTax: %v", got)
+		}
+	}
+	// Both keep the same blob for the shared id.
+	_, ba, _ := a.Verbatim("shared")
+	_, bb, _ := b.Verbatim("shared")
+	if string(ba) != string(bb) {
+		t.Fatalf("the shared exchange differs:\n%s\n%s", ba, bb)
+	}
+}
+
+// After main moves with plain git (a fetch into main, a bare clone), the
+// indexes catch up from the new commits on first use, merges included.
+func TestIndexCatchesUpAfterPlainGitMovesMain(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	remote := syncRemote(t)
+	a, b := memoryOn(t, remote), memoryOn(t, remote)
+	mustAdd(t, a, ex("a1", "s1", "2026-01-01T00:00:00Z", "tune the quokka cache", "set quokka ttl to 90s"))
+	mustSyncMem(t, a)
+	// c is a plain bare clone: a working memory, indexed on first use.
+	cdir := filepath.Join(t.TempDir(), "clone.git")
+	syncGit(t, "clone", "-q", "--bare", remote, cdir)
+	c, err := Open(cdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := searchIDs(t, c, "quokka"); strings.Join(got, ",") != "a1" {
+		t.Fatalf("clone search: %v", got)
+	}
+	// Diverged histories meet in a merge on the remote.
+	mustAdd(t, a, ex("a2", "s1", "2026-01-02T00:00:00Z", "the walrus migration failed", "walrus column was null"))
+	mustAdd(t, b, ex("b1", "s2", "2026-01-03T00:00:00Z", "add the narwhal endpoint", "narwhal handler in api.go"))
+	mustSyncMem(t, a)
+	if rep := mustSyncMem(t, b); rep.MergeCommit == "" {
+		t.Fatalf("want a merge: %+v", rep)
+	}
+	// The user moves c's main with plain git.
+	syncGit(t, "--git-dir", cdir, "fetch", "-q", "origin", "main:main")
+	for q, want := range map[string]string{"walrus": "a2", "narwhal": "b1", "quokka": "a1"} {
+		if got := searchIDs(t, c, q); strings.Join(got, ",") != want {
+			t.Fatalf("search %s after git fetch: %v", q, got)
+		}
+	}
+	rep, err := c.UpdateIndex(context.Background())
+	if err != nil || rep.Docs != 3 || rep.Rebuilt {
+		t.Fatalf("index: %+v %v", rep, err)
+	}
+	if got := strings.Join(logIDs(t, c), ","); got != "a1,a2,b1" {
+		t.Fatalf("log: %s", got)
+	}
+}
+
+func TestSyncWithoutRemoteNamesTheFix(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	m, _, err := Init(filepath.Join(t.TempDir(), "mem.git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Sync(context.Background(), "")
+	if err == nil || !strings.Contains(err.Error(), "git mem remote add origin") {
+		t.Fatalf("want a hint, got %v", err)
+	}
+}
