@@ -34,5 +34,15 @@ func newOpenAIDistiller(cfg Config, memDir string) (distill.Distiller, error) {
 }
 
 func newOpenAIEmbedder(cfg Config) (embed.Embedder, error) {
-	return nil, errors.New("the openai embedder is not available in this build")
+	if cfg.OpenAI.EmbeddingModel == "" || cfg.OpenAI.EmbeddingDims <= 0 {
+		return nil, errors.New("config: embedder openai needs openai.embedding_model and openai.embedding_dims in config.yaml")
+	}
+	return embed.NewOpenAI(embed.OpenAIConfig{
+		BaseURL:     cfg.OpenAI.BaseURL,
+		APIKey:      apiKey(cfg),
+		Model:       cfg.OpenAI.EmbeddingModel,
+		Dims:        cfg.OpenAI.EmbeddingDims,
+		Concurrency: cfg.OpenAI.Concurrency,
+		Timeout:     cfg.OpenAI.Timeout,
+	})
 }
