@@ -286,7 +286,7 @@ func TestHeavyHookLatency(t *testing.T) {
 		}
 		return d, out
 	}
-	cache := filepath.Join(dir, "mem", "cache", "recall.bin")
+	cache := filepath.Join(dir, "mem", "cache", "entries.bin")
 	_ = os.Remove(cache)
 	// Cold: the hook gives up at its deadline, prints nothing and leaves a
 	// detached `git mem context --warm` building the cache.
@@ -316,7 +316,7 @@ func TestHeavyHookLatency(t *testing.T) {
 		warm = append(warm, d)
 	}
 	sort.Slice(warm, func(i, j int) bool { return warm[i] < warm[j] })
-	st, _ := os.Stat(filepath.Join(dir, "mem", "cache", "recall.bin"))
+	st, _ := os.Stat(filepath.Join(dir, "mem", "cache", "entries.bin"))
 	var size int64
 	if st != nil {
 		size = st.Size()
