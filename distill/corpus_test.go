@@ -3,6 +3,7 @@ package distill
 import (
 	"context"
 	"fmt"
+	"github.com/gitmem/git-mem/internal/shared"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,9 +20,9 @@ import (
 
 // Shared evaluation data: absent outside the project's workspace, so every
 // test that reads it skips cleanly without it.
-const (
-	codingGlob = "/work/shared/eval/coding/*/exchanges.jsonl"
-	locomoGlob = "/work/shared/eval/locomo-dev/*/exchanges.jsonl"
+var (
+	codingGlob = filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl")
+	locomoGlob = filepath.Join(shared.Dir(), "eval/locomo-dev/*/exchanges.jsonl")
 )
 
 func loadExchanges(tb testing.TB, glob string) []*exchange.Exchange {
@@ -123,7 +124,7 @@ func compression(exs []*exchange.Exchange) (verb, dist int) {
 // tokenizes 30 MB, so it runs only with GIT_MEM_HEAVY=1.
 func TestCompression(t *testing.T) {
 	if os.Getenv("GIT_MEM_HEAVY") == "" {
-		t.Skip("set GIT_MEM_HEAVY=1 to measure compression over /work/shared/eval")
+		t.Skip("set GIT_MEM_HEAVY=1 to measure compression over the shared eval folder")
 	}
 	for _, c := range []struct {
 		name, glob string

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"github.com/gitmem/git-mem/internal/shared"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,7 +16,7 @@ func sharedEval(t *testing.T) string {
 	if d := os.Getenv("GIT_MEM_SHARED_EVAL"); d != "" {
 		return d
 	}
-	d, err := filepath.Abs("../../shared/eval")
+	d, err := filepath.Abs(filepath.Join(shared.Dir(), "eval"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/gitmem/git-mem/internal/shared"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,9 +19,9 @@ import (
 func benchEntries(b *testing.B, n int) []Entry {
 	b.Helper()
 	if n == 0 {
-		files, _ := filepath.Glob("../../shared/eval/locomo-dev/*/exchanges.jsonl")
+		files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/locomo-dev/*/exchanges.jsonl"))
 		if len(files) == 0 {
-			b.Skip("../shared/eval/locomo-dev is absent")
+			b.Skip("the shared locomo-dev eval is absent")
 		}
 		var es []Entry
 		for _, f := range files {

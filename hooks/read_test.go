@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"errors"
+	"github.com/gitmem/git-mem/internal/shared"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 
 // sharedFixtures is the real-transcript folder of the project checkout; tests
 // over it skip when it is absent.
-const sharedFixtures = "/work/shared/fixtures"
+var sharedFixtures = filepath.Join(shared.Dir(), "fixtures")
 
 func sharedFile(t testing.TB, rel string) string {
 	t.Helper()

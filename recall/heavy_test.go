@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gitmem/git-mem/internal/shared"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -77,7 +78,7 @@ func TestHeavyLoCoMoRecall(t *testing.T) {
 	heavy(t)
 	root := os.Getenv("GIT_MEM_EVAL")
 	if root == "" {
-		root = "/work/shared/eval"
+		root = filepath.Join(shared.Dir(), "eval")
 	}
 	t.Setenv("HOME", t.TempDir())
 	for _, set := range []struct{ name, glob string }{

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"github.com/gitmem/git-mem/internal/shared"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,11 +16,11 @@ import (
 // runs only with GIT_MEM_HEAVY=1 and skips when /work/shared is absent.
 func TestCorpus(t *testing.T) {
 	if os.Getenv("GIT_MEM_HEAVY") == "" {
-		t.Skip("set GIT_MEM_HEAVY=1 to run over /work/shared/eval/coding")
+		t.Skip("set GIT_MEM_HEAVY=1 to run over the shared coding eval")
 	}
-	files, _ := filepath.Glob("/work/shared/eval/coding/*/exchanges.jsonl")
+	files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl"))
 	if len(files) == 0 {
-		t.Skip("/work/shared/eval/coding is absent")
+		t.Skip("the shared coding eval is absent")
 	}
 	var exs []*exchange.Exchange
 	size := 0

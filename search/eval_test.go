@@ -3,6 +3,7 @@ package search
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/gitmem/git-mem/internal/shared"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // against a broken pipeline, not a tuned one: `git mem eval` measures the
 // real distillers.
 func TestSharedEvalSmoke(t *testing.T) {
-	root := "/work/shared/eval/coding/paulukonis"
+	root := filepath.Join(shared.Dir(), "eval/coding/paulukonis")
 	if _, err := os.Stat(filepath.Join(root, "queries.jsonl")); err != nil {
 		t.Skip("shared eval data not present")
 	}
