@@ -53,6 +53,11 @@ func (r *Repo) Append(entries []Entry, timeout time.Duration) (AppendResult, err
 		if errors.Is(err, errRefMoved) && attempt < 5 {
 			continue // plain git moved main: rebuild on the new tip
 		}
+		if err != nil && !errors.Is(err, ErrLocked) && attempt == 0 {
+			// Perhaps a background repack replaced the packs we listed.
+			r.st.ObjectStorage.Reindex()
+			continue
+		}
 		if err == nil && res.Added > 0 {
 			r.maybeRepack()
 		}

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("GITSTORE_TEST_SYNC"); dir != "" {
 		os.Exit(syncMain(dir))
 	}
+	// A detached repack would outlive a test and race its cleanup;
+	// TestBackgroundRepack turns it back on.
+	os.Setenv("GIT_MEM_AUTO_REPACK", "0")
 	os.Exit(m.Run())
 }
 
@@ -282,6 +285,7 @@ func TestKilledWriterThenRerunStoresEachOnce(t *testing.T) {
 }
 
 func TestBackgroundRepack(t *testing.T) {
+	t.Setenv("GIT_MEM_AUTO_REPACK", "1")
 	r := newRepo(t)
 	// Loose objects: one small Append per entry.
 	for i := 0; i < 700; i++ {
@@ -319,4 +323,36 @@ func TestBackgroundRepack(t *testing.T) {
 	if n := len(countCommits(t, r)); n != 700 {
 		t.Fatalf("%d commits", n)
 	}
+}
+
+func TestBackgroundRepackConsolidatesPacks(t *testing.T) {
+	t.Setenv("GIT_MEM_AUTO_REPACK", "1")
+	r := newRepo(t)
+	for b := 0; b < packLimit; b++ {
+		var es []Entry
+		for i := 0; i < 2*packThreshold; i++ {
+			es = append(es, testEntry(fmt.Sprintf("c%d-%d", b, i)))
+		}
+		if _, err := r.Append(es, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for r.countPacks() > 1 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if l, err := LockFile(filepath.Join(r.MemDir(), "pack.lock"), 60*time.Second); err == nil {
+		l.Unlock()
+	}
+	if n := r.countPacks(); n != 1 {
+		t.Fatalf("%d packs after the consolidating repack", n)
+	}
+	// Reads after the packs were replaced under this process still work.
+	if _, ok, err := r.ReadPath(plumbing.ZeroHash, testEntry("c0-1").Path); err != nil || !ok {
+		t.Fatalf("read after repack: %v %v", ok, err)
+	}
+	if _, err := r.Append([]Entry{testEntry("after")}, 0); err != nil {
+		t.Fatalf("append after repack: %v", err)
+	}
+	fsck(t, r.Dir())
 }

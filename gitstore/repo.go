@@ -173,7 +173,11 @@ func readRef(dir string, name plumbing.ReferenceName) (plumbing.Hash, error) {
 
 // Commit reads one commit.
 func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) {
-	c, err := object.GetCommit(r.st, h)
+	var c *object.Commit
+	err := r.retry(func() (err error) {
+		c, err = object.GetCommit(r.st, h)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", h, err)
 	}
@@ -195,6 +199,26 @@ func (r *Repo) ResolveCommit(rev string) (plumbing.Hash, error) {
 // ReadPath reads the blob at path in the tree of commit at (zero = main).
 // ok is false when the path does not exist.
 func (r *Repo) ReadPath(at plumbing.Hash, path string) (data []byte, ok bool, err error) {
+	err = r.retry(func() (err error) {
+		data, ok, err = r.readPath(at, path)
+		return err
+	})
+	return data, ok, err
+}
+
+// retry runs fn again once with a fresh list of packs when it fails: a
+// background `git repack -a -d` may have replaced the packs this process
+// had listed (long-lived processes like `git mem mcp` meet this).
+func (r *Repo) retry(fn func() error) error {
+	err := fn()
+	if err != nil {
+		r.st.ObjectStorage.Reindex()
+		err = fn()
+	}
+	return err
+}
+
+func (r *Repo) readPath(at plumbing.Hash, path string) (data []byte, ok bool, err error) {
 	if at.IsZero() {
 		if at, err = r.Head(); err != nil || at.IsZero() {
 			return nil, false, err
