@@ -3,6 +3,7 @@ package distill
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/gitmem/git-mem/exchange"
@@ -11,28 +12,34 @@ import (
 // errorRules pair a cheap substring cue with the regexp that finds the
 // start of the specific part of an error line; the regexp runs only on lines
 // holding the cue, so megabytes of tool output cost a few scans.
-var errorRules = []struct {
+type errorRule struct {
 	cues []string
 	re   *regexp.Regexp
-}{
-	{[]string{"rror"}, regexp.MustCompile(`\berror\[E\d{4}\]:|\berror [A-Z]{1,6}\d{2,6}\b|[A-Z][A-Za-z0-9]*Error(?::\s|$)|\b(?:Error|error|ERROR)[:!]\s*\S|\b[1-9]\d* errors?\b|\bError \(active\)`)},
-	{[]string{"xception"}, regexp.MustCompile(`[A-Z][A-Za-z0-9]*Exception(?::\s|$)|\bUnhandled exception\b`)},
-	{[]string{"arning "}, regexp.MustCompile(`\bwarning [A-Z]{1,6}\d{2,6}\b`)},
-	{[]string{"panic", "fatal", "FATAL", "ERR"}, regexp.MustCompile(`\b(?:panic|fatal|FATAL|npm ERR!|ERR_[A-Z_]+)[:!]?\s*\S`)},
-	{[]string{"FAIL"}, regexp.MustCompile(`--- FAIL: \S+|^\s*FAIL\s+\S+|\bFAILED\s+\S+`)},
-	{[]string{"failed", "failing"}, regexp.MustCompile(`\b[1-9]\d* (?:failing|failed)\b|\bCommand failed\b|\bfailed with \d+ error`)},
-	{[]string{"xit"}, regexp.MustCompile(`\b(?:[Ee]xit(?:ed)?(?: with)? (?:code|status)|exit_code|Exit Code)[:=]?\s*[1-9]\d*`)},
-	{[]string{"not found", "Cannot find"}, regexp.MustCompile(`\bCannot find (?:module|name|namespace)\b|\bcommand not found\b|\bModule not found\b`)},
-	{[]string{"✕", "✗"}, regexp.MustCompile(`^\s*[✕✗]\s+\pL`)},
-	{[]string{"Unhandled"}, regexp.MustCompile(`\bUnhandled (?:rejection|promise)\b`)},
 }
+
+// errorRules are compiled on first use, not at every command's start-up.
+var errorRules = sync.OnceValue(func() []errorRule {
+	return []errorRule{
+		{[]string{"rror"}, regexp.MustCompile(`\berror\[E\d{4}\]:|\berror [A-Z]{1,6}\d{2,6}\b|[A-Z][A-Za-z0-9]*Error(?::\s|$)|\b(?:Error|error|ERROR)[:!]\s*\S|\b[1-9]\d* errors?\b|\bError \(active\)`)},
+		{[]string{"xception"}, regexp.MustCompile(`[A-Z][A-Za-z0-9]*Exception(?::\s|$)|\bUnhandled exception\b`)},
+		{[]string{"arning "}, regexp.MustCompile(`\bwarning [A-Z]{1,6}\d{2,6}\b`)},
+		{[]string{"panic", "fatal", "FATAL", "ERR"}, regexp.MustCompile(`\b(?:panic|fatal|FATAL|npm ERR!|ERR_[A-Z_]+)[:!]?\s*\S`)},
+		{[]string{"FAIL"}, regexp.MustCompile(`--- FAIL: \S+|^\s*FAIL\s+\S+|\bFAILED\s+\S+`)},
+		{[]string{"failed", "failing"}, regexp.MustCompile(`\b[1-9]\d* (?:failing|failed)\b|\bCommand failed\b|\bfailed with \d+ error`)},
+		{[]string{"xit"}, regexp.MustCompile(`\b(?:[Ee]xit(?:ed)?(?: with)? (?:code|status)|exit_code|Exit Code)[:=]?\s*[1-9]\d*`)},
+		{[]string{"not found", "Cannot find"}, regexp.MustCompile(`\bCannot find (?:module|name|namespace)\b|\bcommand not found\b|\bModule not found\b`)},
+		{[]string{"✕", "✗"}, regexp.MustCompile(`^\s*[✕✗]\s+\pL`)},
+		{[]string{"Unhandled"}, regexp.MustCompile(`\bUnhandled (?:rejection|promise)\b`)},
+	}
+})
 
 // errorStart returns the offset where the error's specific part begins, or
 // -1 when the line holds no error.
 func errorStart(line string) int {
 	best := -1
-	for i := range errorRules {
-		r := &errorRules[i]
+	rs := errorRules()
+	for i := range rs {
+		r := &rs[i]
 		hit := false
 		for _, c := range r.cues {
 			if strings.Contains(line, c) {

@@ -77,7 +77,7 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 	if q.K == 0 {
 		q.K = m.Config.Search.K
 	}
-	ix, reason, err := m.openIndexForWrite()
+	ix, reason, err := m.openIndexForSearch()
 	switch {
 	case errors.Is(err, search.ErrBusy):
 		opt, oerr := m.searchOptions()
@@ -91,6 +91,7 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 		note = "the index is being updated by another git mem process: the newest exchanges may be missing"
 	case err != nil:
 		return nil, "", err
+	case reason == upToDate:
 	default:
 		if reason != "" {
 			note = "the search index was rebuilt: " + reason
@@ -126,6 +127,26 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 		results = append(results, r)
 	}
 	return results, note, nil
+}
+
+// upToDate is openIndexForSearch's reason for a read-only index that has
+// every commit of main.
+const upToDate = "\x00up to date"
+
+// openIndexForSearch opens the index read-only when it has caught up with
+// main (the common case: cheap, lazy, no writer lock), else for writing so
+// the caller catches it up.
+func (m *Memory) openIndexForSearch() (*search.Index, string, error) {
+	if head, err := m.Repo.Head(); err == nil && !head.IsZero() && search.IndexedCommit(m.IndexDir()) == head.String() {
+		opt, err := m.searchOptions()
+		if err != nil {
+			return nil, "", err
+		}
+		if ix, err := search.OpenReadOnly(m.IndexDir(), opt); err == nil {
+			return ix, upToDate, nil
+		}
+	}
+	return m.openIndexForWrite()
 }
 
 func short(h string) string {

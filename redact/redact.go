@@ -14,6 +14,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/gitmem/git-mem/exchange"
 )
@@ -39,118 +40,122 @@ type rule struct {
 	ok func(string) bool
 }
 
-var rules = []rule{
-	{
-		kind: "private-key",
-		pre:  []string{"PRIVATE KEY"},
-		// A whole PEM block, or a block cut short (truncated output): the
-		// header and the base64 body that follows it.
-		re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\n|\\r)*)`),
-		ok: func(s string) bool {
-			// A bare header in prose ("-----BEGIN PRIVATE KEY----- ... END")
-			// with no key material is not a key.
-			body := s[strings.Index(s, "KEY-----")+8:]
-			return countClass(body, isB64) >= 40
+// rules are compiled on first use, not at start-up: every git mem command
+// would otherwise pay for them (4 ms), even those that never redact.
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		{
+			kind: "private-key",
+			pre:  []string{"PRIVATE KEY"},
+			// A whole PEM block, or a block cut short (truncated output): the
+			// header and the base64 body that follows it.
+			re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\n|\\r)*)`),
+			ok: func(s string) bool {
+				// A bare header in prose ("-----BEGIN PRIVATE KEY----- ... END")
+				// with no key material is not a key.
+				body := s[strings.Index(s, "KEY-----")+8:]
+				return countClass(body, isB64) >= 40
+			},
 		},
-	},
-	{
-		kind: "aws-access-key",
-		pre:  []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
-		re:   regexp.MustCompile(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b`),
-	},
-	{
-		kind: "github-token",
-		pre:  []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-		re:   regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`),
-	},
-	{
-		kind: "gitlab-token",
-		pre:  []string{"glpat-"},
-		re:   regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`),
-	},
-	{
-		kind: "anthropic-api-key",
-		pre:  []string{"sk-ant-"},
-		re:   regexp.MustCompile(`\bsk-ant-[a-z0-9]{2,10}-[A-Za-z0-9_\-]{20,}`),
-	},
-	{
-		kind: "openai-api-key",
-		pre:  []string{"sk-"},
-		re:   regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}`),
-		ok:   looksRandom,
-	},
-	{
-		kind: "slack-token",
-		pre:  []string{"xox", "xapp-"},
-		re:   regexp.MustCompile(`\b(?:xox[baprse]-[0-9A-Za-z\-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)`),
-		ok:   func(s string) bool { return countClass(s, isDigit) >= 4 },
-	},
-	{
-		kind: "slack-webhook",
-		pre:  []string{"hooks.slack.com"},
-		re:   regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/]{20,}`),
-	},
-	{
-		kind: "stripe-key",
-		pre:  []string{"_live_", "_test_"},
-		re:   regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,99}\b`),
-	},
-	{
-		kind: "google-api-key",
-		pre:  []string{"AIza"},
-		re:   regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`),
-	},
-	{
-		kind: "huggingface-token",
-		pre:  []string{"hf_"},
-		re:   regexp.MustCompile(`\bhf_[A-Za-z]{34}\b`),
-		ok: func(s string) bool {
-			return countClass(s, isUpper) >= 3 && countClass(s, isLower) >= 3 && entropy(s) >= 3.5
+		{
+			kind: "aws-access-key",
+			pre:  []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
+			re:   regexp.MustCompile(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b`),
 		},
-	},
-	{
-		kind: "npm-token",
-		pre:  []string{"npm_"},
-		re:   regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),
-		ok:   looksRandom,
-	},
-	{
-		kind: "sendgrid-key",
-		pre:  []string{"SG."},
-		re:   regexp.MustCompile(`\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b`),
-	},
-	{
-		kind: "supabase-key",
-		pre:  []string{"sb_secret_"},
-		re:   regexp.MustCompile(`\bsb_secret_[A-Za-z0-9_\-]{20,}`),
-	},
-	{
-		kind: "langsmith-key",
-		pre:  []string{"lsv2_"},
-		re:   regexp.MustCompile(`\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b`),
-	},
-	{
-		kind: "jwt",
-		pre:  []string{"eyJ"},
-		re:   regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}`),
-	},
-	{
-		kind: "url-password",
-		pre:  []string{"://"},
-		near: hasURLCredentials,
-		// scheme://user:password@host — only the password goes.
-		re:    regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>()\[\]{}]{1,128}:([^\s@/"'<>]{1,256})@[A-Za-z0-9\[]`),
-		group: 1,
-		ok:    func(s string) bool { return !isPlaceholder(s) && !typeWords[strings.ToLower(s)] },
-	},
-	{
-		kind:  "bearer-token",
-		pre:   []string{"earer "},
-		re:    regexp.MustCompile(`\b[Bb]earer ([A-Za-z0-9\-._~+/]{20,}=*)`),
-		group: 1,
-		ok:    looksRandom,
-	},
-}
+		{
+			kind: "github-token",
+			pre:  []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+			re:   regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`),
+		},
+		{
+			kind: "gitlab-token",
+			pre:  []string{"glpat-"},
+			re:   regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`),
+		},
+		{
+			kind: "anthropic-api-key",
+			pre:  []string{"sk-ant-"},
+			re:   regexp.MustCompile(`\bsk-ant-[a-z0-9]{2,10}-[A-Za-z0-9_\-]{20,}`),
+		},
+		{
+			kind: "openai-api-key",
+			pre:  []string{"sk-"},
+			re:   regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}`),
+			ok:   looksRandom,
+		},
+		{
+			kind: "slack-token",
+			pre:  []string{"xox", "xapp-"},
+			re:   regexp.MustCompile(`\b(?:xox[baprse]-[0-9A-Za-z\-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)`),
+			ok:   func(s string) bool { return countClass(s, isDigit) >= 4 },
+		},
+		{
+			kind: "slack-webhook",
+			pre:  []string{"hooks.slack.com"},
+			re:   regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/]{20,}`),
+		},
+		{
+			kind: "stripe-key",
+			pre:  []string{"_live_", "_test_"},
+			re:   regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,99}\b`),
+		},
+		{
+			kind: "google-api-key",
+			pre:  []string{"AIza"},
+			re:   regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`),
+		},
+		{
+			kind: "huggingface-token",
+			pre:  []string{"hf_"},
+			re:   regexp.MustCompile(`\bhf_[A-Za-z]{34}\b`),
+			ok: func(s string) bool {
+				return countClass(s, isUpper) >= 3 && countClass(s, isLower) >= 3 && entropy(s) >= 3.5
+			},
+		},
+		{
+			kind: "npm-token",
+			pre:  []string{"npm_"},
+			re:   regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),
+			ok:   looksRandom,
+		},
+		{
+			kind: "sendgrid-key",
+			pre:  []string{"SG."},
+			re:   regexp.MustCompile(`\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b`),
+		},
+		{
+			kind: "supabase-key",
+			pre:  []string{"sb_secret_"},
+			re:   regexp.MustCompile(`\bsb_secret_[A-Za-z0-9_\-]{20,}`),
+		},
+		{
+			kind: "langsmith-key",
+			pre:  []string{"lsv2_"},
+			re:   regexp.MustCompile(`\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b`),
+		},
+		{
+			kind: "jwt",
+			pre:  []string{"eyJ"},
+			re:   regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}`),
+		},
+		{
+			kind: "url-password",
+			pre:  []string{"://"},
+			near: hasURLCredentials,
+			// scheme://user:password@host — only the password goes.
+			re:    regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>()\[\]{}]{1,128}:([^\s@/"'<>]{1,256})@[A-Za-z0-9\[]`),
+			group: 1,
+			ok:    func(s string) bool { return !isPlaceholder(s) && !typeWords[strings.ToLower(s)] },
+		},
+		{
+			kind:  "bearer-token",
+			pre:   []string{"earer "},
+			re:    regexp.MustCompile(`\b[Bb]earer ([A-Za-z0-9\-._~+/]{20,}=*)`),
+			group: 1,
+			ok:    looksRandom,
+		},
+	}
+})
 
 // String returns s with every secret replaced and the number of
 // replacements.
@@ -159,8 +164,9 @@ func String(s string) (string, int) {
 		return s, 0
 	}
 	n := 0
-	for i := range rules {
-		r := &rules[i]
+	rs := rules()
+	for i := range rs {
+		r := &rs[i]
 		if !containsAny(s, r.pre) || (r.near != nil && !r.near(s)) {
 			continue
 		}
