@@ -142,8 +142,14 @@ func (m *Memory) openIndexForSearch() (*search.Index, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		if ix, err := search.OpenReadOnly(m.IndexDir(), opt); err == nil {
+		ix, err := search.OpenReadOnly(m.IndexDir(), opt)
+		if err == nil {
 			return ix, upToDate, nil
+		}
+		if errors.Is(err, search.ErrBusy) {
+			// A writer (a hook's worker) holds the index: waiting for it
+			// again as a writer would only double the wait.
+			return nil, "", err
 		}
 	}
 	return m.openIndexForWrite()
