@@ -159,3 +159,25 @@ func TestSearchAfterIndexDeletedIsIdentical(t *testing.T) {
 		}
 	}
 }
+
+// A 20 MB exchange (a huge tool output) is stored whole and searchable.
+func TestLargeExchangeIsStored(t *testing.T) {
+	m := newMemory(t)
+	big := strings.Repeat("log line with nothing special 0123456789\n", 20<<20/41)
+	in := &exchange.Exchange{ID: "big", Session: "s", Time: "2026-01-01T00:00:00Z", Turns: []exchange.Turn{
+		{Role: "user", Text: "why is the build log so long? look for the zebra warning"},
+		{Role: "tool", Name: "Bash", Input: map[string]any{"command": "make"}, Text: big + "warning: zebra stripes misaligned\n"},
+		{Role: "assistant", Text: "The zebra warning comes from the stripes module."}}}
+	rep, err := m.Add(context.Background(), []*exchange.Exchange{in}, AddOptions{})
+	if err != nil || rep.Added != 1 {
+		t.Fatalf("add: %+v %v", rep, err)
+	}
+	_, blob, err := m.Show("big")
+	if err != nil || len(blob) < 20<<20 {
+		t.Fatalf("show: %d bytes, %v", len(blob), err)
+	}
+	res, _, err := m.Search(context.Background(), SearchQuery{Text: "zebra warning", K: 1})
+	if err != nil || len(res) != 1 || res[0].Exchange != "big" {
+		t.Fatalf("search: %v %v", res, err)
+	}
+}
