@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gitmem/git-mem/internal/backoff"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -258,7 +258,7 @@ func (o *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	var lastErr error
 	for attempt := 0; attempt <= o.cfg.MaxRetries; attempt++ {
 		if attempt > 0 {
-			if err := sleepCtx(ctx, o.retryDelay(attempt, lastErr)); err != nil {
+			if err := backoff.Sleep(ctx, o.retryDelay(attempt, lastErr)); err != nil {
 				return "", err
 			}
 		}
@@ -276,7 +276,7 @@ func (o *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 			return "", ctx.Err()
 		}
 		lastErr = err
-		if !retriable(err) {
+		if !backoff.Transient(err) {
 			break
 		}
 	}
@@ -286,50 +286,14 @@ func (o *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	return "", lastErr
 }
 
-// retriable: rate limits, server errors, timeouts and network failures.
-func retriable(err error) bool {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) {
-		s := apiErr.StatusCode
-		return s == http.StatusTooManyRequests || s == http.StatusRequestTimeout || s == http.StatusConflict || s >= 500
-	}
-	return true
-}
-
-// retryDelay honours Retry-After (seconds or an HTTP date) and
-// retry-after-ms, else backs off exponentially with jitter, capped at 60s.
+// retryDelay honours the server's Retry-After, else backs off
+// exponentially with jitter, capped at 60s.
 func (o *OpenAI) retryDelay(attempt int, err error) time.Duration {
 	const maxDelay = 60 * time.Second
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) && apiErr.Response != nil {
-		h := apiErr.Response.Header
-		if ms, e := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); e == nil && ms >= 0 {
-			return min(time.Duration(ms*float64(time.Millisecond)), maxDelay)
-		}
-		if ra := h.Get("Retry-After"); ra != "" {
-			if s, e := strconv.ParseFloat(ra, 64); e == nil && s >= 0 {
-				return min(time.Duration(s*float64(time.Second)), maxDelay)
-			}
-			if t, e := http.ParseTime(ra); e == nil {
-				return min(max(time.Until(t), 0), maxDelay)
-			}
-		}
+	if d, ok := backoff.ServerWait(err); ok {
+		return min(d, maxDelay)
 	}
 	d := o.backoff << (attempt - 1)
 	d += time.Duration(rand.Int64N(int64(d)/4 + 1))
 	return min(d, maxDelay)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

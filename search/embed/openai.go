@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gitmem/git-mem/internal/backoff"
 	"math"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -83,7 +83,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
-	return &OpenAI{cfg: cfg, client: openai.NewClient(opts...), sleep: sleepCtx}, nil
+	return &OpenAI{cfg: cfg, client: openai.NewClient(opts...), sleep: backoff.Sleep}, nil
 }
 
 // Name is "openai/<model>".
@@ -216,43 +216,11 @@ func (o *OpenAI) retryAfter(err error, attempt int) (time.Duration, bool) {
 		if code != http.StatusTooManyRequests && code != http.StatusRequestTimeout && code < 500 {
 			return 0, false
 		}
-		if apiErr.Response != nil {
-			if d, ok := parseRetryAfter(apiErr.Response.Header); ok {
-				wait = min(d, o.cfg.MaxBackoff)
-			}
+		if d, ok := backoff.ServerWait(err); ok {
+			wait = min(d, o.cfg.MaxBackoff)
 		}
 		return wait, true
 	}
 	// Timeouts and connection errors are transient.
 	return wait, true
-}
-
-func parseRetryAfter(h http.Header) (time.Duration, bool) {
-	if ms := h.Get("Retry-After-Ms"); ms != "" {
-		if v, err := strconv.ParseFloat(ms, 64); err == nil && v >= 0 {
-			return time.Duration(v * float64(time.Millisecond)), true
-		}
-	}
-	ra := h.Get("Retry-After")
-	if ra == "" {
-		return 0, false
-	}
-	if v, err := strconv.ParseFloat(ra, 64); err == nil && v >= 0 {
-		return time.Duration(v * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(ra); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
