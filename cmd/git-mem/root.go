@@ -133,6 +133,8 @@ func newRoot(e *env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
+		// Help reads "git mem log", as the user types it.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "git mem"},
 	}
 	root.PersistentFlags().StringVar(&e.memDir, "mem-dir", "", "memory repo (default $GIT_MEM_DIR, then ~/.git-mem)")
 	root.PersistentFlags().BoolVar(&e.json, "json", false, "print JSON (errors too)")
