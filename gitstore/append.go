@@ -53,8 +53,9 @@ func (r *Repo) Append(entries []Entry, timeout time.Duration) (AppendResult, err
 		if errors.Is(err, errRefMoved) && attempt < 5 {
 			continue // plain git moved main: rebuild on the new tip
 		}
-		if err != nil && !errors.Is(err, ErrLocked) && attempt == 0 {
-			// Perhaps a background repack replaced the packs we listed.
+		if err != nil && !errors.Is(err, ErrLocked) && !errors.Is(err, errRefMoved) && attempt < 10 {
+			// Perhaps a background repack is replacing the packs we listed.
+			time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
 			r.st.ObjectStorage.Reindex()
 			continue
 		}

@@ -356,3 +356,29 @@ func TestBackgroundRepackConsolidatesPacks(t *testing.T) {
 	}
 	fsck(t, r.Dir())
 }
+
+// Appends and reads go on while background repacks replace the packs under
+// this process: nothing fails, nothing is lost.
+func TestAppendDuringBackgroundRepacks(t *testing.T) {
+	t.Setenv("GIT_MEM_AUTO_REPACK", "1")
+	r := newRepo(t)
+	for b := 0; b < 4*packLimit; b++ {
+		var es []Entry
+		for i := 0; i < 2*packThreshold; i++ {
+			es = append(es, testEntry(fmt.Sprintf("d%d-%d", b, i)))
+		}
+		if _, err := r.Append(es, 0); err != nil {
+			t.Fatalf("batch %d: %v", b, err)
+		}
+		if _, ok, err := r.ReadPath(plumbing.ZeroHash, es[0].Path); err != nil || !ok {
+			t.Fatalf("batch %d: read back: %v %v", b, ok, err)
+		}
+	}
+	if l, err := LockFile(filepath.Join(r.MemDir(), "pack.lock"), 60*time.Second); err == nil {
+		l.Unlock()
+	}
+	if n := len(countCommits(t, r)); n != 4*packLimit*2*packThreshold {
+		t.Fatalf("%d commits", n)
+	}
+	fsck(t, r.Dir())
+}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
@@ -206,12 +207,14 @@ func (r *Repo) ReadPath(at plumbing.Hash, path string) (data []byte, ok bool, er
 	return data, ok, err
 }
 
-// retry runs fn again once with a fresh list of packs when it fails: a
-// background `git repack -a -d` may have replaced the packs this process
-// had listed (long-lived processes like `git mem mcp` meet this).
+// retry runs fn again with a fresh list of packs while it fails, for up to
+// about two seconds: a background `git repack -a -d` replaces the packs this
+// process listed, deleting them one by one (git's own readers re-scan the
+// pack folder the same way). A real error costs that wait once.
 func (r *Repo) retry(fn func() error) error {
 	err := fn()
-	if err != nil {
+	for i := 0; err != nil && i < 20; i++ {
+		time.Sleep(time.Duration(10+10*i) * time.Millisecond)
 		r.st.ObjectStorage.Reindex()
 		err = fn()
 	}

@@ -629,6 +629,10 @@ func (ix *Index) Close() error {
 		err = fmt.Errorf("close search index: %w", cerr)
 	}
 	ix.idx = nil
+	ix.mu.Lock()
+	_ = ix.vecs.Close() // the memory map; long-lived processes open many indexes
+	ix.vecs, ix.graph = nil, nil
+	ix.mu.Unlock()
 	return err
 }
 

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"github.com/viterin/vek/vek32"
@@ -37,8 +38,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // pass or large allocation. Set rounds a vector to that precision, so a
 // writer and a later reader rank identically.
 type Flat struct {
-	Dims int
-	buf  []byte // Len() rows of [scale f32 LE][Dims × int8]
+	Dims   int
+	buf    []byte // Len() rows of [scale f32 LE][Dims × int8]
+	mapped []byte // the file's memory map behind buf, when read by ReadFlat
 }
 
 // NewFlat returns an empty matrix of the given width.
@@ -174,11 +176,60 @@ func (f *Flat) Write(path string) error {
 
 // ReadFlat loads a matrix written by Write. A missing file is returned as
 // is (os.ErrNotExist); anything malformed wraps ErrCorrupt.
+//
+// The file is memory-mapped (private, copy-on-write), not read: a CLI
+// search then pays for the pages it touches once, with no copy of the whole
+// matrix (38 MB at 100k exchanges). Close releases the mapping.
 func ReadFlat(path string) (*Flat, error) {
-	b, err := os.ReadFile(path)
+	b, mapped, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
+	f, err := parseFlat(path, b)
+	if err != nil {
+		if mapped {
+			_ = syscall.Munmap(b)
+		}
+		return nil, err
+	}
+	if mapped {
+		f.mapped = b
+	}
+	return f, nil
+}
+
+// mapFile maps path read-only-shared-on-disk, writable-private in memory;
+// where mapping is not possible it reads the file.
+func mapFile(path string) (b []byte, mapped bool, err error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if fi.Size() > 0 && fi.Size() < 1<<40 {
+		if b, err := syscall.Mmap(int(fh.Fd()), 0, int(fi.Size()), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE); err == nil {
+			return b, true, nil
+		}
+	}
+	b, err = os.ReadFile(path)
+	return b, false, err
+}
+
+// Close releases the file mapping; the Flat must not be used afterwards.
+func (f *Flat) Close() error {
+	if f == nil || f.mapped == nil {
+		return nil
+	}
+	err := syscall.Munmap(f.mapped)
+	f.mapped, f.buf = nil, nil
+	return err
+}
+
+func parseFlat(path string, b []byte) (*Flat, error) {
 	if len(b) < headerSize || string(b[:8]) != flatMagic {
 		return nil, fmt.Errorf("%s: %w: bad header", path, ErrCorrupt)
 	}
