@@ -137,8 +137,9 @@ func isolate(t *testing.T) {
 // fusion or in collapsing fails the normal test suite.
 var testdataFloor = map[string]float64{
 	search.ModeVerbatimBM25:    0.90,
-	search.ModeDistilledBM25:   0.80,
-	search.ModeDistilledVector: 0.75,
+	search.ModeSessionBM25:     0.90,
+	search.ModeDistilledBM25:   0.82,
+	search.ModeDistilledVector: 0.80,
 	search.ModeFused:           0.88,
 }
 

@@ -53,7 +53,7 @@ func (r *Repo) Append(entries []Entry, timeout time.Duration) (AppendResult, err
 		if errors.Is(err, errRefMoved) && attempt < 5 {
 			continue // plain git moved main: rebuild on the new tip
 		}
-		if err != nil && !errors.Is(err, ErrLocked) && !errors.Is(err, errRefMoved) && attempt < 10 {
+		if err != nil && !errors.Is(err, ErrLocked) && !errors.Is(err, errRefMoved) && attempt < 2 {
 			// Perhaps a background repack is replacing the packs we listed.
 			time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
 			r.st.ObjectStorage.Reindex()

@@ -270,7 +270,9 @@ func TestKilledWriterThenRerunStoresEachOnce(t *testing.T) {
 		_ = cmd.Wait()
 	}
 	if out, err := writer(t, r.Dir(), "k", 200, 7).CombinedOutput(); err != nil {
-		t.Fatalf("re-run: %v: %s", err, out)
+		ls, _ := exec.Command("ls", "-la", filepath.Join(r.Dir(), "objects", "pack")).CombinedOutput()
+		head, _ := os.ReadFile(filepath.Join(r.Dir(), "refs", "heads", "main"))
+		t.Fatalf("re-run: %v: %s\nmain=%s\n%s", err, out, head, ls)
 	}
 	ids := countCommits(t, r)
 	if len(ids) != 200 {
@@ -381,4 +383,32 @@ func TestAppendDuringBackgroundRepacks(t *testing.T) {
 		t.Fatalf("%d commits", n)
 	}
 	fsck(t, r.Dir())
+}
+
+// A .pack without its .idx (a writer killed between the two renames)
+// would stop go-git from reading anything; Open clears an old one.
+func TestOrphanPackIsCleared(t *testing.T) {
+	r := newRepo(t)
+	if _, err := r.Append([]Entry{testEntry("o-1")}, 0); err != nil {
+		t.Fatal(err)
+	}
+	orphan := filepath.Join(r.Dir(), "objects", "pack", "pack-"+strings.Repeat("ab", 20)+".pack")
+	if err := os.MkdirAll(filepath.Dir(orphan), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(orphan, []byte("PACK"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(orphan, old, old)
+	r2, err := Open(r.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Fatal("the orphan pack is still there")
+	}
+	if _, err := r2.Append([]Entry{testEntry("o-2")}, 0); err != nil {
+		t.Fatal(err)
+	}
 }

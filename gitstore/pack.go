@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
@@ -96,10 +98,11 @@ func (r *Repo) writePack(mem *memory.Storage, order []plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
+	// The .idx lands first, then the .pack: a reader lists packs by their
+	// .pack file, and go-git refuses to read any object while one .pack lacks
+	// its .idx (git ignores such a pack). A writer killed between the two
+	// renames leaves an .idx alone, which both ignore.
 	base := filepath.Join(dir, "pack-"+packHash.String())
-	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
-		return err
-	}
 	itmp, err := os.CreateTemp(dir, "tmp_gitmem_idx_")
 	if err != nil {
 		return err
@@ -122,9 +125,30 @@ func (r *Repo) writePack(mem *memory.Storage, order []plumbing.Hash) error {
 	if err := os.Rename(itmp.Name(), base+".idx"); err != nil {
 		return err
 	}
+	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
+		return err
+	}
 	syncDir(dir)
 	r.st.ObjectStorage.Reindex()
 	return nil
+}
+
+// removeOrphanPacks deletes .pack files without their .idx, left by a
+// writer killed between the two renames (before this package wrote the
+// .idx first) or by another tool: go-git cannot read any object while one
+// exists. Only packs older than a minute go, so one that a git command is
+// finishing right now is left alone; their objects were never referenced,
+// since main moves only after a pack is complete.
+func removeOrphanPacks(gitDir string) {
+	packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "pack-*.pack"))
+	for _, p := range packs {
+		if _, err := os.Stat(strings.TrimSuffix(p, ".pack") + ".idx"); !os.IsNotExist(err) {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // objectHeader is a pack entry's type and size header.

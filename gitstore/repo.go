@@ -124,6 +124,7 @@ func Open(dir string) (*Repo, error) {
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
 		return nil, &NotFoundError{Dir: dir}
 	}
+	removeOrphanPacks(dir)
 	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(32<<20), filesystem.Options{})
 	repo, err := git.Open(st, nil)
 	if err != nil {

@@ -92,7 +92,7 @@ func nonNil(s []string) []string {
 type SearchInput struct {
 	Query string `json:"query" jsonschema:"words to look for: identifiers, error messages, file names, what was done"`
 	K     int    `json:"k,omitempty" jsonschema:"number of results, default 10, at most 100"`
-	Mode  string `json:"mode,omitempty" jsonschema:"fused (default: BM25 over the verbatim text fused with vectors of the cards), verbatim-bm25, distilled-bm25 or distilled-vector"`
+	Mode  string `json:"mode,omitempty" jsonschema:"session-bm25 (default: BM25 over the verbatim exchange and its session neighbours), verbatim-bm25, distilled-bm25, distilled-vector, or fused (session-bm25 fused with vectors of the cards)"`
 	Filters
 }
 

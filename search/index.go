@@ -73,7 +73,7 @@ var (
 
 // SchemaVersion changes whenever the on-disk layout or the meaning of a field
 // changes; an index of another version is reported as mismatched.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Files under the index directory.
 const (
@@ -151,6 +151,9 @@ type Index struct {
 	cacheMu  sync.Mutex       // guards rowCache
 	rowCache map[uint64]int32 // Bleve internal id → row (read-only indexes)
 
+	ctxMu sync.Mutex
+	sctx  *sessionCtx // session neighbours (session-bm25), built or loaded on first use
+
 	// built lazily on the first Add
 	exactIdx map[uint64]int32
 	bands    map[uint64][]int32
@@ -227,7 +230,7 @@ func (ix *Index) check() error {
 // create starts an empty index. Leftovers of a creation that crashed before
 // its manifest was written are discarded: the index is a cache.
 func (ix *Index) create() error {
-	for _, name := range []string{bleveDir, docsFile, vectorsFile, hnswFile, sigsFile} {
+	for _, name := range []string{bleveDir, docsFile, vectorsFile, hnswFile, sigsFile, contextFile} {
 		if err := os.RemoveAll(filepath.Join(ix.dir, name)); err != nil {
 			return fmt.Errorf("create search index: %w", err)
 		}
@@ -490,6 +493,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 	}
 	ix.dirty = true
 	ix.graph = nil // rebuilt on flush when over the crossover
+	ix.sctx = nil  // session neighbours and lengths changed
 	ix.man.Docs = len(ix.recs)
 	ix.man.BM25.Docs = len(ix.recs)
 	if err := ix.idx.Batch(b); err != nil {
@@ -526,6 +530,9 @@ func prepare(docs []Doc) []prep {
 				d := &docs[i]
 				p := &out[i]
 				p.verb = a.Analyze(d.Verbatim)
+				if dt := dateTerms(d.Time); dt != "" {
+					p.verb = append(p.verb, a.Analyze(dt)...)
+				}
 				p.dist = a.Analyze(d.Distilled())
 				src := d.Verbatim
 				if strings.TrimSpace(src) == "" {
@@ -644,6 +651,9 @@ func (ix *Index) flush() error {
 		return nil
 	}
 	if err := writeTable(filepath.Join(ix.dir, docsFile), ix.recs); err != nil {
+		return err
+	}
+	if err := ix.writeContext(); err != nil {
 		return err
 	}
 	if err := ix.vecs.Write(filepath.Join(ix.dir, vectorsFile)); err != nil {

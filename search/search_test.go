@@ -312,7 +312,7 @@ func TestOpenErrors(t *testing.T) {
 		{"other schema", func(dir string) error {
 			p := filepath.Join(dir, manifestFile)
 			b, _ := os.ReadFile(p)
-			return os.WriteFile(p, []byte(strings.Replace(string(b), `"schema": 1`, `"schema": 99`, 1)), 0o644)
+			return os.WriteFile(p, []byte(strings.Replace(string(b), fmt.Sprintf(`"schema": %d`, SchemaVersion), `"schema": 99`, 1)), 0o644)
 		}, Options{}, ErrMismatch},
 	}
 	for _, tc := range tests {

@@ -24,7 +24,7 @@ func newSearchCmd(e *env) *cobra.Command {
 	var ff filterFlags
 	cmd := &cobra.Command{
 		Use:   "search <query> [-k N] [--mode M] [FILTERS] [--verbatim]",
-		Short: "Find exchanges: BM25 over the verbatim text fused with vectors of the cards",
+		Short: "Find exchanges: BM25 over the verbatim exchanges and vectors of the cards",
 		Long: "Find exchanges. Modes: " + strings.Join(search.Modes, ", ") + " (default " + search.DefaultMode + ").\n" +
 			"Identical and near-identical exchanges take one slot. The index catches up with new\n" +
 			"commits (add, sync, a plain git fetch) on first use.",
@@ -86,7 +86,7 @@ func newSearchCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVarP(&k, "k", "k", 10, "number of results")
-	cmd.Flags().StringVar(&mode, "mode", "", "verbatim-bm25 | distilled-bm25 | distilled-vector | fused (default "+search.DefaultMode+")")
+	cmd.Flags().StringVar(&mode, "mode", "", strings.Join(search.Modes, " | ")+" (default "+search.DefaultMode+")")
 	cmd.Flags().BoolVar(&verbatim, "verbatim", false, "show each exchange itself")
 	ff.add(cmd)
 	return cmd

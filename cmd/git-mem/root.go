@@ -129,7 +129,7 @@ func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "git-mem",
 		Short:         "Long-term memory for coding agents, stored in git",
-		Long:          "git mem stores every exchange between you and your coding agent as a commit in a dedicated\nmemory repo (default ~/.git-mem) and finds it again with fused BM25 + vector search.",
+		Long:          "git mem stores every exchange between you and your coding agent as a commit in a dedicated\nmemory repo (default ~/.git-mem) and finds it again with BM25 and vector search, offline.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,

@@ -1,0 +1,237 @@
+package search
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// contextDocs: a short conversation where the answer ("the kids loved the
+// dinosaur bones") does not repeat the topic word of the exchange before it
+// ("museum"), plus unrelated sessions and one long self-contained exchange.
+func contextDocs() []Doc {
+	docs := []Doc{
+		{ID: "a1", Session: "a", Verbatim: "user: we went to the natural history museum on saturday\n\nassistant: how was it"},
+		{ID: "a2", Session: "a", Verbatim: "user: the kids loved the dinosaur bones\n\nassistant: that sounds fun"},
+		{ID: "a3", Session: "a", Verbatim: "user: next week we try the aquarium\n\nassistant: nice plan"},
+		{ID: "b1", Session: "b", Verbatim: "user: my dinosaur drawing won a prize\n\nassistant: congratulations"},
+		{ID: "c1", Session: "c", Verbatim: "user: the museum cafe was closed\n\nassistant: too bad"},
+		{ID: "n1", Verbatim: "user: a museum without a session\n\nassistant: ok"},
+	}
+	long := strings.Repeat("migration schema postgres index vacuum analyze ", 40)
+	docs = append(docs,
+		Doc{ID: "d1", Session: "d", Verbatim: "user: museum " + long},
+		Doc{ID: "d2", Session: "d", Verbatim: "user: dinosaur " + long},
+	)
+	for i := range docs {
+		docs[i].Seq = i
+		docs[i].Commit = docs[i].ID
+		docs[i].Core = "card " + docs[i].ID
+	}
+	return docs
+}
+
+func TestSessionNeighbours(t *testing.T) {
+	recs := []docRec{
+		{Seq: 0, Session: "a", VerbLen: 3}, {Seq: 1, Session: "b", VerbLen: 4}, {Seq: 2, Session: "a", VerbLen: 5},
+		{Seq: 3, Session: "", VerbLen: 6}, {Seq: 4, Session: "a", VerbLen: 7}, {Seq: 5, Session: "", VerbLen: 8},
+	}
+	prev, next, lens := neighbours(recs)
+	if want := []int32{-1, -1, 0, -1, 2, -1}; !reflect.DeepEqual(prev, want) {
+		t.Errorf("prev = %v, want %v", prev, want)
+	}
+	if want := []int32{2, -1, 4, -1, -1, -1}; !reflect.DeepEqual(next, want) {
+		t.Errorf("next = %v, want %v", next, want)
+	}
+	if want := []int32{3, 4, 5, 6, 7, 8}; !reflect.DeepEqual(lens, want) {
+		t.Errorf("lens = %v", lens)
+	}
+	c := newSessionCtx(prev, next, lens)
+	w2 := ContextWeight * ContextLenRef / (ContextLenRef + 5)
+	if math.Abs(c.weight[2]-w2) > 1e-12 || math.Abs(c.dl[2]-(5+w2*(3+7))) > 1e-12 {
+		t.Errorf("row 2: weight %v dl %v", c.weight[2], c.dl[2])
+	}
+	if c.dl[3] != 6 {
+		t.Errorf("a row without neighbours keeps its length: %v", c.dl[3])
+	}
+}
+
+func TestSessionBM25(t *testing.T) {
+	dir := t.TempDir()
+	ix := buildIndex(t, dir, contextDocs())
+	search := func(ix *Index, q, mode string) []string {
+		t.Helper()
+		hs, err := ix.Search(Query{Text: q, Mode: mode, K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(hs)
+	}
+	// The exchanges about the museum visit borrow each other's words: both
+	// outrank b1, which only shares "dinosaur", while plain BM25 puts the
+	// short b1 first. The long exchange d2 borrows next to nothing from d1.
+	plain := search(ix, "dinosaur museum", ModeVerbatimBM25)
+	ctx := search(ix, "dinosaur museum", ModeSessionBM25)
+	if len(ctx) < 2 || !(ctx[0] == "a1" && ctx[1] == "a2" || ctx[0] == "a2" && ctx[1] == "a1") {
+		t.Errorf("session-bm25: %v, want a1 and a2 first", ctx)
+	}
+	if plain[0] != "b1" {
+		t.Errorf("verbatim-bm25: %v, want b1 first (else the test shows nothing)", plain)
+	}
+	pos := func(list []string, id string) int {
+		for i, x := range list {
+			if x == id {
+				return i
+			}
+		}
+		return -1
+	}
+	if pos(ctx, "d2") < pos(ctx, "b1") {
+		t.Errorf("long exchange d2 gained from its neighbour: %v", ctx)
+	}
+	// A filter applies after the context: a2 alone still carries "museum".
+	hs, err := ix.Search(Query{Text: "museum", Mode: ModeSessionBM25, K: 10, Filter: Filter{Session: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(hs); len(got) < 2 || got[0] != "a1" || pos(got, "a2") < 0 {
+		t.Errorf("filtered: %v", got)
+	}
+	writer := search(ix, "dinosaur museum kids", ModeSessionBM25)
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A reader loads the saved neighbour table and ranks the same.
+	ro, err := OpenReadOnly(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := search(ro, "dinosaur museum kids", ModeSessionBM25); !reflect.DeepEqual(got, writer) {
+		t.Errorf("reader %v, writer %v", got, writer)
+	}
+	ro.Close()
+
+	// A damaged table is reported with the fix, never silently ignored.
+	path := filepath.Join(dir, contextFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ro, err = OpenReadOnly(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := ro.Search(Query{Text: "museum", Mode: ModeSessionBM25}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("damaged context table: err = %v, want ErrCorrupt", err)
+	}
+}
+
+// TestSessionBM25Incremental: adding the next exchange of a session later
+// gives its predecessor context without re-indexing it, and the result is
+// the same as indexing everything at once.
+func TestSessionBM25Incremental(t *testing.T) {
+	docs := contextDocs()
+	all := buildIndex(t, t.TempDir(), docs)
+	defer all.Close()
+	dir := t.TempDir()
+	inc := buildIndex(t, dir, docs[:1])
+	if err := inc.Add(docs[1:]); err != nil {
+		t.Fatal(err)
+	}
+	defer inc.Close()
+	for _, q := range []string{"dinosaur museum", "aquarium kids", "museum"} {
+		a, err := all.Search(Query{Text: q, Mode: ModeSessionBM25})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := inc.Search(Query{Text: q, Mode: ModeSessionBM25})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ids(a), ids(b)) {
+			t.Errorf("%q: at once %v, incrementally %v", q, ids(a), ids(b))
+		}
+	}
+}
+
+// TestDateTerms: the month and year of an exchange are searchable words of
+// its verbatim; the day is not.
+func TestDateTerms(t *testing.T) {
+	mk := func(id string, tm time.Time) Doc {
+		return Doc{ID: id, Commit: id, Core: "card", Time: tm, Verbatim: "user: the cache eviction policy of service " + id + "\n\nassistant: switched to LRU"}
+	}
+	docs := []Doc{
+		mk("jan", time.Date(2026, 1, 18, 9, 0, 0, 0, time.UTC)),
+		mk("feb", time.Date(2026, 2, 3, 9, 0, 0, 0, time.UTC)),
+		mk("mar", time.Date(2026, 3, 18, 9, 0, 0, 0, time.UTC)),
+		mk("none", time.Time{}),
+	}
+	for i := range docs {
+		docs[i].Seq = i
+	}
+	ix := buildIndex(t, t.TempDir(), docs)
+	defer ix.Close()
+	for _, mode := range []string{ModeVerbatimBM25, ModeSessionBM25} {
+		hs, err := ix.Search(Query{Text: "cache eviction in February 2026", Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(hs); len(got) != 4 || got[0] != "feb" {
+			t.Errorf("%s: %v, want feb first", mode, got)
+		}
+		hs, err = ix.Search(Query{Text: "node 18", Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hs) != 0 {
+			t.Errorf("%s: the day of the month matched a number: %v", mode, ids(hs))
+		}
+	}
+	if got := dateTerms(time.Date(2026, 2, 3, 23, 0, 0, 0, time.FixedZone("x", -5*3600))); got != "February 2026" {
+		t.Errorf("dateTerms = %q", got)
+	}
+}
+
+// TestSessionBM25Concurrent: a reader serves fused searches (session-bm25
+// beside the other layers) from several goroutines (run with -race).
+func TestSessionBM25Concurrent(t *testing.T) {
+	dir := t.TempDir()
+	ix := buildIndex(t, dir, contextDocs())
+	ix.Close()
+	ro, err := OpenReadOnly(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	fusion := &FusionConfig{K: 60, Layers: []LayerWeight{{ModeSessionBM25, 1}, {ModeVerbatimBM25, 1}, {ModeDistilledVector, 1}}}
+	want, err := ro.Search(Query{Text: "dinosaur museum kids", Mode: ModeFused, Fusion: fusion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			got, err := ro.Search(Query{Text: "dinosaur museum kids", Mode: ModeFused, Fusion: fusion})
+			if err == nil && !reflect.DeepEqual(ids(got), ids(want)) {
+				err = errors.New("results differ between goroutines")
+			}
+			errs <- err
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
