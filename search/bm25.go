@@ -142,6 +142,7 @@ func (ix *Index) bm25Layer(ctx context.Context, field, text string, allowed func
 			ix.rowCache = map[uint64]int32{}
 		}
 		cache = ix.rowCache
+		ix.ensureRowMap(r)
 	}
 	want := limit * 4
 	var cs []cand
@@ -192,6 +193,9 @@ func fieldLen(norm float64) float64 {
 // a writer's snapshots change with every batch and background merge, so it
 // caches per search.
 func (ix *Index) rowOf(r bleveindex.IndexReader, cache map[uint64]int32, iid uint64) (int32, error) {
+	if row, ok := ix.mappedRow(iid); ok {
+		return row, nil
+	}
 	if row, ok := cache[iid]; ok {
 		return row, nil
 	}

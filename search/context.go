@@ -226,6 +226,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			ix.rowCache = map[uint64]int32{}
 		}
 		cache = ix.rowCache
+		ix.ensureRowMap(r)
 	}
 	scores := make([]float64, n)
 	tf := make([]float64, n) // f'(t, row) of the current term

@@ -147,9 +147,11 @@ type Index struct {
 	dirty    bool
 	broken   error // a failed batch: the tables must not be written
 
-	mu       sync.Mutex       // guards lazy loading (recs, vecs, graph)
-	cacheMu  sync.Mutex       // guards rowCache
-	rowCache map[uint64]int32 // Bleve internal id → row (read-only indexes)
+	mu          sync.Mutex       // guards lazy loading (recs, vecs, graph)
+	cacheMu     sync.Mutex       // guards rowCache
+	rowCache    map[uint64]int32 // Bleve internal id → row (read-only indexes)
+	rowMap      []int32          // the same for every id, saved per snapshot (rowmap.go)
+	rowMapTried bool
 
 	ctxMu sync.Mutex
 	sctx  *sessionCtx // session neighbours (session-bm25), built or loaded on first use

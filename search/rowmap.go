@@ -1,0 +1,130 @@
+package search
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	bleveindex "github.com/blevesearch/bleve_index_api"
+)
+
+// The row map turns Bleve internal ids into table rows for a read-only
+// search without asking Bleve for each posting's external id: that lookup
+// dominated session-bm25, which must map every posting to its row to reach
+// the row's session neighbours. Internal ids are fixed for a given set of
+// segment files, so the map is saved with a key made of the segment files'
+// names, sizes and times, and rebuilt whenever a writer changed them.
+const (
+	rowMapFile  = "rowmap.bin"
+	rowMapMagic = "GMROWS\x00\x01"
+)
+
+// snapshotKey fingerprints the Bleve store's files.
+func (ix *Index) snapshotKey() ([32]byte, error) {
+	dir := filepath.Join(ix.dir, bleveDir, "store")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	var lines []string
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			return [32]byte{}, err
+		}
+		lines = append(lines, fmt.Sprintf("%s %d %d", e.Name(), fi.Size(), fi.ModTime().UnixNano()))
+	}
+	sort.Strings(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		h.Write([]byte(l + "\n"))
+	}
+	var k [32]byte
+	copy(k[:], h.Sum(nil))
+	return k, nil
+}
+
+// ensureRowMap loads the saved row map of this snapshot, or builds and
+// saves it (best effort: it is a cache). Called with cacheMu held, only on
+// read-only indexes.
+func (ix *Index) ensureRowMap(r bleveindex.IndexReader) {
+	if ix.rowMap != nil || ix.rowMapTried {
+		return
+	}
+	ix.rowMapTried = true
+	key, err := ix.snapshotKey()
+	if err != nil {
+		return
+	}
+	path := filepath.Join(ix.dir, rowMapFile)
+	if b, err := os.ReadFile(path); err == nil && len(b) >= 44 && string(b[:8]) == rowMapMagic && string(b[8:40]) == string(key[:]) {
+		n := int(binary.LittleEndian.Uint32(b[40:]))
+		if len(b) == 44+4*n {
+			m := make([]int32, n)
+			for i := range m {
+				m[i] = int32(binary.LittleEndian.Uint32(b[44+4*i:]))
+			}
+			ix.rowMap = m
+			return
+		}
+	}
+	dr, err := r.DocIDReaderAll()
+	if err != nil {
+		return
+	}
+	defer dr.Close()
+	var m []int32
+	for {
+		id, err := dr.Next()
+		if err != nil || id == nil {
+			if err != nil {
+				return
+			}
+			break
+		}
+		iid := binary.BigEndian.Uint64(id)
+		if iid > 1<<31 {
+			return
+		}
+		row, err := ix.rowOf(r, map[uint64]int32{}, iid)
+		if err != nil {
+			return
+		}
+		for uint64(len(m)) <= iid {
+			m = append(m, -1)
+		}
+		m[iid] = row
+	}
+	ix.rowMap = m
+	// Save only if no writer changed the segments meanwhile.
+	if again, err := ix.snapshotKey(); err != nil || again != key {
+		return
+	}
+	b := make([]byte, 0, 44+4*len(m))
+	b = append(b, rowMapMagic...)
+	b = append(b, key[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
+	for _, row := range m {
+		b = binary.LittleEndian.AppendUint32(b, uint32(row))
+	}
+	tmp, err := os.CreateTemp(ix.dir, rowMapFile+".tmp*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// mappedRow is the row of iid from the row map, when there is one.
+func (ix *Index) mappedRow(iid uint64) (int32, bool) {
+	if ix.rowMap == nil || iid >= uint64(len(ix.rowMap)) {
+		return 0, false
+	}
+	return ix.rowMap[iid], true
+}
