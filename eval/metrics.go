@@ -8,7 +8,12 @@ import "math"
 // every relevant member for recall.
 //
 //   - MRR: 1/rank of the first relevant slot (0 when none in the top k).
-//   - Recall@n: the share of a query's relevant exchanges found in the top n.
+//   - Recall@n: 1 when at least one relevant exchange is in the top n (the
+//     query is answerable from the first n results). This is the benchmark's
+//     own definition: with it, our stemmed plain BM25 reproduces the
+//     reference table of shared/eval/locomo-dev (R@10 0.799 against 0.789
+//     for Snowball BM25, where the share-of-relevant reading gives 0.743);
+//     AllEvidenceRecall@10 is the strict variant.
 //   - nDCG@10: binary gains, log2 discount; the ideal list has one relevant
 //     slot per relevant exchange.
 //   - AllEvidenceRecall@10: 1 when every relevant exchange is in the top 10.
@@ -57,10 +62,13 @@ func scoreRanking(slots [][]string, relevant []string) score {
 			dcg += 1 / math.Log2(float64(i+2))
 		}
 		if i < 5 {
-			s.r5 = float64(len(found)) / float64(len(rel))
+			s.r5 = 1
 		}
 		if i < 10 {
-			s.r10 = float64(len(found)) / float64(len(rel))
+			s.r10 = 1
+			if len(found) == len(rel) {
+				s.all = 1
+			}
 		}
 	}
 	var idcg float64
@@ -69,9 +77,6 @@ func scoreRanking(slots [][]string, relevant []string) score {
 	}
 	if idcg > 0 {
 		s.ndcg = dcg / idcg
-	}
-	if s.r10 == 1 {
-		s.all = 1
 	}
 	return s
 }
