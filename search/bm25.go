@@ -46,13 +46,9 @@ func (ix *Index) bm25Layer(ctx context.Context, field, text string, allowed func
 		return nil, nil
 	}
 	avgdl := total / n
-	adv, err := ix.idx.Advanced()
+	r, err := ix.reader()
 	if err != nil {
-		return nil, fmt.Errorf("bleve: %w", err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("bleve reader: %w", err)
+		return nil, err
 	}
 	defer r.Close()
 
@@ -134,16 +130,8 @@ func (ix *Index) bm25Layer(ctx context.Context, field, text string, allowed func
 		}
 		sorted += k
 	}
-	cache := map[uint64]int32{}
-	if ix.readOnly {
-		ix.cacheMu.Lock()
-		defer ix.cacheMu.Unlock()
-		if ix.rowCache == nil {
-			ix.rowCache = map[uint64]int32{}
-		}
-		cache = ix.rowCache
-		ix.ensureRowMap(r)
-	}
+	cache, release := ix.rowCacheFor(r)
+	defer release()
 	want := limit * 4
 	var cs []cand
 	mapped := 0
@@ -176,6 +164,34 @@ func (ix *Index) bm25Layer(ctx context.Context, field, text string, allowed func
 		}
 		want *= 4
 	}
+}
+
+// reader opens a reader on the index's current snapshot.
+func (ix *Index) reader() (bleveindex.IndexReader, error) {
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("bleve: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("bleve reader: %w", err)
+	}
+	return r, nil
+}
+
+// rowCacheFor returns the id→row cache to use with r: a read-only index
+// keeps one for its life (and loads the saved row map), a writer's
+// snapshots change, so it gets a fresh one per search. release unlocks.
+func (ix *Index) rowCacheFor(r bleveindex.IndexReader) (cache map[uint64]int32, release func()) {
+	if !ix.readOnly {
+		return map[uint64]int32{}, func() {}
+	}
+	ix.cacheMu.Lock()
+	if ix.rowCache == nil {
+		ix.rowCache = map[uint64]int32{}
+	}
+	ix.ensureRowMap(r)
+	return ix.rowCache, ix.cacheMu.Unlock
 }
 
 // fieldLen recovers |d| from Bleve's norm 1/√|d| (stored as a float32).

@@ -209,25 +209,13 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	if sc.avgdl == 0 {
 		return nil, nil
 	}
-	adv, err := ix.idx.Advanced()
+	r, err := ix.reader()
 	if err != nil {
-		return nil, fmt.Errorf("bleve: %w", err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("bleve reader: %w", err)
+		return nil, err
 	}
 	defer r.Close()
-	cache := map[uint64]int32{}
-	if ix.readOnly {
-		ix.cacheMu.Lock()
-		defer ix.cacheMu.Unlock()
-		if ix.rowCache == nil {
-			ix.rowCache = map[uint64]int32{}
-		}
-		cache = ix.rowCache
-		ix.ensureRowMap(r)
-	}
+	cache, release := ix.rowCacheFor(r)
+	defer release()
 	scores := make([]float64, n)
 	tf := make([]float64, n) // f'(t, row) of the current term
 	var touched, eff []int32
