@@ -87,3 +87,22 @@ func TestBlobPathHidesID(t *testing.T) {
 		t.Fatalf("BlobPath = %s", p)
 	}
 }
+
+func TestHeadTail(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		turns      []Turn
+		head, tail string
+	}{
+		{"user and reply", []Turn{{Role: RoleUser, Text: "fix it"}, {Role: RoleAssistant, Text: "Done. Anything else?"}}, "fix it", "Done. Anything else?"},
+		{"tools skipped", []Turn{{Role: RoleUser, Text: "run tests"}, {Role: RoleAssistant, Text: "running"},
+			{Role: RoleTool, Name: "bash", Text: "ok"}, {Role: RoleAssistant, Text: "all green"}, {Role: RoleTool, Text: "log"}}, "run tests", "all green"},
+		{"blank turns skipped", []Turn{{Role: RoleUser, Text: "hi"}, {Role: RoleAssistant, Text: "  "}}, "hi", "hi"},
+		{"no turns", nil, "", ""},
+	} {
+		ex := &Exchange{Turns: c.turns}
+		if h, tl := ex.HeadTail(); h != c.head || tl != c.tail {
+			t.Errorf("%s: HeadTail = %q, %q; want %q, %q", c.name, h, tl, c.head, c.tail)
+		}
+	}
+}

@@ -54,3 +54,18 @@ func renderValue(v any) string {
 		return string(c)
 	}
 }
+
+// HeadTail returns the text of the first and of the last turn that is not a
+// tool's: the message that opens the exchange and the words that close it.
+func (ex *Exchange) HeadTail() (head, tail string) {
+	for _, t := range ex.Turns {
+		if t.Role == RoleTool || strings.TrimSpace(t.Text) == "" {
+			continue
+		}
+		if head == "" {
+			head = t.Text
+		}
+		tail = t.Text
+	}
+	return head, tail
+}

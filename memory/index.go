@@ -196,10 +196,11 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error)
 			errs[i] = err
 			return
 		}
-		var verbatim string
+		var verbatim, head, tail string
 		if ok {
 			if ex, err := exchange.Parse(blob); err == nil {
 				verbatim = ex.Render()
+				head, tail = ex.HeadTail()
 			} else {
 				verbatim = string(blob)
 			}
@@ -207,7 +208,8 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error)
 		docs[i] = search.Doc{
 			Seq: seq + i, Commit: e.Commit, ID: e.Exchange, Time: e.Time,
 			Core: e.Core, Context: e.Context, Rooms: e.Rooms, Files: e.Files,
-			Project: e.Project, Agent: e.Agent, Session: e.Session, Verbatim: verbatim,
+			Project: e.Project, Agent: e.Agent, Session: e.Session,
+			Verbatim: verbatim, Head: head, Tail: tail,
 		}
 	})
 	if err := errors.Join(errs...); err != nil {

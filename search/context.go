@@ -10,64 +10,83 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	bleveindex "github.com/blevesearch/bleve_index_api"
 )
 
 // ModeSessionBM25 is BM25 over the verbatim in which every exchange also
-// carries the words of its session neighbours: the exchange before it and
-// the one after it in the same session (commit order). A conversation
+// carries words of its session neighbours (commit order). A conversation
 // spreads one topic over several short exchanges ("and what did the kids
 // make of it?" answers a question asked one exchange earlier); read alone,
-// such an exchange lacks the words a later query uses. The neighbours'
-// words count at ContextWeight·ContextLenRef/(ContextLenRef+|d|) of their
-// frequency, |d| being the exchange's own length in terms: a short
-// conversational turn borrows context, a long self-contained coding
-// exchange (hundreds of terms) next to none, so it ranks as plain BM25.
+// such an exchange lacks the words a later query uses. Three streams join
+// the exchange's own words d:
 //
-// The score is BM25F (Robertson et al. 2004) over the two streams:
+//   - the whole previous and next exchange, at w(d) = ContextWeight·r(d);
+//   - the next exchange's first turn (the reply to how d ended), again at
+//     w(d), so at 2·w(d) in all;
+//   - the previous exchange's last turn when it asks a question (its closing
+//     paragraph has a '?'), at a(d) = AskedWeight·r(d): d opens with the
+//     answer, and question and answer are one unit of talk.
 //
-//	f'(t,d) = f(t,d) + w(d)·(f(t,prev(d)) + f(t,next(d)))
-//	|d|'    = |d| + w(d)·(|prev(d)| + |next(d)|)
+// r(d) = ContextLenRef/(ContextLenRef+|d|), |d| being the exchange's own
+// length in terms: a short conversational turn borrows context, a long
+// self-contained coding exchange (hundreds of terms) next to none, so it
+// ranks as plain BM25.
+//
+// The score is BM25F (Robertson et al. 2004) over the streams:
+//
+//	f'(t,d) = f(t,d) + w(d)·(f(t,prev) + f(t,next) + f(t,head(next))) + a(d)·f(t,asked(prev))
+//	|d|'    = |d| + w(d)·(|prev| + |next| + |head(next)|) + a(d)·|asked(prev)|
 //	df'(t)  = the exchanges with f'(t,d) > 0
 //
-// computed at query time from the verbatim postings, so a new exchange
-// changes its neighbour's context without re-indexing the neighbour, and
-// the weights can change without a rebuild. docs/bench/eval.md measures it.
+// computed at query time from the postings of the verbatim, head and asked
+// fields, so a new exchange changes its neighbour's context without
+// re-indexing the neighbour, and the weights can change without a rebuild.
+// docs/bench/eval.md measures it.
 const ModeSessionBM25 = "session-bm25"
 
 // Session-context weights (measured on shared/eval, docs/bench/eval.md).
 var (
 	ContextWeight = 0.3
+	AskedWeight   = 2.0
 	ContextLenRef = 50.0
 )
 
 // contextFile holds per row: the previous and next row of the same session
-// (-1 for none) and the verbatim length in terms.
+// (-1 for none) and the lengths in terms of the verbatim, the head and the
+// asked field.
 const (
 	contextFile  = "context.bin"
-	contextMagic = "GMCTX\x00\x00\x01"
+	contextMagic = "GMCTX\x00\x00\x02"
+	contextRow   = 20
 )
 
-// sessionCtx is the neighbour table with the effective lengths for the
-// current weights.
+// ctxRow is one row of the neighbour table.
+type ctxRow struct {
+	prev, next        int32
+	verb, head, asked int32 // lengths in terms
+}
+
+// sessionCtx is the neighbour table with the stream weights and effective
+// lengths for the current weights.
 type sessionCtx struct {
-	prev, next, lens []int32
-	w, ref           float64   // ContextWeight, ContextLenRef when built
-	weight           []float64 // w(d)
-	dl               []float64 // |d|'
-	avgdl            float64
+	rows          []ctxRow
+	w, a, ref     float64   // ContextWeight, AskedWeight, ContextLenRef when built
+	weight, asked []float64 // w(d), a(d)
+	dl            []float64 // |d|'
+	avgdl         float64
 }
 
 // neighbours links each row to the previous and next row of its session in
 // Seq order. Exchanges without a session have no neighbours.
-func neighbours(recs []docRec) (prev, next, lens []int32) {
+func neighbours(recs []docRec) []ctxRow {
 	n := len(recs)
-	prev, next, lens = make([]int32, n), make([]int32, n), make([]int32, n)
+	out := make([]ctxRow, n)
 	rows := make([]int32, 0, n)
 	for i := range recs {
-		prev[i], next[i], lens[i] = -1, -1, recs[i].VerbLen
+		out[i] = ctxRow{prev: -1, next: -1, verb: recs[i].VerbLen, head: recs[i].HeadLen, asked: recs[i].AskLen}
 		if recs[i].Session != "" {
 			rows = append(rows, int32(i))
 		}
@@ -85,27 +104,28 @@ func neighbours(recs []docRec) (prev, next, lens []int32) {
 	for i := 1; i < len(rows); i++ {
 		a, b := rows[i-1], rows[i]
 		if recs[a].Session == recs[b].Session {
-			next[a], prev[b] = b, a
+			out[a].next, out[b].prev = b, a
 		}
 	}
-	return prev, next, lens
+	return out
 }
 
-func newSessionCtx(prev, next, lens []int32) *sessionCtx {
-	n := len(lens)
-	c := &sessionCtx{prev: prev, next: next, lens: lens, w: ContextWeight, ref: ContextLenRef,
-		weight: make([]float64, n), dl: make([]float64, n)}
+func newSessionCtx(rows []ctxRow) *sessionCtx {
+	n := len(rows)
+	c := &sessionCtx{rows: rows, w: ContextWeight, a: AskedWeight, ref: ContextLenRef,
+		weight: make([]float64, n), asked: make([]float64, n), dl: make([]float64, n)}
 	var total float64
-	for i := range lens {
-		w := ContextWeight * ContextLenRef / (ContextLenRef + float64(lens[i]))
-		d := float64(lens[i])
-		if p := prev[i]; p >= 0 {
-			d += w * float64(lens[p])
+	for i, r := range rows {
+		ref := ContextLenRef / (ContextLenRef + float64(r.verb))
+		w, a := ContextWeight*ref, AskedWeight*ref
+		d := float64(r.verb)
+		if p := r.prev; p >= 0 {
+			d += w*float64(rows[p].verb) + a*float64(rows[p].asked)
 		}
-		if q := next[i]; q >= 0 {
-			d += w * float64(lens[q])
+		if q := r.next; q >= 0 {
+			d += w * float64(rows[q].verb+rows[q].head)
 		}
-		c.weight[i], c.dl[i] = w, d
+		c.weight[i], c.asked[i], c.dl[i] = w, a, d
 		total += d
 	}
 	if n > 0 {
@@ -120,9 +140,9 @@ func newSessionCtx(prev, next, lens []int32) *sessionCtx {
 func (ix *Index) ensureContext() (*sessionCtx, error) {
 	ix.ctxMu.Lock()
 	defer ix.ctxMu.Unlock()
-	if c := ix.sctx; c != nil && len(c.lens) == len(ix.seqs) {
-		if c.w != ContextWeight || c.ref != ContextLenRef {
-			ix.sctx = newSessionCtx(c.prev, c.next, c.lens)
+	if c := ix.sctx; c != nil && len(c.rows) == len(ix.seqs) {
+		if c.w != ContextWeight || c.a != AskedWeight || c.ref != ContextLenRef {
+			ix.sctx = newSessionCtx(c.rows)
 		}
 		return ix.sctx, nil
 	}
@@ -132,9 +152,9 @@ func (ix *Index) ensureContext() (*sessionCtx, error) {
 	// The saved table is current unless this writer added documents since
 	// it opened; a writer can rebuild it from its records.
 	if recs == nil || !ix.dirty {
-		prev, next, lens, err := readContext(filepath.Join(ix.dir, contextFile), len(ix.seqs))
+		rows, err := readContext(filepath.Join(ix.dir, contextFile), len(ix.seqs))
 		if err == nil {
-			ix.sctx = newSessionCtx(prev, next, lens)
+			ix.sctx = newSessionCtx(rows)
 			return ix.sctx, nil
 		}
 		if recs == nil {
@@ -147,15 +167,15 @@ func (ix *Index) ensureContext() (*sessionCtx, error) {
 
 // writeContext saves the neighbour table beside the document table.
 func (ix *Index) writeContext() error {
-	prev, next, lens := neighbours(ix.recs)
-	n := len(lens)
-	b := make([]byte, 16, 16+12*n)
+	rows := neighbours(ix.recs)
+	n := len(rows)
+	b := make([]byte, 16, 16+contextRow*n)
 	copy(b, contextMagic)
 	binary.LittleEndian.PutUint32(b[8:], uint32(n))
-	for i := 0; i < n; i++ {
-		b = binary.LittleEndian.AppendUint32(b, uint32(prev[i]))
-		b = binary.LittleEndian.AppendUint32(b, uint32(next[i]))
-		b = binary.LittleEndian.AppendUint32(b, uint32(lens[i]))
+	for _, r := range rows {
+		for _, v := range []int32{r.prev, r.next, r.verb, r.head, r.asked} {
+			b = binary.LittleEndian.AppendUint32(b, uint32(v))
+		}
 	}
 	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(b[16:], crcTable))
 	path := filepath.Join(ix.dir, contextFile)
@@ -169,29 +189,32 @@ func (ix *Index) writeContext() error {
 	return nil
 }
 
-func readContext(path string, n int) (prev, next, lens []int32, err error) {
+func readContext(path string, n int) ([]ctxRow, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	if len(b) != 16+12*n || string(b[:8]) != contextMagic || int(binary.LittleEndian.Uint32(b[8:])) != n {
-		return nil, nil, nil, fmt.Errorf("%d bytes, not a table of %d rows", len(b), n)
+	if len(b) != 16+contextRow*n || string(b[:8]) != contextMagic || int(binary.LittleEndian.Uint32(b[8:])) != n {
+		return nil, fmt.Errorf("%d bytes, not a table of %d rows", len(b), n)
 	}
 	if crc32.Checksum(b[16:], crcTable) != binary.LittleEndian.Uint32(b[12:]) {
-		return nil, nil, nil, errors.New("checksum mismatch")
+		return nil, errors.New("checksum mismatch")
 	}
-	prev, next, lens = make([]int32, n), make([]int32, n), make([]int32, n)
+	rows := make([]ctxRow, n)
 	p := 16
-	for i := 0; i < n; i++ {
-		prev[i] = int32(binary.LittleEndian.Uint32(b[p:]))
-		next[i] = int32(binary.LittleEndian.Uint32(b[p+4:]))
-		lens[i] = int32(binary.LittleEndian.Uint32(b[p+8:]))
-		p += 12
-		if prev[i] < -1 || int(prev[i]) >= n || next[i] < -1 || int(next[i]) >= n || lens[i] < 0 {
-			return nil, nil, nil, fmt.Errorf("row %d out of range", i)
+	for i := range rows {
+		var v [5]int32
+		for j := range v {
+			v[j] = int32(binary.LittleEndian.Uint32(b[p:]))
+			p += 4
 		}
+		r := ctxRow{prev: v[0], next: v[1], verb: v[2], head: v[3], asked: v[4]}
+		if r.prev < -1 || int(r.prev) >= n || r.next < -1 || int(r.next) >= n || r.verb < 0 || r.head < 0 || r.asked < 0 {
+			return nil, fmt.Errorf("row %d out of range", i)
+		}
+		rows[i] = r
 	}
-	return prev, next, lens, nil
+	return rows, nil
 }
 
 // sessionBM25Layer ranks dedup groups by BM25F of the query over each
@@ -220,46 +243,43 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	tf := make([]float64, n) // f'(t, row) of the current term
 	var touched, eff []int32
 	seen := make([]bool, n)
+	add := func(row int32, f float64) {
+		if tf[row] == 0 {
+			eff = append(eff, row)
+		}
+		tf[row] += f
+	}
+	// Each posting of t in a row adds to the row itself and to the rows
+	// that take it as context (see ModeSessionBM25).
+	spread := map[string]func(row int32, f float64){
+		fieldVerbatim: func(row int32, f float64) {
+			add(row, f)
+			r := sc.rows[row]
+			if r.prev >= 0 {
+				add(r.prev, sc.weight[r.prev]*f)
+			}
+			if r.next >= 0 {
+				add(r.next, sc.weight[r.next]*f)
+			}
+		},
+		fieldHead: func(row int32, f float64) {
+			if p := sc.rows[row].prev; p >= 0 {
+				add(p, sc.weight[p]*f)
+			}
+		},
+		fieldAsked: func(row int32, f float64) {
+			if q := sc.rows[row].next; q >= 0 {
+				add(q, sc.asked[q]*f)
+			}
+		},
+	}
 	for _, t := range terms {
-		tfr, err := r.TermFieldReader(ctx, []byte(t), fieldVerbatim, true, false, false)
-		if err != nil {
-			return nil, fmt.Errorf("postings of %q: %w", t, err)
-		}
 		eff = eff[:0]
-		add := func(row int32, f float64) {
-			if tf[row] == 0 {
-				eff = append(eff, row)
-			}
-			tf[row] += f
-		}
-		tfd := &bleveindex.TermFieldDoc{}
-		for {
-			d, err := tfr.Next(tfd)
-			if err != nil {
-				tfr.Close()
-				return nil, fmt.Errorf("postings of %q: %w", t, err)
-			}
-			if d == nil {
-				break
-			}
-			row, err := ix.rowOf(r, cache, d.ID.Value())
-			if err != nil {
-				tfr.Close()
+		for _, field := range []string{fieldVerbatim, fieldHead, fieldAsked} {
+			if err := ix.postings(ctx, r, cache, field, t, spread[field]); err != nil {
 				return nil, err
 			}
-			if row >= 0 {
-				f := float64(d.Freq)
-				add(row, f)
-				if p := sc.prev[row]; p >= 0 {
-					add(p, sc.weight[p]*f)
-				}
-				if q := sc.next[row]; q >= 0 {
-					add(q, sc.weight[q]*f)
-				}
-			}
-			tfd = d
 		}
-		tfr.Close()
 		if len(eff) == 0 {
 			continue
 		}
@@ -294,4 +314,54 @@ func dateTerms(t time.Time) string {
 		return ""
 	}
 	return t.Format("January 2006")
+}
+
+// postings calls fn with the row and frequency of each posting of term in
+// field.
+func (ix *Index) postings(ctx context.Context, r bleveindex.IndexReader, cache map[uint64]int32, field, term string, fn func(row int32, f float64)) error {
+	tfr, err := r.TermFieldReader(ctx, []byte(term), field, true, false, false)
+	if err != nil {
+		return fmt.Errorf("postings of %q in %s: %w", term, field, err)
+	}
+	defer tfr.Close()
+	tfd := &bleveindex.TermFieldDoc{}
+	for {
+		d, err := tfr.Next(tfd)
+		if err != nil {
+			return fmt.Errorf("postings of %q in %s: %w", term, field, err)
+		}
+		if d == nil {
+			return nil
+		}
+		row, err := ix.rowOf(r, cache, d.ID.Value())
+		if err != nil {
+			return err
+		}
+		if row >= 0 {
+			fn(row, float64(d.Freq))
+		}
+		tfd = d
+	}
+}
+
+// asksQuestion reports whether text ends by asking: its closing paragraph
+// has a question mark that ends a sentence ("Want me to add the test?",
+// "How was it? Anything fun?"), not one of code ("a ?? b", "x?.y", "c ? a : b").
+func asksQuestion(text string) bool {
+	text = strings.TrimSpace(text)
+	if i := strings.LastIndex(text, "\n\n"); i >= 0 {
+		text = text[i+2:]
+	}
+	for i := strings.IndexByte(text, '?'); i >= 0; {
+		after := i+1 == len(text) || strings.IndexByte(" \t\n\"')]*_", text[i+1]) >= 0
+		if after && i > 0 && strings.IndexByte(" \t\n?", text[i-1]) < 0 {
+			return true
+		}
+		j := strings.IndexByte(text[i+1:], '?')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }

@@ -41,7 +41,14 @@ func TestSessionNeighbours(t *testing.T) {
 		{Seq: 0, Session: "a", VerbLen: 3}, {Seq: 1, Session: "b", VerbLen: 4}, {Seq: 2, Session: "a", VerbLen: 5},
 		{Seq: 3, Session: "", VerbLen: 6}, {Seq: 4, Session: "a", VerbLen: 7}, {Seq: 5, Session: "", VerbLen: 8},
 	}
-	prev, next, lens := neighbours(recs)
+	for i := range recs {
+		recs[i].HeadLen, recs[i].AskLen = 1, int32(i%2)
+	}
+	rows := neighbours(recs)
+	var prev, next, lens []int32
+	for _, r := range rows {
+		prev, next, lens = append(prev, r.prev), append(next, r.next), append(lens, r.verb)
+	}
 	if want := []int32{-1, -1, 0, -1, 2, -1}; !reflect.DeepEqual(prev, want) {
 		t.Errorf("prev = %v, want %v", prev, want)
 	}
@@ -51,13 +58,78 @@ func TestSessionNeighbours(t *testing.T) {
 	if want := []int32{3, 4, 5, 6, 7, 8}; !reflect.DeepEqual(lens, want) {
 		t.Errorf("lens = %v", lens)
 	}
-	c := newSessionCtx(prev, next, lens)
-	w2 := ContextWeight * ContextLenRef / (ContextLenRef + 5)
-	if math.Abs(c.weight[2]-w2) > 1e-12 || math.Abs(c.dl[2]-(5+w2*(3+7))) > 1e-12 {
-		t.Errorf("row 2: weight %v dl %v", c.weight[2], c.dl[2])
+	c := newSessionCtx(rows)
+	// Row 2: prev row 0 (no question), next row 4 (head 1).
+	r2 := ContextLenRef / (ContextLenRef + 5)
+	w2, a2 := ContextWeight*r2, AskedWeight*r2
+	if math.Abs(c.weight[2]-w2) > 1e-12 || math.Abs(c.asked[2]-a2) > 1e-12 || math.Abs(c.dl[2]-(5+w2*(3+7+1))) > 1e-12 {
+		t.Errorf("row 2: weight %v asked %v dl %v", c.weight[2], c.asked[2], c.dl[2])
+	}
+	// Row 4: prev row 2 (asks: 0), so only its verbatim joins.
+	recs[2].AskLen = 4
+	c = newSessionCtx(neighbours(recs))
+	r4 := ContextLenRef / (ContextLenRef + 7)
+	if want := 7 + ContextWeight*r4*5 + AskedWeight*r4*4; math.Abs(c.dl[4]-want) > 1e-12 {
+		t.Errorf("row 4: dl %v, want %v", c.dl[4], want)
 	}
 	if c.dl[3] != 6 {
 		t.Errorf("a row without neighbours keeps its length: %v", c.dl[3])
+	}
+}
+
+func TestAsksQuestion(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"How was it? Anything fun?", true},
+		{"Sounds great! What kind of books do you have?", true},
+		{"Done.\n\nWant me to add a test for it?", true},
+		{"Should I also update the docs?**", true},
+		{"Is that right? Let me know.", true},
+		{"Was it fun?\n\nI fixed the build.", false}, // the question is not in the closing paragraph
+		{"Use `a ?? b` or `x?.y` here.", false},
+		{"return ok ? a : b", false},
+		{"I fixed the build.", false},
+		{"", false},
+	} {
+		if got := asksQuestion(c.text); got != c.want {
+			t.Errorf("asksQuestion(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
+
+// TestSessionBM25Asked: when an exchange ends by asking, the next exchange
+// (which opens with the answer) carries the question's words, so it
+// outranks the question; without the question mark it does not.
+func TestSessionBM25Asked(t *testing.T) {
+	for _, c := range []struct {
+		ask   string
+		first string
+	}{
+		{"What kind of books do you keep in your library?", "a2"},
+		{"I keep lots of books in my library.", "a1"},
+	} {
+		docs := []Doc{
+			{ID: "a1", Session: "a", Head: "I started reading to the kids every night", Tail: c.ask,
+				Verbatim: "user: I started reading to the kids every night\n\nassistant: " + c.ask},
+			{ID: "a2", Session: "a", Head: "mostly classics and stories from other cultures", Tail: "lovely",
+				Verbatim: "user: mostly classics and stories from other cultures\n\nassistant: lovely, books matter"},
+			{ID: "b1", Session: "b", Head: "the build is green", Tail: "great",
+				Verbatim: "user: the build is green\n\nassistant: great"},
+		}
+		for i := range docs {
+			docs[i].Seq, docs[i].Commit, docs[i].Core = i, docs[i].ID, "card"
+		}
+		ix := buildIndex(t, t.TempDir(), docs)
+		hs, err := ix.Search(Query{Text: "what books are in the library", Mode: ModeSessionBM25})
+		ix.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(hs); len(got) < 2 || got[0] != c.first {
+			t.Errorf("closing with %q: %v, want %s first", c.ask, got, c.first)
+		}
 	}
 }
 

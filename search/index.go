@@ -47,6 +47,10 @@ type Doc struct {
 	Agent    string
 	Session  string
 	Verbatim string // exchange.Render(); indexed, never stored by the index
+	// Head and Tail are the text of the first and the last turn that is not
+	// a tool's: what opens the exchange and what closes it. A question that
+	// closes one exchange is answered by the next (see ModeSessionBM25).
+	Head, Tail string
 }
 
 // Distilled is the text of the card that the distilled layers search.
@@ -73,7 +77,7 @@ var (
 
 // SchemaVersion changes whenever the on-disk layout or the meaning of a field
 // changes; an index of another version is reported as mismatched.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Files under the index directory.
 const (
@@ -118,6 +122,7 @@ type docRec struct {
 	Rooms, Files            []string
 	Project, Agent, Session string
 	VerbLen, DistLen        int32
+	HeadLen, AskLen         int32 // terms of the head field and of the asked field (0: no question)
 	Exact                   uint64
 	Group                   int32 // row of the group's first member
 }
@@ -391,6 +396,8 @@ func newMapping() mapping.IndexMapping {
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fieldVerbatim, text())
 	dm.AddFieldMappingsAt(fieldDistilled, text())
+	dm.AddFieldMappingsAt(fieldHead, text())
+	dm.AddFieldMappingsAt(fieldAsked, text())
 	for _, k := range []string{"rooms", "files", "project", "agent", "session"} {
 		dm.AddFieldMappingsAt(k, kw())
 	}
@@ -406,6 +413,8 @@ func newMapping() mapping.IndexMapping {
 const (
 	fieldVerbatim  = "verbatim"
 	fieldDistilled = "distilled"
+	fieldHead      = "head"  // the exchange's first turn
+	fieldAsked     = "asked" // its last turn, only when that ends by asking a question
 )
 
 // BatchSize is how many documents go into one Bleve batch (measured: ~500
@@ -461,6 +470,8 @@ func (ix *Index) addBatch(docs []Doc) error {
 		fields := map[string]any{
 			fieldVerbatim:  strings.Join(p.verb, " "),
 			fieldDistilled: strings.Join(p.dist, " "),
+			fieldHead:      strings.Join(p.head, " "),
+			fieldAsked:     strings.Join(p.asked, " "),
 			"rooms":        d.Rooms, "files": d.Files,
 			"project": d.Project, "agent": d.Agent, "session": d.Session,
 		}
@@ -473,7 +484,8 @@ func (ix *Index) addBatch(docs []Doc) error {
 		}
 		rec := docRec{Seq: d.Seq, Commit: d.Commit, ID: d.ID, Time: d.Time, Core: d.Core, Context: d.Context,
 			Rooms: d.Rooms, Files: d.Files, Project: d.Project, Agent: d.Agent, Session: d.Session,
-			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)), Exact: p.exact}
+			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)),
+			HeadLen: int32(len(p.head)), AskLen: int32(len(p.asked)), Exact: p.exact}
 		if known {
 			old := &ix.recs[row]
 			ix.man.BM25.FieldLen[fieldVerbatim] -= int64(old.VerbLen)
@@ -512,9 +524,10 @@ func bleveID(row int32) string { return strconv.Itoa(int(row)) }
 
 // prep is the CPU-heavy, order-free part of indexing one doc.
 type prep struct {
-	verb, dist []string
-	exact      uint64
-	sig        [sigLen]uint32
+	verb, dist  []string
+	head, asked []string
+	exact       uint64
+	sig         [sigLen]uint32
 }
 
 // prepare analyses docs on GOMAXPROCS goroutines; results are placed by
@@ -536,6 +549,10 @@ func prepare(docs []Doc) []prep {
 					p.verb = append(p.verb, a.Analyze(dt)...)
 				}
 				p.dist = a.Analyze(d.Distilled())
+				p.head = a.Analyze(d.Head)
+				if asksQuestion(d.Tail) {
+					p.asked = a.Analyze(d.Tail)
+				}
 				src := d.Verbatim
 				if strings.TrimSpace(src) == "" {
 					src = d.Distilled()

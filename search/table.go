@@ -20,7 +20,7 @@ import (
 //	records: uvarint-prefixed strings and numbers (see encodeRec)
 
 const (
-	tableMagic  = "GMDOCS\x00\x01"
+	tableMagic  = "GMDOCS\x00\x02"
 	tableHeader = 16
 	tableFixed  = 16
 )
@@ -49,6 +49,8 @@ func encodeRec(b []byte, r *docRec) []byte {
 	str(string(tb))
 	b = binary.AppendUvarint(b, uint64(r.VerbLen))
 	b = binary.AppendUvarint(b, uint64(r.DistLen))
+	b = binary.AppendUvarint(b, uint64(r.HeadLen))
+	b = binary.AppendUvarint(b, uint64(r.AskLen))
 	b = binary.LittleEndian.AppendUint64(b, r.Exact)
 	return b
 }
@@ -109,15 +111,16 @@ func decodeRec(b []byte, r *docRec) error {
 	if err := r.Time.UnmarshalBinary([]byte(tb)); err != nil {
 		return fmt.Errorf("time: %w", err)
 	}
-	vl, err := uv()
-	if err != nil {
-		return err
+	var lens [4]uint64
+	for i := range lens {
+		if lens[i], err = uv(); err != nil {
+			return err
+		}
+		if lens[i] > 1<<31-1 {
+			return fmt.Errorf("length %d out of range", lens[i])
+		}
 	}
-	dl, err := uv()
-	if err != nil {
-		return err
-	}
-	r.VerbLen, r.DistLen = int32(vl), int32(dl)
+	r.VerbLen, r.DistLen, r.HeadLen, r.AskLen = int32(lens[0]), int32(lens[1]), int32(lens[2]), int32(lens[3])
 	if len(b)-p < 8 {
 		return errShort
 	}
