@@ -52,8 +52,12 @@ func synthDocs(n int, seed int64) []Doc {
 		prompt := sentence(8+r.Intn(20)) + " " + id + "?"
 		reply := sentence(30+r.Intn(60)) + ". I changed " + f1 + " so that " + id + " handles " + code + "."
 		output := sentence(60 + r.Intn(200))
+		tail := sentence(10 + r.Intn(30))
+		if i%4 == 0 {
+			tail += ". Want me to add a test for " + id + "?" // a quarter end by asking
+		}
 		verb := "user: " + prompt + "\n\nassistant: " + reply + "\n\ntool read_file: " + f1 + "\n" + output +
-			"\nerror " + code + " in " + f2 + "\n\nassistant: " + sentence(10+r.Intn(30))
+			"\nerror " + code + " in " + f2 + "\n\nassistant: " + tail
 		docs[i] = Doc{
 			Seq: i, Commit: fmt.Sprintf("%040x", i+1), ID: fmt.Sprintf("ex-%06d", i),
 			Time:    base.Add(time.Duration(i) * 37 * time.Minute),
@@ -63,7 +67,7 @@ func synthDocs(n int, seed int64) []Doc {
 			Files:   []string{f1, f2},
 			Project: projects[r.Intn(len(projects))], Agent: agents[r.Intn(len(agents))],
 			Session:  fmt.Sprintf("s%04d", i/7),
-			Verbatim: verb,
+			Verbatim: verb, Head: prompt, Tail: tail,
 		}
 	}
 	return docs
