@@ -23,27 +23,26 @@ func sharedEval(t *testing.T) string {
 	return d
 }
 
-// heavyFloors are the numbers of docs/bench/eval.md minus a small margin:
-// the default mode must keep them, and must never fall below plain BM25
+// sharedFloors are issue 5's targets where they are met (LoCoMo dev: MRR
+// 0.63, R@10 0.87; coding: conceptual MRR 0.55) and the numbers of
+// docs/bench/eval.md minus a small margin where they are not (coding MRR,
+// target 0.84). The default mode must also never fall below plain BM25
 // (verbatim-bm25) overall or on the coding set's conceptual queries.
-var heavyFloors = []struct {
+var sharedFloors = []struct {
 	dir           string
 	mrr, r10      float64
 	conceptualMRR float64 // 0: no such category
 }{
-	{"locomo-dev", 0.61, 0.795, 0},
-	{"coding/paulukonis", 0.815, 0.85, 0.545},
+	{"locomo-dev", 0.63, 0.87, 0},
+	{"coding/paulukonis", 0.82, 0.925, 0.55},
 }
 
-// TestSharedEvalHeavy runs `git mem eval` on shared/eval (LoCoMo dev and
-// the coding dev set): about a minute, so only with GIT_MEM_HEAVY=1.
-func TestSharedEvalHeavy(t *testing.T) {
-	if os.Getenv("GIT_MEM_HEAVY") == "" {
-		t.Skip("set GIT_MEM_HEAVY=1 to run the shared/eval benchmarks")
-	}
+// TestSharedEval runs `git mem eval` on shared/eval (LoCoMo dev and the
+// coding dev set, a few seconds); it skips when shared/eval is absent.
+func TestSharedEval(t *testing.T) {
 	isolate(t)
 	root := sharedEval(t)
-	for _, f := range heavyFloors {
+	for _, f := range sharedFloors {
 		t.Run(f.dir, func(t *testing.T) {
 			sets, _, err := Load(filepath.Join(root, f.dir))
 			if err != nil {
