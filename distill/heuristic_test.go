@@ -283,3 +283,22 @@ func FuzzHeuristic(f *testing.F) {
 		}
 	})
 }
+
+func TestUpperFirst(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"fixed the flaky retry test", "Fixed the flaky retry test"},
+		{"go test ./... fails on the cache package", "go test ./... fails on the cache package"},
+		{"go ahead and fix the build", "Go ahead and fix the build"},
+		{"npm install fails with ERESOLVE", "npm install fails with ERESOLVE"},
+		{"make build -j4 hangs", "make build -j4 hangs"},
+		{"make the tests pass", "Make the tests pass"},
+		{"parseConfig returns nil", "parseConfig returns nil"},
+		{"auth_middleware.go panics", "auth_middleware.go panics"},
+		{"Already capitalised", "Already capitalised"},
+		{"", ""},
+	} {
+		if got := upperFirst(c.in); got != c.want {
+			t.Errorf("upperFirst(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -360,10 +360,47 @@ func clip(s string, n int) string {
 
 func wordCount(s string) int { return len(strings.Fields(s)) }
 
+// upperFirst starts a sentence with a capital, unless it starts with a
+// command or an identifier, whose case is part of it ("go test ./...",
+// "npm install", "parseConfig failed").
 func upperFirst(s string) string {
 	r, size := utf8.DecodeRuneInString(s)
-	if r == utf8.RuneError || !unicode.IsLower(r) {
+	if r == utf8.RuneError || !unicode.IsLower(r) || codeStart(s) {
 		return s
 	}
 	return string(unicode.ToUpper(r)) + s[size:]
+}
+
+// commands are program names that never start an English sentence.
+var commands = map[string]bool{"git": true, "npm": true, "npx": true, "pnpm": true, "yarn": true,
+	"kubectl": true, "docker": true, "cargo": true, "pip": true, "pip3": true, "python3": true,
+	"gh": true, "brew": true, "apt": true, "apt-get": true, "sudo": true, "curl": true, "wget": true,
+	"helm": true, "terraform": true, "dotnet": true, "gradle": true, "mvn": true, "uv": true,
+	"uvx": true, "deno": true, "bun": true, "rustc": true, "gcc": true, "ssh": true, "scp": true,
+	"grep": true, "sed": true, "awk": true, "ls": true, "cd": true, "rm": true, "mkdir": true,
+	"chmod": true, "pytest": true, "jest": true, "vitest": true, "tsc": true, "eslint": true}
+
+// ambiguousCommands are program names that are also English words: they
+// keep their case only before a flag, a path or an argument with '=' ("go
+// test ./...", but "Go ahead and fix it").
+var ambiguousCommands = map[string]bool{"go": true, "make": true, "node": true, "python": true,
+	"cat": true, "find": true, "touch": true, "test": true, "run": true, "echo": true, "export": true}
+
+func codeStart(s string) bool {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return false
+	}
+	w := strings.TrimRight(f[0], ":,")
+	if commands[w] || isIdentifier(w) || strings.ContainsAny(w, "./_=$`") {
+		return true
+	}
+	if ambiguousCommands[w] {
+		for _, x := range f[1:min(3, len(f))] {
+			if strings.HasPrefix(x, "-") || strings.ContainsAny(x, "./=") {
+				return true
+			}
+		}
+	}
+	return false
 }
