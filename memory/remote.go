@@ -1,10 +1,15 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/gitmem/git-mem/gitstore"
 )
 
 // AddRemote adds (or updates) a remote of the memory with a fetch refspec
@@ -50,4 +55,42 @@ func (m *Memory) Remotes() (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// RemoveRemote removes a remote and its remote-tracking refs, as `git remote
+// remove` does. The exchanges fetched from it stay: they are in main.
+func (m *Memory) RemoveRemote(name string) error {
+	repo := m.Repo.Git()
+	cfg, err := repo.Config()
+	if err != nil {
+		return fmt.Errorf("read memory config: %w", err)
+	}
+	if _, ok := cfg.Remotes[name]; !ok {
+		return fmt.Errorf("%w %q: `git mem remote` lists the remotes", gitstore.ErrNoRemote, name)
+	}
+	delete(cfg.Remotes, name)
+	if err := repo.Storer.SetConfig(cfg); err != nil {
+		return fmt.Errorf("write memory config: %w", err)
+	}
+	refs, err := repo.Storer.IterReferences()
+	if err != nil {
+		return fmt.Errorf("remove remote %s: list refs: %w", name, err)
+	}
+	prefix := "refs/remotes/" + name + "/"
+	var stale []plumbing.ReferenceName
+	err = refs.ForEach(func(r *plumbing.Reference) error {
+		if strings.HasPrefix(r.Name().String(), prefix) {
+			stale = append(stale, r.Name())
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, storer.ErrStop) {
+		return fmt.Errorf("remove remote %s: list refs: %w", name, err)
+	}
+	for _, n := range stale {
+		if err := repo.Storer.RemoveReference(n); err != nil {
+			return fmt.Errorf("remove remote %s: ref %s: %w", name, n, err)
+		}
+	}
+	return nil
 }
