@@ -295,7 +295,8 @@ func ParseCodexNotify(arg string) (CodexNotify, error) {
 // FindCodexRollout finds the rollout of a thread under root (default
 // ~/.codex/sessions). Thread ids are UUIDv7, whose first 48 bits are the
 // creation time, so the date folders around that day are tried first and
-// the whole tree only when they miss.
+// the whole tree only when they miss; then the archived_sessions folder
+// beside root, where Codex moves archived threads.
 func FindCodexRollout(root, threadID string) (string, error) {
 	if !safeID(threadID) {
 		return "", fmt.Errorf("find codex rollout: thread id %q is not a Codex id", threadID)
@@ -319,6 +320,26 @@ func FindCodexRollout(root, threadID string) (string, error) {
 			}
 		}
 	}
+	found, err := findRollout(root, suffix)
+	if err != nil {
+		return "", fmt.Errorf("find codex rollout of thread %s under %s: %w", threadID, root, err)
+	}
+	if found == "" && filepath.Base(root) == "sessions" {
+		// Codex moves archived threads to a sibling folder.
+		archived := filepath.Join(filepath.Dir(root), "archived_sessions")
+		if found, err = findRollout(archived, suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("find codex rollout of thread %s under %s: %w", threadID, archived, err)
+		}
+	}
+	if found == "" {
+		return "", fmt.Errorf("find codex rollout: no rollout-*%s under %s (nor in archived_sessions)", suffix, root)
+	}
+	return found, nil
+}
+
+// findRollout walks root for a rollout file name ending in suffix; "" when
+// there is none.
+func findRollout(root, suffix string) (string, error) {
 	var found string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -333,13 +354,7 @@ func FindCodexRollout(root, threadID string) (string, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return "", fmt.Errorf("find codex rollout of thread %s under %s: %w", threadID, root, err)
-	}
-	if found == "" {
-		return "", fmt.Errorf("find codex rollout: no rollout-*%s under %s", suffix, root)
-	}
-	return found, nil
+	return found, err
 }
 
 func uuidV7Time(id string) (time.Time, bool) {

@@ -122,6 +122,46 @@ func TestFindCodexRollout(t *testing.T) {
 	}
 }
 
+// TestCodexArchivedSessions: Codex moves archived threads from sessions/ to
+// archived_sessions/; the hook's lookup and the importer find them there.
+func TestCodexArchivedSessions(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	live := filepath.Join(home, "sessions", "2025", "10", "02", "rollout-2025-10-02T09-00-00-0199aaaa-0000-7000-8000-000000000002.jsonl")
+	archived := filepath.Join(home, "archived_sessions", "rollout-2025-10-01T09-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl")
+	for _, p := range []string{live, archived} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := FindCodexRollout(filepath.Join(home, "sessions"), "0199aaaa-0000-7000-8000-000000000001")
+	if err != nil || got != archived {
+		t.Errorf("archived thread: %q, %v", got, err)
+	}
+	list, err := ListSessions(FormatCodex, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{archived, live}; !reflect.DeepEqual(list, want) {
+		t.Errorf("ListSessions = %v, want %v (oldest first, archived included)", list, want)
+	}
+	// An explicit root is read alone.
+	list, err = ListSessions(FormatCodex, filepath.Join(home, "sessions"))
+	if err != nil || len(list) != 1 || list[0] != live {
+		t.Errorf("explicit root: %v, %v", list, err)
+	}
+	// No archived_sessions folder is not an error.
+	if err := os.RemoveAll(filepath.Join(home, "archived_sessions")); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := ListSessions(FormatCodex, ""); err != nil || len(list) != 1 {
+		t.Errorf("without archived_sessions: %v, %v", list, err)
+	}
+}
+
 func TestListSessions(t *testing.T) {
 	root := t.TempDir()
 	mk := func(rel string, age time.Duration) string {

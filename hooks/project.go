@@ -3,6 +3,7 @@ package hooks
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -196,8 +197,9 @@ func CodexConfigPath(home string) string { return filepath.Join(CodexHome(home),
 // ListSessions lists the transcripts an importer should read, oldest first:
 // kind "claude-code" (root default ~/.claude/projects; subagent transcripts
 // are left out, they are read with their parent) or "codex" (root default
-// ~/.codex/sessions, rollout-*.jsonl).
+// ~/.codex/sessions and ~/.codex/archived_sessions, rollout-*.jsonl).
 func ListSessions(kind, root string) ([]string, error) {
+	var extra []string // default roots that may be absent
 	if root == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
@@ -208,6 +210,7 @@ func ListSessions(kind, root string) ([]string, error) {
 			root = filepath.Join(ClaudeConfigDir(home), "projects")
 		case FormatCodex:
 			root = CodexSessionsDir(home)
+			extra = append(extra, filepath.Join(CodexHome(home), "archived_sessions"))
 		}
 	}
 	type entry struct {
@@ -231,35 +234,51 @@ func ListSessions(kind, root string) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("list sessions: unknown kind %q (use claude-code or codex)", kind)
 	}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
+	walk := func(root string) error {
+		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == root {
+					return err
+				}
+				return nil // an unreadable subfolder should not stop an import
 			}
-			return nil // an unreadable subfolder should not stop an import
-		}
-		if d.IsDir() {
-			if d.Name() == "subagents" || d.Name() == "tool-results" {
-				return fs.SkipDir
+			if d.IsDir() {
+				if d.Name() == "subagents" || d.Name() == "tool-results" {
+					return fs.SkipDir
+				}
+				return nil
 			}
+			if !d.Type().IsRegular() || !keep(p, d) {
+				return nil
+			}
+			var mod int64
+			if info, err := d.Info(); err == nil {
+				mod = info.ModTime().UnixNano()
+			}
+			list = append(list, entry{p, mod})
 			return nil
-		}
-		if !d.Type().IsRegular() || !keep(p, d) {
-			return nil
-		}
-		var mod int64
-		if info, err := d.Info(); err == nil {
-			mod = info.ModTime().UnixNano()
-		}
-		list = append(list, entry{p, mod})
-		return nil
-	})
+		})
+	}
+	err := walk(root)
 	if err != nil {
 		return nil, fmt.Errorf("list %s sessions under %s: %w", kind, root, err)
 	}
+	for _, r := range extra {
+		if err := walk(r); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("list %s sessions under %s: %w", kind, r, err)
+		}
+	}
 	sort.Slice(list, func(i, j int) bool {
-		if kind == FormatCodex || list[i].mod == list[j].mod {
-			return list[i].path < list[j].path // codex names start with the time
+		if kind == FormatCodex {
+			// Codex names start with the time; archived ones live elsewhere.
+			bi, bj := filepath.Base(list[i].path), filepath.Base(list[j].path)
+			if bi != bj {
+				return bi < bj
+			}
+			return list[i].path < list[j].path
+		}
+		if list[i].mod == list[j].mod {
+			return list[i].path < list[j].path
 		}
 		return list[i].mod < list[j].mod
 	})
