@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -37,7 +38,11 @@ func (m *Memory) openIndexForWrite() (*search.Index, string, error) {
 	}
 	ix, err := search.Open(m.IndexDir(), opt)
 	if errors.Is(err, search.ErrCorrupt) || errors.Is(err, search.ErrMismatch) {
+		// The advice to run reindex is what happens next: keep the cause.
 		reason := err.Error()
+		for _, e := range []error{search.ErrCorrupt, search.ErrMismatch} {
+			reason = strings.TrimSuffix(reason, ": "+e.Error())
+		}
 		if rerr := search.Remove(m.IndexDir()); rerr != nil {
 			return nil, "", rerr
 		}

@@ -244,6 +244,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	var touched, eff []int32
 	seen := make([]bool, n)
 	add := func(row int32, f float64) {
+		if f <= 0 {
+			return // a zero weight: no evidence, and eff must list a row once
+		}
 		if tf[row] == 0 {
 			eff = append(eff, row)
 		}
