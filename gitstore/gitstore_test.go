@@ -375,6 +375,14 @@ func TestAppendDuringBackgroundRepacks(t *testing.T) {
 		if _, ok, err := r.ReadPath(plumbing.ZeroHash, es[0].Path); err != nil || !ok {
 			t.Fatalf("batch %d: read back: %v %v", b, ok, err)
 		}
+		// What `git mem add` asks before appending the next batch.
+		paths := []string{es[0].Path, es[len(es)-1].Path, "ex/0/0/0/missing.json"}
+		for k := 0; k < 5; k++ {
+			has, err := r.Has(paths)
+			if err != nil || !has[0] || !has[1] || has[2] {
+				t.Fatalf("batch %d: Has = %v, %v", b, has, err)
+			}
+		}
 	}
 	if l, err := LockFile(filepath.Join(r.MemDir(), "pack.lock"), 60*time.Second); err == nil {
 		l.Unlock()
@@ -383,6 +391,98 @@ func TestAppendDuringBackgroundRepacks(t *testing.T) {
 		t.Fatalf("%d commits", n)
 	}
 	fsck(t, r.Dir())
+}
+
+// TestReadsWhilePacksReplaced: another process's `git repack -a -d` writes
+// one new pack, then deletes the packs this process listed one by one.
+// Reads in between find the head commit in a pack still there and an older
+// tree in a pack already gone; they must find it in the new pack (found at
+// 96,000 of a 100,000-exchange add: "read tree …: packfile not found").
+func TestReadsWhilePacksReplaced(t *testing.T) {
+	r := newRepo(t)
+	packs := func() map[string]bool {
+		ents, err := os.ReadDir(filepath.Join(r.Dir(), "objects", "pack"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".pack") {
+				out[strings.TrimSuffix(e.Name(), ".pack")] = true
+			}
+		}
+		return out
+	}
+	var paths []string
+	var first []string // the first batch's pack
+	for b := 0; b < 3; b++ {
+		var es []Entry
+		for i := 0; i < 2*packThreshold; i++ {
+			// One folder per batch: its trees stay in that batch's pack.
+			e := testEntry(fmt.Sprintf("p%d-%d", b, i))
+			e.Path = fmt.Sprintf("ex/b%d/%d.json", b, i)
+			es = append(es, e)
+		}
+		if _, err := r.Append(es, 0); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, es[0].Path, es[len(es)-1].Path)
+		if b == 0 {
+			for p := range packs() {
+				first = append(first, p)
+			}
+		}
+	}
+	if len(first) != 1 {
+		t.Fatalf("first batch: %d packs, want 1", len(first))
+	}
+	head, err := r.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := func() plumbing.Hash {
+		c, err := r.Commit(head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := c.File(paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Hash
+	}()
+	// A fresh process lists the packs and reads the head commit only.
+	if r, err = Open(r.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(head); err != nil {
+		t.Fatal(err)
+	}
+	// Half-way through `git repack -a -d`: the new pack is there and the
+	// first old pack is gone.
+	if out, err := exec.Command("git", "--git-dir", r.Dir(), "repack", "-a", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git repack: %v\n%s", err, out)
+	}
+	for _, ext := range []string{".pack", ".idx"} {
+		if err := os.Remove(filepath.Join(r.Dir(), "objects", "pack", first[0]+ext)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	has, err := r.Has(paths)
+	if err != nil {
+		t.Fatalf("Has: %v", err)
+	}
+	for i, ok := range has {
+		if !ok {
+			t.Errorf("Has: %s missing", paths[i])
+		}
+	}
+	if _, err := r.Blob(blob); err != nil {
+		t.Errorf("Blob: %v", err)
+	}
+	if _, ok, err := r.ReadPath(plumbing.ZeroHash, paths[1]); err != nil || !ok {
+		t.Errorf("ReadPath: %v %v", ok, err)
+	}
 }
 
 // A .pack without its .idx (a writer killed between the two renames)

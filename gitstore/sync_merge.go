@@ -18,7 +18,11 @@ import (
 // parents reads only the parent ids of a commit (no full decode: a sync
 // walks whole histories).
 func (r *Repo) parents(h plumbing.Hash) ([]plumbing.Hash, error) {
-	o, err := r.st.EncodedObject(plumbing.CommitObject, h)
+	var o plumbing.EncodedObject
+	err := r.retry(func() (err error) {
+		o, err = r.st.EncodedObject(plumbing.CommitObject, h)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", h, err)
 	}
@@ -212,14 +216,7 @@ func (r *Repo) mergeCommit(ours, theirs plumbing.Hash, message string) (plumbing
 		}
 		return h, err
 	}
-	read := func(h plumbing.Hash) (*object.Tree, error) {
-		t, err := object.GetTree(r.st, h)
-		if err != nil {
-			return nil, fmt.Errorf("read tree %s: %w", h, err)
-		}
-		return t, nil
-	}
-	tree, err := r.unionTree(read, put, co.TreeHash, ct.TreeHash, "")
+	tree, err := r.unionTree(r.tree, put, co.TreeHash, ct.TreeHash, "")
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -274,13 +271,13 @@ func (r *Repo) diffCount(a, b plumbing.Hash) (int, error) {
 	if a == b || b.IsZero() {
 		return 0, nil
 	}
-	tb, err := object.GetTree(r.st, b)
+	tb, err := r.tree(b)
 	if err != nil {
 		return 0, err
 	}
 	have := map[string]object.TreeEntry{}
 	if !a.IsZero() {
-		ta, err := object.GetTree(r.st, a)
+		ta, err := r.tree(a)
 		if err != nil {
 			return 0, err
 		}
@@ -389,4 +386,16 @@ func (r *Repo) ancestryFrom(start, cachedTip plumbing.Hash, cached map[plumbing.
 		out[h] = true
 	}
 	return out, nil
+}
+
+// tree reads a tree, retrying while a background repack replaces the packs.
+func (r *Repo) tree(h plumbing.Hash) (t *object.Tree, err error) {
+	err = r.retry(func() (err error) {
+		t, err = object.GetTree(r.st, h)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	return t, nil
 }

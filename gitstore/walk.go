@@ -60,7 +60,15 @@ func (r *Repo) Walk(start plumbing.Hash, skip func(plumbing.Hash) bool, fn func(
 }
 
 // Blob reads a blob by hash.
-func (r *Repo) Blob(h plumbing.Hash) ([]byte, error) {
+func (r *Repo) Blob(h plumbing.Hash) (data []byte, err error) {
+	err = r.retry(func() (err error) {
+		data, err = r.blob(h)
+		return err
+	})
+	return data, err
+}
+
+func (r *Repo) blob(h plumbing.Hash) ([]byte, error) {
 	b, err := object.GetBlob(r.st, h)
 	if err != nil {
 		return nil, err
@@ -74,7 +82,18 @@ func (r *Repo) Blob(h plumbing.Hash) ([]byte, error) {
 }
 
 // Has reports, for each path, whether main's tree holds a file there.
-func (r *Repo) Has(paths []string) ([]bool, error) {
+// Like every read, it retries with a fresh list of packs while a background
+// repack replaces them (found at 96,000 of a 100,000-exchange add: "read
+// tree …: packfile not found").
+func (r *Repo) Has(paths []string) (out []bool, err error) {
+	err = r.retry(func() (err error) {
+		out, err = r.has(paths)
+		return err
+	})
+	return out, err
+}
+
+func (r *Repo) has(paths []string) ([]bool, error) {
 	out := make([]bool, len(paths))
 	head, err := r.Head()
 	if err != nil || head.IsZero() {
