@@ -195,25 +195,10 @@ func sentenceUnits(s string, max int) []unit {
 
 // sentences splits text into sentences and lines, cleaned of markdown.
 func sentences(s string, max int) []string {
-	var out []string
-	inFence := false
-	for _, line := range strings.Split(s, "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence || t == "" || strings.HasPrefix(t, "|") {
-			continue
-		}
-		for _, snt := range splitSentences(t) {
-			if c := cleanMarkdown(snt); c != "" {
-				out = append(out, c)
-				if len(out) >= max {
-					return out
-				}
-			}
-		}
+	us := sentenceUnits(s, max)
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = u.text
 	}
 	return out
 }
