@@ -1,13 +1,11 @@
 package memory
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/gitmem/git-mem/gitstore"
 )
@@ -84,7 +82,7 @@ func (m *Memory) RemoveRemote(name string) error {
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, storer.ErrStop) {
+	if err != nil {
 		return fmt.Errorf("remove remote %s: list refs: %w", name, err)
 	}
 	for _, n := range stale {
