@@ -14,7 +14,7 @@ import (
 // AnalyzerVersion names the text pipeline below. Both the BM25 index and the
 // builtin embedder depend on it, so it is part of the index schema: change it
 // and every index must be rebuilt.
-const AnalyzerVersion = "ident-snowball/1"
+const AnalyzerVersion = "ident-snowball/2"
 
 // MaxWordBytes bounds one emitted term: longer runs (hashes, base64) are only
 // indexed by their parts.
@@ -175,6 +175,7 @@ func Term(w string) string {
 	if strings.ContainsAny(w, "./-:_") {
 		return w // an identifier or path: keep it exact
 	}
+	w = American(w)
 	env := snowballstem.NewEnv(w)
 	english.Stem(env)
 	return env.Current()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -193,5 +194,34 @@ func TestOpenAIConfig(t *testing.T) {
 	}
 	if _, err := NewOpenAI(OpenAIConfig{Dims: 3}); err == nil {
 		t.Error("missing model accepted")
+	}
+}
+
+func TestAmerican(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"colour", "color"}, {"colours", "colors"}, {"coloured", "colored"}, {"behaviour", "behavior"},
+		{"favourite", "favorite"}, {"neighbourhood", "neighborhood"},
+		{"initialise", "initialize"}, {"initialised", "initialized"}, {"initialisation", "initialization"},
+		{"serialiser", "serializer"}, {"optimising", "optimizing"}, {"normalises", "normalizes"},
+		{"analyse", "analyze"}, {"analysed", "analyzed"},
+		{"cancelled", "canceled"}, {"labelling", "labeling"}, {"modeller", "modeler"},
+		{"centre", "center"}, {"centres", "centers"}, {"centred", "centered"},
+		{"grey", "gray"}, {"licence", "license"}, {"catalogue", "catalog"},
+		// the same in both, or not a British form of a listed stem
+		{"hour", "hour"}, {"four", "four"}, {"tour", "tour"}, {"promise", "promise"}, {"raise", "raise"},
+		{"analysis", "analysis"}, {"analyst", "analyst"}, {"characteristic", "characteristic"},
+		{"realistic", "realistic"}, {"specialist", "specialist"}, {"totally", "totally"},
+		{"equally", "equally"}, {"central", "central"}, {"color", "color"}, {"initialize", "initialize"},
+		{"modeling", "modeling"}, {"colonel", "colonel"}, {"armistice", "armistice"}, {"odd", "odd"},
+	} {
+		if got := American(c.in); got != c.want {
+			t.Errorf("American(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// Both spellings reach the same index term, also as a part of an identifier.
+	for _, text := range []string{"colours", "paint-colour", "Colour"} {
+		if got := Analyze(text); !slices.Contains(got, Term("color")) {
+			t.Errorf("Analyze(%q) = %q, lacks %q", text, got, Term("color"))
+		}
 	}
 }
