@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -104,5 +105,40 @@ func TestHeadTail(t *testing.T) {
 		if h, tl := ex.HeadTail(); h != c.head || tl != c.tail {
 			t.Errorf("%s: HeadTail = %q, %q; want %q, %q", c.name, h, tl, c.head, c.tail)
 		}
+	}
+}
+
+func TestRenderSplit(t *testing.T) {
+	ex := &Exchange{Turns: []Turn{
+		{Role: RoleUser, Text: "why does the build fail?"},
+		{Role: RoleAssistant, Text: "Let me run it."},
+		{Role: RoleTool, Name: "bash", Input: map[string]any{"command": "go build ./..."}, Text: "main.go:3: undefined: Foo"},
+		{Role: RoleTool, Name: "read_file", Input: "main.go"},
+		{Role: RoleTool, Name: "grep", Text: "util.go:9: func foo()"},
+		{Role: RoleAssistant, Text: "Foo is unexported as foo."},
+	}}
+	talk, output := ex.RenderSplit()
+	for _, w := range []string{"why does the build fail?", "bash", "command", "go build ./...", "read_file", "main.go", "Foo is unexported"} {
+		if !strings.Contains(talk, w) {
+			t.Errorf("talk lacks %q:\n%s", w, talk)
+		}
+	}
+	for _, w := range []string{"undefined: Foo", "util.go:9"} {
+		if !strings.Contains(output, w) || strings.Contains(talk, w) {
+			t.Errorf("%q should be in the output only:\ntalk %q\noutput %q", w, talk, output)
+		}
+	}
+	// The two parts hold exactly the words of Render.
+	count := func(texts ...string) map[string]int {
+		m := map[string]int{}
+		for _, s := range texts {
+			for _, w := range strings.Fields(s) {
+				m[w]++
+			}
+		}
+		return m
+	}
+	if got, want := count(talk, output), count(ex.Render()); !reflect.DeepEqual(got, want) {
+		t.Errorf("words of the parts %v, of Render %v", got, want)
 	}
 }

@@ -9,6 +9,22 @@ import (
 // budgets) and the verbatim search field are taken over this text.
 func (ex *Exchange) Render() string {
 	var b strings.Builder
+	ex.render(&b, &b)
+	return b.String()
+}
+
+// RenderSplit is Render in two parts: talk holds the turns of the person and
+// the agent and the tool calls (names and inputs), output the tools' results.
+// Search weighs them apart: what was said and done is what people recall,
+// while a tool's output (file reads, logs, grep hits) is mostly other text.
+// Together they hold the words of Render, none split across the two.
+func (ex *Exchange) RenderSplit() (talk, output string) {
+	var t, o strings.Builder
+	ex.render(&t, &o)
+	return t.String(), o.String()
+}
+
+func (ex *Exchange) render(b, out *strings.Builder) {
 	for i, t := range ex.Turns {
 		if i > 0 {
 			b.WriteString("\n\n")
@@ -25,8 +41,11 @@ func (ex *Exchange) Render() string {
 				b.WriteString(renderValue(t.Input))
 			}
 			if t.Text != "" {
-				b.WriteString("\n")
-				b.WriteString(t.Text)
+				if out != b && out.Len() > 0 {
+					out.WriteString("\n\n")
+				}
+				out.WriteString("\n")
+				out.WriteString(t.Text)
 			}
 		default:
 			b.WriteString(t.Role)
@@ -37,7 +56,6 @@ func (ex *Exchange) Render() string {
 			b.WriteString(t.Text)
 		}
 	}
-	return b.String()
 }
 
 // renderValue prints a tool input compactly: a lone string as is, an object

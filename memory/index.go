@@ -201,10 +201,10 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error)
 			errs[i] = err
 			return
 		}
-		var verbatim, head, tail string
+		var verbatim, output, head, tail string
 		if ok {
 			if ex, err := exchange.Parse(blob); err == nil {
-				verbatim = ex.Render()
+				verbatim, output = ex.RenderSplit()
 				head, tail = ex.HeadTail()
 			} else {
 				verbatim = string(blob)
@@ -214,7 +214,7 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error)
 			Seq: seq + i, Commit: e.Commit, ID: e.Exchange, Time: e.Time,
 			Core: e.Core, Context: e.Context, Rooms: e.Rooms, Files: e.Files,
 			Project: e.Project, Agent: e.Agent, Session: e.Session,
-			Verbatim: verbatim, Head: head, Tail: tail,
+			Verbatim: verbatim, Output: output, Head: head, Tail: tail,
 		}
 	})
 	if err := errors.Join(errs...); err != nil {

@@ -181,3 +181,42 @@ func TestLargeExchangeIsStored(t *testing.T) {
 		t.Fatalf("search: %v %v", res, err)
 	}
 }
+
+// The index reads an exchange's talk and its tools' results apart: the
+// default mode ranks the exchange that talks about a thing above one whose
+// tool output repeats it, and both modes still find a word seen only in a
+// tool's output.
+func TestToolOutputIndexedApart(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	talk := ex("talk", "s1", "2026-01-01T00:00:00Z", "why is the login test flaky?", "It clicked before the redirect finished; it now waits for the redirect.")
+	tool := ex("tool", "s2", "2026-01-02T00:00:00Z", "grep the old logs", "Here is what I found.")
+	tool.Turns = append(tool.Turns, exchange.Turn{Role: exchange.RoleTool, Name: "grep", Input: map[string]any{"pattern": "login"},
+		Text: strings.Repeat("login redirect timeout\n", 20) + "ECONNRESET"})
+	if _, err := m.Add(ctx, []*exchange.Exchange{talk, tool}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := func(q, mode string) []string {
+		t.Helper()
+		rs, _, err := m.Search(ctx, SearchQuery{Text: q, K: 5, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Exchange)
+		}
+		return out
+	}
+	if got := first("login redirect", "verbatim-bm25"); len(got) != 2 || got[0] != "tool" {
+		t.Fatalf("verbatim-bm25: %v, want tool first (else the test shows nothing)", got)
+	}
+	if got := first("login redirect", ""); len(got) != 2 || got[0] != "talk" {
+		t.Errorf("default mode: %v, want talk first", got)
+	}
+	for _, mode := range []string{"", "verbatim-bm25"} {
+		if got := first("ECONNRESET", mode); len(got) != 1 || got[0] != "tool" {
+			t.Errorf("mode %q: a word of the tool output only: %v, want [tool]", mode, got)
+		}
+	}
+}

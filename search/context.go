@@ -45,6 +45,8 @@ import (
 // computed at query time from the postings of the verbatim, head and asked
 // fields, so a new exchange changes its neighbour's context without
 // re-indexing the neighbour, and the weights can change without a rebuild.
+// The verbatim field holds the talk (turns, tool calls); the tools' results
+// are the output field and add OutputWeight × their own BM25.
 // docs/bench/eval.md measures it.
 const ModeSessionBM25 = "session-bm25"
 
@@ -55,19 +57,29 @@ var (
 	ContextLenRef = 50.0
 )
 
+// OutputWeight scales the tools' results (Doc.Output) in the session layer.
+// They are not part of the exchange's own stream above: file reads, logs
+// and grep hits over other sessions are mostly other text, and counted as
+// the exchange's words they outweighed what was said (coding sets: MRR
+// 0.690 → 0.746 without them, docs/bench/eval.md). They score as a BM25 of
+// their own, with their own idf and lengths, at this weight: a word seen
+// only in a tool's output still finds the exchange, below the ones that
+// talk about it.
+var OutputWeight = 0.1
+
 // contextFile holds per row: the previous and next row of the same session
-// (-1 for none) and the lengths in terms of the verbatim, the head and the
-// asked field.
+// (-1 for none) and the lengths in terms of the verbatim (talk), the head,
+// the asked and the output field.
 const (
 	contextFile  = "context.bin"
-	contextMagic = "GMCTX\x00\x00\x02"
-	contextRow   = 20
+	contextMagic = "GMCTX\x00\x00\x03"
+	contextRow   = 24
 )
 
 // ctxRow is one row of the neighbour table.
 type ctxRow struct {
-	prev, next        int32
-	verb, head, asked int32 // lengths in terms
+	prev, next             int32
+	verb, head, asked, out int32 // lengths in terms
 }
 
 // sessionCtx is the neighbour table with the stream weights and effective
@@ -78,6 +90,8 @@ type sessionCtx struct {
 	weight, asked []float64 // w(d), a(d)
 	dl            []float64 // |d|'
 	avgdl         float64
+	// mean lengths of the output field and of talk plus output (plain BM25)
+	outAvg, plainAvg float64
 }
 
 // neighbours links each row to the previous and next row of its session in
@@ -87,7 +101,7 @@ func neighbours(recs []docRec) []ctxRow {
 	out := make([]ctxRow, n)
 	rows := make([]int32, 0, n)
 	for i := range recs {
-		out[i] = ctxRow{prev: -1, next: -1, verb: recs[i].VerbLen, head: recs[i].HeadLen, asked: recs[i].AskLen}
+		out[i] = ctxRow{prev: -1, next: -1, verb: recs[i].VerbLen, head: recs[i].HeadLen, asked: recs[i].AskLen, out: recs[i].OutLen}
 		if recs[i].Session != "" {
 			rows = append(rows, int32(i))
 		}
@@ -115,8 +129,9 @@ func newSessionCtx(rows []ctxRow) *sessionCtx {
 	n := len(rows)
 	c := &sessionCtx{rows: rows, w: ContextWeight, a: AskedWeight, ref: ContextLenRef,
 		weight: make([]float64, n), asked: make([]float64, n), dl: make([]float64, n)}
-	var total float64
+	var total, outTotal float64
 	for i, r := range rows {
+		outTotal += float64(r.out)
 		ref := ContextLenRef / (ContextLenRef + float64(r.verb))
 		w, a := ContextWeight*ref, AskedWeight*ref
 		d := float64(r.verb)
@@ -131,6 +146,11 @@ func newSessionCtx(rows []ctxRow) *sessionCtx {
 	}
 	if n > 0 {
 		c.avgdl = total / float64(n)
+		c.outAvg = outTotal / float64(n)
+		for _, r := range rows {
+			c.plainAvg += float64(r.verb + r.out)
+		}
+		c.plainAvg /= float64(n)
 	}
 	return c
 }
@@ -174,7 +194,7 @@ func (ix *Index) writeContext() error {
 	copy(b, contextMagic)
 	binary.LittleEndian.PutUint32(b[8:], uint32(n))
 	for _, r := range rows {
-		for _, v := range []int32{r.prev, r.next, r.verb, r.head, r.asked} {
+		for _, v := range []int32{r.prev, r.next, r.verb, r.head, r.asked, r.out} {
 			b = binary.LittleEndian.AppendUint32(b, uint32(v))
 		}
 	}
@@ -204,13 +224,13 @@ func readContext(path string, n int) ([]ctxRow, error) {
 	rows := make([]ctxRow, n)
 	p := 16
 	for i := range rows {
-		var v [5]int32
+		var v [6]int32
 		for j := range v {
 			v[j] = int32(binary.LittleEndian.Uint32(b[p:]))
 			p += 4
 		}
-		r := ctxRow{prev: v[0], next: v[1], verb: v[2], head: v[3], asked: v[4]}
-		if r.prev < -1 || int(r.prev) >= n || r.next < -1 || int(r.next) >= n || r.verb < 0 || r.head < 0 || r.asked < 0 {
+		r := ctxRow{prev: v[0], next: v[1], verb: v[2], head: v[3], asked: v[4], out: v[5]}
+		if r.prev < -1 || int(r.prev) >= n || r.next < -1 || int(r.next) >= n || r.verb < 0 || r.head < 0 || r.asked < 0 || r.out < 0 {
 			return nil, fmt.Errorf("row %d out of range", i)
 		}
 		rows[i] = r
@@ -219,8 +239,10 @@ func readContext(path string, n int) ([]ctxRow, error) {
 }
 
 // sessionBM25Layer ranks dedup groups by BM25F of the query over each
-// exchange's verbatim plus its session neighbours' (see ModeSessionBM25).
-func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func(int32) bool, limit int) ([]cand, error) {
+// exchange's verbatim plus its session neighbours' (see ModeSessionBM25),
+// or, when plain, by plain BM25 over the whole exchange, talk and output as
+// one text (ModeVerbatimBM25).
+func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func(int32) bool, limit int, plain bool) ([]cand, error) {
 	terms := queryTerms(text)
 	n := len(ix.seqs)
 	if len(terms) == 0 || n == 0 {
@@ -230,7 +252,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	if err != nil {
 		return nil, err
 	}
-	if sc.avgdl == 0 {
+	if sc.avgdl == 0 && sc.plainAvg == 0 {
 		return nil, nil
 	}
 	r, err := ix.reader()
@@ -250,7 +272,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range ws {
-		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n}
+		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain}
 		if w > 0 {
 			// rowOf caches misses in the map: one per worker.
 			ws[w].cache = map[uint64]int32{}
@@ -312,6 +334,7 @@ type sessionScorer struct {
 	sc    *sessionCtx
 	cache map[uint64]int32
 	n     int
+	plain bool // verbatim-bm25: talk and output as one text, no neighbours
 
 	scores, tf []float64 // per row: the sum so far, f'(t,row) of the current term
 	seen       []bool
@@ -340,6 +363,9 @@ func (s *sessionScorer) add(row int32, f float64) {
 func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.tf == nil {
 		s.scores, s.tf, s.seen = make([]float64, s.n), make([]float64, s.n), make([]bool, s.n)
+	}
+	if s.plain {
+		return s.plainTerm(ctx, t)
 	}
 	sc := s.sc
 	s.eff = s.eff[:0]
@@ -373,8 +399,46 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 			s.add(next, sc.asked[next]*p.f)
 		}
 	}
-	if len(s.eff) == 0 {
+	s.score(1, func(row int32) float64 { return sc.dl[row] }, sc.avgdl)
+	if OutputWeight <= 0 {
 		return nil
+	}
+	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldOutput, t, s.buf[:0]); err != nil {
+		return err
+	}
+	for _, p := range s.buf {
+		s.add(p.row, p.f)
+	}
+	s.score(OutputWeight, func(row int32) float64 { return float64(sc.rows[row].out) }, sc.outAvg)
+	return nil
+}
+
+// plainTerm adds the plain BM25 score of t over talk and output as one text.
+func (s *sessionScorer) plainTerm(ctx context.Context, t string) error {
+	s.eff = s.eff[:0]
+	var err error
+	for _, field := range []string{fieldVerbatim, fieldOutput} {
+		if s.buf, err = s.ix.postings(ctx, s.r, s.cache, field, t, s.buf[:0]); err != nil {
+			return err
+		}
+		for _, p := range s.buf {
+			s.add(p.row, p.f)
+		}
+	}
+	rows := s.sc.rows
+	s.score(1, func(row int32) float64 { return float64(rows[row].verb + rows[row].out) }, s.sc.plainAvg)
+	return nil
+}
+
+// score adds weight × BM25 of the frequencies gathered in tf (the rows in
+// eff, which df counts) and clears them.
+func (s *sessionScorer) score(weight float64, dl func(int32) float64, avgdl float64) {
+	if len(s.eff) == 0 || avgdl == 0 {
+		for _, row := range s.eff {
+			s.tf[row] = 0
+		}
+		s.eff = s.eff[:0]
+		return
 	}
 	df := float64(len(s.eff))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
@@ -385,9 +449,9 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 			s.seen[row] = true
 			s.touched = append(s.touched, row)
 		}
-		s.scores[row] += idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*sc.dl[row]/sc.avgdl))
+		s.scores[row] += weight * idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*dl(row)/avgdl))
 	}
-	return nil
+	s.eff = s.eff[:0]
 }
 
 // postings appends the row and frequency of each posting of term in field

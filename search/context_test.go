@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gitmem/git-mem/search/embed"
 )
 
 // contextDocs: a short conversation where the answer ("the kids loved the
@@ -130,6 +132,51 @@ func TestSessionBM25Asked(t *testing.T) {
 		if got := ids(hs); len(got) < 2 || got[0] != c.first {
 			t.Errorf("closing with %q: %v, want %s first", c.ask, got, c.first)
 		}
+	}
+}
+
+// TestSessionBM25Output: the session layer ranks by what was said, so an
+// exchange that talks about a bug outranks one whose tool output (a grep
+// over old logs) repeats the words, which plain BM25 puts first; a word
+// seen only in a tool's output still finds its exchange, by
+// OutputWeight × the BM25 of the output field alone.
+func TestSessionBM25Output(t *testing.T) {
+	docs := []Doc{
+		{ID: "x1", Session: "x", Verbatim: "user: the login test is flaky\n\nassistant: it clicks before the redirect; I made it wait for the redirect"},
+		{ID: "x2", Session: "y", Verbatim: "user: search the logs\n\nassistant: here is what grep found\n\ntool grep: pattern=login",
+			Output: "login redirect login redirect login redirect login redirect ECONNRESET"},
+		{ID: "x3", Session: "z", Verbatim: "user: bump the go version\n\nassistant: done"},
+	}
+	for i := range docs {
+		docs[i].Seq, docs[i].Commit, docs[i].Core = i, docs[i].ID, "card"
+	}
+	ix := buildIndex(t, t.TempDir(), docs)
+	defer ix.Close()
+	search := func(q, mode string) []Hit {
+		t.Helper()
+		hs, err := ix.Search(Query{Text: q, Mode: mode, K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hs
+	}
+	if got := ids(search("login redirect", ModeVerbatimBM25)); len(got) == 0 || got[0] != "x2" {
+		t.Fatalf("verbatim-bm25: %v, want x2 first (else the test shows nothing)", got)
+	}
+	if got := ids(search("login redirect", ModeSessionBM25)); len(got) < 2 || got[0] != "x1" {
+		t.Errorf("session-bm25: %v, want x1 (the talk) before x2 (the output)", got)
+	}
+	hs := search("econnreset", ModeSessionBM25)
+	if len(hs) != 1 || hs[0].Doc.ID != "x2" {
+		t.Fatalf("a word only in a tool's output: %v, want [x2]", ids(hs))
+	}
+	out := embed.Analyze(docs[1].Output)
+	n, df, f := 3.0, 1.0, 1.0
+	avg := float64(len(out)) / n
+	idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+	want := OutputWeight * idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*float64(len(out))/avg))
+	if math.Abs(hs[0].Score-want) > 1e-9 {
+		t.Errorf("output-only score %.12f, by hand %.12f", hs[0].Score, want)
 	}
 }
 

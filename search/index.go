@@ -35,18 +35,23 @@ import (
 type Doc struct {
 	// Seq is the commit order, 0 = oldest. It is the fixed tie-break key of
 	// every ranking: on equal scores the newer exchange (higher Seq) wins.
-	Seq      int
-	Commit   string // full commit hash
-	ID       string // exchange id; re-adding an id replaces the document
-	Time     time.Time
-	Core     string // card: exchange_core
-	Context  string // card: specific_context
-	Rooms    []string
-	Files    []string
-	Project  string
-	Agent    string
-	Session  string
-	Verbatim string // exchange.Render(); indexed, never stored by the index
+	Seq     int
+	Commit  string // full commit hash
+	ID      string // exchange id; re-adding an id replaces the document
+	Time    time.Time
+	Core    string // card: exchange_core
+	Context string // card: specific_context
+	Rooms   []string
+	Files   []string
+	Project string
+	Agent   string
+	Session string
+	// Verbatim and Output are exchange.RenderSplit: the talk (turns, tool
+	// names and inputs) and the tools' results. Both are indexed, never
+	// stored by the index; verbatim-bm25 ranks them as one text, the
+	// session layer mostly by the talk (see OutputWeight).
+	Verbatim string
+	Output   string
 	// Head and Tail are the text of the first and the last turn that is not
 	// a tool's: what opens the exchange and what closes it. A question that
 	// closes one exchange is answered by the next (see ModeSessionBM25).
@@ -77,7 +82,7 @@ var (
 
 // SchemaVersion changes whenever the on-disk layout or the meaning of a field
 // changes; an index of another version is reported as mismatched.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Files under the index directory.
 const (
@@ -122,6 +127,7 @@ type docRec struct {
 	Rooms, Files            []string
 	Project, Agent, Session string
 	VerbLen, DistLen        int32
+	OutLen                  int32 // terms of the output field (VerbLen counts the talk only)
 	HeadLen, AskLen         int32 // terms of the head field and of the asked field (0: no question)
 	Exact                   uint64
 	Group                   int32 // row of the group's first member
@@ -395,6 +401,7 @@ func newMapping() mapping.IndexMapping {
 	}
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fieldVerbatim, text())
+	dm.AddFieldMappingsAt(fieldOutput, text())
 	dm.AddFieldMappingsAt(fieldDistilled, text())
 	dm.AddFieldMappingsAt(fieldHead, text())
 	dm.AddFieldMappingsAt(fieldAsked, text())
@@ -411,7 +418,8 @@ func newMapping() mapping.IndexMapping {
 }
 
 const (
-	fieldVerbatim  = "verbatim"
+	fieldVerbatim  = "verbatim" // the talk: Doc.Verbatim and the date words
+	fieldOutput    = "output"   // the tools' results: Doc.Output
 	fieldDistilled = "distilled"
 	fieldHead      = "head"  // the exchange's first turn
 	fieldAsked     = "asked" // its last turn, only when that ends by asking a question
@@ -469,6 +477,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 		}
 		fields := map[string]any{
 			fieldVerbatim:  strings.Join(p.verb, " "),
+			fieldOutput:    strings.Join(p.out, " "),
 			fieldDistilled: strings.Join(p.dist, " "),
 			fieldHead:      strings.Join(p.head, " "),
 			fieldAsked:     strings.Join(p.asked, " "),
@@ -484,11 +493,12 @@ func (ix *Index) addBatch(docs []Doc) error {
 		}
 		rec := docRec{Seq: d.Seq, Commit: d.Commit, ID: d.ID, Time: d.Time, Core: d.Core, Context: d.Context,
 			Rooms: d.Rooms, Files: d.Files, Project: d.Project, Agent: d.Agent, Session: d.Session,
-			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)),
+			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)), OutLen: int32(len(p.out)),
 			HeadLen: int32(len(p.head)), AskLen: int32(len(p.asked)), Exact: p.exact}
 		if known {
 			old := &ix.recs[row]
 			ix.man.BM25.FieldLen[fieldVerbatim] -= int64(old.VerbLen)
+			ix.man.BM25.FieldLen[fieldOutput] -= int64(old.OutLen)
 			ix.man.BM25.FieldLen[fieldDistilled] -= int64(old.DistLen)
 			ix.sigs[row] = p.sig
 		} else {
@@ -503,6 +513,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 		ix.seqs[row], ix.groups[row] = rec.Seq, rec.Group
 		_ = ix.vecs.Set(int(row), vecs[i]) // width checked above
 		ix.man.BM25.FieldLen[fieldVerbatim] += int64(rec.VerbLen)
+		ix.man.BM25.FieldLen[fieldOutput] += int64(rec.OutLen)
 		ix.man.BM25.FieldLen[fieldDistilled] += int64(rec.DistLen)
 	}
 	ix.dirty = true
@@ -524,7 +535,8 @@ func bleveID(row int32) string { return strconv.Itoa(int(row)) }
 
 // prep is the CPU-heavy, order-free part of indexing one doc.
 type prep struct {
-	verb, dist  []string
+	verb, out   []string
+	dist        []string
 	head, asked []string
 	exact       uint64
 	sig         [sigLen]uint32
@@ -548,12 +560,16 @@ func prepare(docs []Doc) []prep {
 				if dt := dateTerms(d.Time); dt != "" {
 					p.verb = append(p.verb, a.Analyze(dt)...)
 				}
+				p.out = a.Analyze(d.Output)
 				p.dist = a.Analyze(d.Distilled())
 				p.head = a.Analyze(d.Head)
 				if asksQuestion(d.Tail) {
 					p.asked = a.Analyze(d.Tail)
 				}
 				src := d.Verbatim
+				if d.Output != "" {
+					src += "\n" + d.Output
+				}
 				if strings.TrimSpace(src) == "" {
 					src = d.Distilled()
 				}

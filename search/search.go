@@ -229,9 +229,9 @@ func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
 			defer wg.Done()
 			switch l {
 			case ModeVerbatimBM25:
-				results[i], errs[i] = ix.bm25Layer(ctx, fieldVerbatim, q.Text, allowed, limit)
+				results[i], errs[i] = ix.sessionBM25Layer(ctx, q.Text, allowed, limit, true)
 			case ModeSessionBM25:
-				results[i], errs[i] = ix.sessionBM25Layer(ctx, q.Text, allowed, limit)
+				results[i], errs[i] = ix.sessionBM25Layer(ctx, q.Text, allowed, limit, false)
 			case ModeDistilledBM25:
 				results[i], errs[i] = ix.bm25Layer(ctx, fieldDistilled, q.Text, allowed, limit)
 			case ModeDistilledVector:

@@ -42,10 +42,11 @@ func ids(hs []Hit) []string {
 }
 
 // TestBM25ByHand checks that a score is the textbook BM25 of the formula in
-// bm25.go, computed here from the analysed texts.
+// bm25.go, computed here from the analysed texts; verbatim-bm25 reads an
+// exchange's talk and tool output as one text.
 func TestBM25ByHand(t *testing.T) {
 	docs := []Doc{
-		{Seq: 0, ID: "a", Verbatim: "the retry timeout fired twice, retry again later"},
+		{Seq: 0, ID: "a", Verbatim: "the retry timeout fired twice,", Output: "retry again later"},
 		{Seq: 1, ID: "b", Verbatim: "database connection pool exhausted under load while the cache warmed up slowly"},
 		{Seq: 2, ID: "c", Verbatim: "retry"},
 		{Seq: 3, ID: "d", Verbatim: "nothing relevant here at all, only words about lunch"},
@@ -64,7 +65,7 @@ func TestBM25ByHand(t *testing.T) {
 	}
 	var total float64
 	for _, d := range docs {
-		total += float64(len(embed.Analyze(d.Verbatim)))
+		total += float64(len(embed.Analyze(d.Verbatim)) + len(embed.Analyze(d.Output)))
 	}
 	n, df := 4.0, 2.0
 	avgdl := total / n
@@ -80,7 +81,7 @@ func TestBM25ByHand(t *testing.T) {
 		dl := float64(len(terms))
 		return idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*dl/avgdl))
 	}
-	for i, want := range []float64{bm25(docs[2].Verbatim), bm25(docs[0].Verbatim)} {
+	for i, want := range []float64{bm25(docs[2].Verbatim), bm25(docs[0].Verbatim + " " + docs[0].Output)} {
 		if math.Abs(hits[i].Score-want) > 1e-9 {
 			t.Errorf("hit %s score %.12f, hand BM25 %.12f", hits[i].Doc.ID, hits[i].Score, want)
 		}

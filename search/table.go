@@ -20,7 +20,7 @@ import (
 //	records: uvarint-prefixed strings and numbers (see encodeRec)
 
 const (
-	tableMagic  = "GMDOCS\x00\x02"
+	tableMagic  = "GMDOCS\x00\x03"
 	tableHeader = 16
 	tableFixed  = 16
 )
@@ -51,6 +51,7 @@ func encodeRec(b []byte, r *docRec) []byte {
 	b = binary.AppendUvarint(b, uint64(r.DistLen))
 	b = binary.AppendUvarint(b, uint64(r.HeadLen))
 	b = binary.AppendUvarint(b, uint64(r.AskLen))
+	b = binary.AppendUvarint(b, uint64(r.OutLen))
 	b = binary.LittleEndian.AppendUint64(b, r.Exact)
 	return b
 }
@@ -111,7 +112,7 @@ func decodeRec(b []byte, r *docRec) error {
 	if err := r.Time.UnmarshalBinary([]byte(tb)); err != nil {
 		return fmt.Errorf("time: %w", err)
 	}
-	var lens [4]uint64
+	var lens [5]uint64
 	for i := range lens {
 		if lens[i], err = uv(); err != nil {
 			return err
@@ -120,7 +121,7 @@ func decodeRec(b []byte, r *docRec) error {
 			return fmt.Errorf("length %d out of range", lens[i])
 		}
 	}
-	r.VerbLen, r.DistLen, r.HeadLen, r.AskLen = int32(lens[0]), int32(lens[1]), int32(lens[2]), int32(lens[3])
+	r.VerbLen, r.DistLen, r.HeadLen, r.AskLen, r.OutLen = int32(lens[0]), int32(lens[1]), int32(lens[2]), int32(lens[3]), int32(lens[4])
 	if len(b)-p < 8 {
 		return errShort
 	}
