@@ -31,10 +31,10 @@ import (
 //     paragraph has a '?'), at a(d) = AskedWeight·r(d): d opens with the
 //     answer, and question and answer are one unit of talk.
 //
-// r(d) = ContextLenRef/(ContextLenRef+|d|), |d| being the exchange's own
-// length in terms: a short conversational turn borrows context, a long
-// self-contained coding exchange (hundreds of terms) next to none, so it
-// ranks as plain BM25.
+// r(d) = ContextLenRef/(ContextLenRef+|d|), |d| being the exchange's whole
+// length in terms (talk and tool output): a short conversational turn
+// borrows context, a long self-contained coding exchange (hundreds of
+// terms) next to none, so it ranks as plain BM25.
 //
 // The score is BM25F (Robertson et al. 2004) over the streams:
 //
@@ -45,8 +45,9 @@ import (
 // computed at query time from the postings of the verbatim, head and asked
 // fields, so a new exchange changes its neighbour's context without
 // re-indexing the neighbour, and the weights can change without a rebuild.
-// The verbatim field holds the talk (turns, tool calls); the tools' results
-// are the output field and add OutputWeight × their own BM25.
+// The verbatim field holds the talk (turns, tool calls), which f and |·|
+// above count; the tools' results are the output field and add
+// OutputWeight × their own BM25.
 // docs/bench/eval.md measures it.
 const ModeSessionBM25 = "session-bm25"
 
@@ -132,7 +133,7 @@ func newSessionCtx(rows []ctxRow) *sessionCtx {
 	var total, outTotal float64
 	for i, r := range rows {
 		outTotal += float64(r.out)
-		ref := ContextLenRef / (ContextLenRef + float64(r.verb))
+		ref := ContextLenRef / (ContextLenRef + float64(r.verb+r.out))
 		w, a := ContextWeight*ref, AskedWeight*ref
 		d := float64(r.verb)
 		if p := r.prev; p >= 0 {
