@@ -56,7 +56,7 @@ func (r *Repo) Append(entries []Entry, timeout time.Duration) (AppendResult, err
 		if err != nil && !errors.Is(err, ErrLocked) && !errors.Is(err, errRefMoved) && attempt < 2 {
 			// Perhaps a background repack is replacing the packs we listed.
 			time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
-			r.st.ObjectStorage.Reindex()
+			r.st.refresh()
 			continue
 		}
 		if err == nil && res.Added > 0 {

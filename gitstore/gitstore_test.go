@@ -512,3 +512,64 @@ func TestOrphanPackIsCleared(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Reads on all cores go on while the pack list is refreshed (what retries
+// do when a background repack replaces the packs): go-git keeps that list
+// in a map it rebuilds lazily, and `git mem reindex` at 100,000 exchanges
+// once panicked in it. Run with -race to see the data race without the lock.
+func TestConcurrentReadsWhilePacksRefresh(t *testing.T) {
+	r := newRepo(t)
+	var paths []string
+	for b := 0; b < 3; b++ {
+		var es []Entry
+		for i := 0; i < packThreshold; i++ {
+			e := testEntry(fmt.Sprintf("c%d-%d", b, i))
+			e.Path = fmt.Sprintf("ex/c%d/%d.json", b, i)
+			es = append(es, e)
+		}
+		if _, err := r.Append(es, 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			paths = append(paths, e.Path)
+		}
+	}
+	head, err := r.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				r.st.refresh()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(paths); i += 8 {
+				if _, ok, err := r.ReadPath(head, paths[i]); err != nil || !ok {
+					errs <- fmt.Errorf("ReadPath %s: %v %v", paths[i], ok, err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(stop)
+	<-done
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

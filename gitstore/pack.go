@@ -129,7 +129,7 @@ func (r *Repo) writePack(mem *memory.Storage, order []plumbing.Hash) error {
 		return err
 	}
 	syncDir(dir)
-	r.st.ObjectStorage.Reindex()
+	r.st.refresh()
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -45,8 +46,53 @@ func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 // Repo is an open memory repo.
 type Repo struct {
 	dir  string
-	st   *filesystem.Storage
+	st   *objectStore
 	repo *git.Repository
+}
+
+// objectStore is the repo's storage with its list of packs guarded. go-git
+// loads that list lazily into a map and Reindex drops it, neither safe while
+// other goroutines read: `git mem reindex` of 100,000 exchanges, reading on
+// all cores while a background repack replaced the packs, panicked inside
+// go-git ("assignment to entry in nil map"). Object reads take the read
+// lock; refresh takes the write lock and loads the new list before any read
+// goes on.
+type objectStore struct {
+	*filesystem.Storage
+	mu sync.RWMutex
+}
+
+func newObjectStore(st *filesystem.Storage) *objectStore {
+	s := &objectStore{Storage: st}
+	s.refresh()
+	return s
+}
+
+func (s *objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.Storage.EncodedObject(t, h)
+}
+
+func (s *objectStore) HasEncodedObject(h plumbing.Hash) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.Storage.HasEncodedObject(h)
+}
+
+func (s *objectStore) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.Storage.EncodedObjectSize(h)
+}
+
+// refresh makes the storage list the packs on disk now.
+func (s *objectStore) refresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Storage.ObjectStorage.Reindex()
+	// Any packed lookup loads the list; the zero id is never found.
+	_ = s.Storage.ObjectStorage.HasEncodedObject(plumbing.ZeroHash)
 }
 
 // Dir is the git dir of the memory.
@@ -60,7 +106,7 @@ func (r *Repo) MemDir() string { return filepath.Join(r.dir, "mem") }
 func (r *Repo) Git() *git.Repository { return r.repo }
 
 // Storage gives access to the object storage (for packages like sync).
-func (r *Repo) Storage() *filesystem.Storage { return r.st }
+func (r *Repo) Storage() *filesystem.Storage { return r.st.Storage }
 
 // Init creates a bare memory repo at dir with HEAD → main. Running it on an
 // existing memory repo is harmless: created reports whether anything was made.
@@ -125,7 +171,7 @@ func Open(dir string) (*Repo, error) {
 		return nil, &NotFoundError{Dir: dir}
 	}
 	removeOrphanPacks(dir)
-	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(32<<20), filesystem.Options{})
+	st := newObjectStore(filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(32<<20), filesystem.Options{}))
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		if errors.Is(err, git.ErrRepositoryNotExists) {
@@ -216,7 +262,7 @@ func (r *Repo) retry(fn func() error) error {
 	err := fn()
 	for i := 0; err != nil && i < 20; i++ {
 		time.Sleep(time.Duration(10+10*i) * time.Millisecond)
-		r.st.ObjectStorage.Reindex()
+		r.st.refresh()
 		err = fn()
 	}
 	return err

@@ -146,7 +146,7 @@ func (r *Repo) fetch(ctx context.Context, remote string, a *remoteAuth) (plumbin
 			Force:      true,
 		})
 	})
-	r.st.Reindex()
+	r.st.refresh()
 	var nm git.NoMatchingRefSpecError
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
@@ -182,14 +182,14 @@ func packBytes(dir string) int64 {
 // closes the pack file for each one (most of a push's time, measured).
 // done closes it and makes r see the packs the sync wrote.
 func (r *Repo) forSync() (s *Repo, done func(), err error) {
-	st := filesystem.NewStorageWithOptions(osfs.New(r.dir), cache.NewObjectLRU(64<<20), filesystem.Options{MaxOpenDescriptors: 64})
+	st := newObjectStore(filesystem.NewStorageWithOptions(osfs.New(r.dir), cache.NewObjectLRU(64<<20), filesystem.Options{MaxOpenDescriptors: 64}))
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open memory at %s: %w", r.dir, err)
 	}
 	c := *r
 	c.st, c.repo = st, repo
-	return &c, func() { _ = st.Close(); r.st.Reindex() }, nil
+	return &c, func() { _ = st.Close(); r.st.refresh() }, nil
 }
 
 // Sync fetches the remote's main, merges it into main and pushes main back.
