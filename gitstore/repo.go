@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -55,44 +56,58 @@ type Repo struct {
 // other goroutines read: `git mem reindex` of 100,000 exchanges, reading on
 // all cores while a background repack replaced the packs, panicked inside
 // go-git ("assignment to entry in nil map"). Object reads take the read
-// lock; refresh takes the write lock and loads the new list before any read
-// goes on.
+// lock; the list is loaded, first and on refresh, under the write lock.
+// It is loaded on the first read, not on open: a search reads no object,
+// and loading a large memory's pack indexes costs a CLI call ~30 ms.
 type objectStore struct {
 	*filesystem.Storage
-	mu sync.RWMutex
+	mu     sync.RWMutex
+	listed atomic.Bool
 }
 
-func newObjectStore(st *filesystem.Storage) *objectStore {
-	s := &objectStore{Storage: st}
-	s.refresh()
-	return s
-}
+func newObjectStore(st *filesystem.Storage) *objectStore { return &objectStore{Storage: st} }
 
-func (s *objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+// read takes the read lock, loading the pack list first if need be.
+func (s *objectStore) read() (unlock func()) {
+	if !s.listed.Load() {
+		s.mu.Lock()
+		if !s.listed.Load() {
+			s.load()
+		}
+		s.mu.Unlock()
+	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.Storage.EncodedObject(t, h)
+	return s.mu.RUnlock
 }
 
-func (s *objectStore) HasEncodedObject(h plumbing.Hash) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.Storage.HasEncodedObject(h)
-}
-
-func (s *objectStore) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.Storage.EncodedObjectSize(h)
+// load lists the packs on disk now; the caller holds the write lock.
+func (s *objectStore) load() {
+	s.Storage.ObjectStorage.Reindex()
+	// Any packed lookup loads the list; the zero id is never found.
+	_ = s.Storage.ObjectStorage.HasEncodedObject(plumbing.ZeroHash)
+	s.listed.Store(true)
 }
 
 // refresh makes the storage list the packs on disk now.
 func (s *objectStore) refresh() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.Storage.ObjectStorage.Reindex()
-	// Any packed lookup loads the list; the zero id is never found.
-	_ = s.Storage.ObjectStorage.HasEncodedObject(plumbing.ZeroHash)
+	s.load()
+}
+
+func (s *objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	defer s.read()()
+	return s.Storage.EncodedObject(t, h)
+}
+
+func (s *objectStore) HasEncodedObject(h plumbing.Hash) error {
+	defer s.read()()
+	return s.Storage.HasEncodedObject(h)
+}
+
+func (s *objectStore) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	defer s.read()()
+	return s.Storage.EncodedObjectSize(h)
 }
 
 // Dir is the git dir of the memory.
