@@ -91,7 +91,9 @@ type sessionCtx struct {
 	weight, asked []float64 // w(d), a(d)
 	dl            []float64 // |d|'
 	avgdl         float64
-	// mean lengths of the output field and of talk plus output (plain BM25)
+	// per row and mean: the output field's length and talk plus output
+	// (plain BM25)
+	outDL, plainDL   []float64
 	outAvg, plainAvg float64
 }
 
@@ -129,10 +131,13 @@ func neighbours(recs []docRec) []ctxRow {
 func newSessionCtx(rows []ctxRow) *sessionCtx {
 	n := len(rows)
 	c := &sessionCtx{rows: rows, w: ContextWeight, a: AskedWeight, ref: ContextLenRef,
-		weight: make([]float64, n), asked: make([]float64, n), dl: make([]float64, n)}
-	var total, outTotal float64
+		weight: make([]float64, n), asked: make([]float64, n), dl: make([]float64, n),
+		outDL: make([]float64, n), plainDL: make([]float64, n)}
+	var total, outTotal, plainTotal float64
 	for i, r := range rows {
-		outTotal += float64(r.out)
+		c.outDL[i], c.plainDL[i] = float64(r.out), float64(r.verb+r.out)
+		outTotal += c.outDL[i]
+		plainTotal += c.plainDL[i]
 		ref := ContextLenRef / (ContextLenRef + float64(r.verb+r.out))
 		w, a := ContextWeight*ref, AskedWeight*ref
 		d := float64(r.verb)
@@ -148,10 +153,7 @@ func newSessionCtx(rows []ctxRow) *sessionCtx {
 	if n > 0 {
 		c.avgdl = total / float64(n)
 		c.outAvg = outTotal / float64(n)
-		for _, r := range rows {
-			c.plainAvg += float64(r.verb + r.out)
-		}
-		c.plainAvg /= float64(n)
+		c.plainAvg = plainTotal / float64(n)
 	}
 	return c
 }
@@ -400,7 +402,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 			s.add(next, sc.asked[next]*p.f)
 		}
 	}
-	s.score(1, func(row int32) float64 { return sc.dl[row] }, sc.avgdl)
+	s.score(1, sc.dl, sc.avgdl)
 	if OutputWeight <= 0 {
 		return nil
 	}
@@ -410,7 +412,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	for _, p := range s.buf {
 		s.add(p.row, p.f)
 	}
-	s.score(OutputWeight, func(row int32) float64 { return float64(sc.rows[row].out) }, sc.outAvg)
+	s.score(OutputWeight, sc.outDL, sc.outAvg)
 	return nil
 }
 
@@ -426,14 +428,13 @@ func (s *sessionScorer) plainTerm(ctx context.Context, t string) error {
 			s.add(p.row, p.f)
 		}
 	}
-	rows := s.sc.rows
-	s.score(1, func(row int32) float64 { return float64(rows[row].verb + rows[row].out) }, s.sc.plainAvg)
+	s.score(1, s.sc.plainDL, s.sc.plainAvg)
 	return nil
 }
 
 // score adds weight × BM25 of the frequencies gathered in tf (the rows in
 // eff, which df counts) and clears them.
-func (s *sessionScorer) score(weight float64, dl func(int32) float64, avgdl float64) {
+func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
 	if len(s.eff) == 0 || avgdl == 0 {
 		for _, row := range s.eff {
 			s.tf[row] = 0
@@ -450,7 +451,7 @@ func (s *sessionScorer) score(weight float64, dl func(int32) float64, avgdl floa
 			s.seen[row] = true
 			s.touched = append(s.touched, row)
 		}
-		s.scores[row] += weight * idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*dl(row)/avgdl))
+		s.scores[row] += weight * idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*dl[row]/avgdl))
 	}
 	s.eff = s.eff[:0]
 }
