@@ -80,11 +80,24 @@ func (s *objectStore) read() (unlock func()) {
 	return s.mu.RUnlock
 }
 
-// load lists the packs on disk now; the caller holds the write lock.
+// load lists the packs on disk now; the caller holds the write lock. A
+// pack deleted between listing and reading its index (a repack finishing)
+// leaves the list partial: it is read again, a few times, so the objects of
+// the packs after it are not missed. Whatever the outcome the list stays
+// set, so readers never load it themselves, unguarded; a read that still
+// misses is retried (Repo.retry) with a fresh list.
 func (s *objectStore) load() {
-	s.Storage.ObjectStorage.Reindex()
-	// Any packed lookup loads the list; the zero id is never found.
-	_ = s.Storage.ObjectStorage.HasEncodedObject(plumbing.ZeroHash)
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		s.Storage.ObjectStorage.Reindex()
+		// Any packed lookup loads the list; the zero id is never found.
+		err := s.Storage.ObjectStorage.HasEncodedObject(plumbing.ZeroHash)
+		if err == nil || errors.Is(err, plumbing.ErrObjectNotFound) {
+			break
+		}
+	}
 	s.listed.Store(true)
 }
 
