@@ -67,8 +67,9 @@ func withQueries(t *testing.T, dir, queries string) string {
 	return set
 }
 
-// TestSharedEval runs `git mem eval` on shared/eval (LoCoMo dev and the
-// coding dev set, a few seconds); it skips when shared/eval is absent.
+// TestSharedEval runs `git mem eval` on shared/eval (LoCoMo dev, the coding
+// dev set and our queries over four more coding folders, ~20 s); it skips
+// when shared/eval is absent.
 func TestSharedEval(t *testing.T) {
 	isolate(t)
 	root := sharedEval(t)
