@@ -98,8 +98,10 @@ const (
 // the average field length from per-segment unique-term counts (and rounds
 // it up), so it is kept here, exactly, instead.
 type bm25Totals struct {
-	Docs     int              `json:"docs"`
-	FieldLen map[string]int64 `json:"field_len"` // total terms per field
+	Docs int `json:"docs"`
+	// FieldLen is the total terms per field that bm25Layer scores (the
+	// distilled field); the verbatim layers take lengths from the table.
+	FieldLen map[string]int64 `json:"field_len"`
 }
 
 type manifest struct {
@@ -497,8 +499,6 @@ func (ix *Index) addBatch(docs []Doc) error {
 			HeadLen: int32(len(p.head)), AskLen: int32(len(p.asked)), Exact: p.exact}
 		if known {
 			old := &ix.recs[row]
-			ix.man.BM25.FieldLen[fieldVerbatim] -= int64(old.VerbLen)
-			ix.man.BM25.FieldLen[fieldOutput] -= int64(old.OutLen)
 			ix.man.BM25.FieldLen[fieldDistilled] -= int64(old.DistLen)
 			ix.sigs[row] = p.sig
 		} else {
@@ -512,8 +512,6 @@ func (ix *Index) addBatch(docs []Doc) error {
 		ix.recs[row] = rec
 		ix.seqs[row], ix.groups[row] = rec.Seq, rec.Group
 		_ = ix.vecs.Set(int(row), vecs[i]) // width checked above
-		ix.man.BM25.FieldLen[fieldVerbatim] += int64(rec.VerbLen)
-		ix.man.BM25.FieldLen[fieldOutput] += int64(rec.OutLen)
 		ix.man.BM25.FieldLen[fieldDistilled] += int64(rec.DistLen)
 	}
 	ix.dirty = true
