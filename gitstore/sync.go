@@ -159,8 +159,21 @@ func (r *Repo) fetch(ctx context.Context, remote string, a *remoteAuth) (plumbin
 	return tip, max(packBytes(r.dir)-before, 0), err
 }
 
+// syncLock is one sync at a time, holding the objects level shared from
+// the fetch (whose objects only a tracking ref references, and only once the
+// fetch is done) to the push.
 func (r *Repo) syncLock(timeout time.Duration) (*FileLock, error) {
-	return LockFile(filepath.Join(r.MemDir(), "sync.lock"), timeout)
+	obj, err := r.ObjectsShared(timeout)
+	if err != nil {
+		return nil, err
+	}
+	l, err := LockFile(filepath.Join(r.MemDir(), "sync.lock"), timeout)
+	if err != nil {
+		obj.Unlock()
+		return nil, err
+	}
+	l.also = obj
+	return l, nil
 }
 
 // packBytes is the size of the repo's packs (to report what a fetch received).

@@ -24,6 +24,9 @@ type Memory struct {
 	Config      Config
 	Distiller   distill.Distiller
 	LockTimeout time.Duration
+	// Progress, when set, receives notes on long work (an index rebuild)
+	// for a person waiting at a terminal.
+	Progress func(note string)
 }
 
 // Open opens the memory at dir and loads its config.
@@ -46,6 +49,8 @@ func Init(dir string) (m *Memory, created bool, err error) {
 }
 
 func fromRepo(r *gitstore.Repo) (*Memory, error) {
+	routeLibraryLogs(r.MemDir())
+	r.RemoveLeftovers()
 	cfg, err := LoadConfig(r.MemDir())
 	if err != nil {
 		return nil, err

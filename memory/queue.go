@@ -106,6 +106,12 @@ func (m *Memory) RunQueue(ctx context.Context, logf func(string, ...any)) error 
 			return nil // another worker runs and will see our jobs
 		}
 		err = m.drain(ctx, logf)
+		if err == nil {
+			drops, _ := m.PruneFailed()
+			for _, d := range drops {
+				logf("dropped failed job %s (%s): %s", d.ID, d.Source, d.Reason)
+			}
+		}
 		l.Unlock()
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,7 +83,9 @@ var (
 
 // SchemaVersion changes whenever the on-disk layout or the meaning of a field
 // changes; an index of another version is reported as mismatched.
-const SchemaVersion = 4
+// 5: the index lives in a generation folder named by mem/index/CURRENT, and
+// the manifest carries file sizes and a digest of the document set.
+const SchemaVersion = 5
 
 // Files under the index directory.
 const (
@@ -115,6 +118,13 @@ type manifest struct {
 	BM25       bm25Totals `json:"bm25"`
 	HNSW       bool       `json:"hnsw,omitempty"` // a graph file is present
 	Updated    time.Time  `json:"updated"`
+	// Files are the sizes of the index's own files as written: opening
+	// compares them (cheap), Verify checks every file's checksum.
+	Files map[string]int64 `json:"files,omitempty"`
+	// Digest is the XOR of a hash of (exchange id, commit) over every
+	// document, kept incrementally, so that the document set can be compared
+	// with main's without listing it.
+	Digest string `json:"digest,omitempty"`
 }
 
 // docRec is what the index keeps per document besides its postings: the
@@ -218,6 +228,9 @@ func open(dir string, opt Options, readOnly bool) (*Index, error) {
 	if err := ix.check(); err != nil {
 		return nil, err
 	}
+	if err := ix.checkSizes(); err != nil {
+		return nil, err
+	}
 	if err := ix.openBleve(); err != nil {
 		return nil, err
 	}
@@ -240,6 +253,81 @@ func (ix *Index) check() error {
 			ix.dir, m.Embedder, m.Dims, ix.emb.Name(), ix.emb.Dims(), ErrMismatch)
 	}
 	return nil
+}
+
+// checkSizes compares the files on disk with the sizes the manifest
+// recorded when they were written: a truncated or missing file is found
+// before anything reads it.
+func (ix *Index) checkSizes() error {
+	for name, want := range ix.man.Files {
+		st, err := os.Stat(filepath.Join(ix.dir, name))
+		if err != nil {
+			return fmt.Errorf("%s: %s: %v: %w", ix.dir, name, err, ErrCorrupt)
+		}
+		if st.Size() != want {
+			return fmt.Errorf("%s: %s is %d bytes, written as %d: %w", ix.dir, name, st.Size(), want, ErrCorrupt)
+		}
+	}
+	return nil
+}
+
+// Verify reads every file of the index and checks its checksum, and that
+// Bleve holds one document per row (`git mem check`).
+func (ix *Index) Verify() error {
+	if _, err := readTable(filepath.Join(ix.dir, docsFile)); err != nil {
+		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if _, err := readContext(filepath.Join(ix.dir, contextFile), len(ix.seqs)); err != nil {
+		return fmt.Errorf("%s: session context: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if _, err := readSigs(filepath.Join(ix.dir, sigsFile), len(ix.seqs)); err != nil {
+		return fmt.Errorf("%s: signatures: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if err := ix.ensureVectors(); err != nil {
+		return err
+	}
+	n, err := ix.idx.DocCount()
+	if err != nil {
+		return fmt.Errorf("%s: bleve: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if int(n) != len(ix.seqs) {
+		return fmt.Errorf("%s: bleve holds %d documents, the table %d: %w", ix.dir, n, len(ix.seqs), ErrCorrupt)
+	}
+	return nil
+}
+
+// Docs lists the indexed documents' exchange ids with the commit each was
+// indexed from.
+func (ix *Index) Docs() (map[string]string, error) {
+	out := make(map[string]string, len(ix.seqs))
+	for i := range ix.seqs {
+		r, err := ix.rec(int32(i))
+		if err != nil {
+			return nil, err
+		}
+		out[r.ID] = r.Commit
+	}
+	return out, nil
+}
+
+// Digest is the digest of the document set (see DocDigest).
+func (ix *Index) Digest() string { return ix.man.Digest }
+
+// Known reports whether the writer has a document for the exchange id.
+func (ix *Index) Known(id string) bool { _, ok := ix.byID[id]; return ok }
+
+// DocDigest is one document's part of the set digest: XOR them over a set.
+func DocDigest(id, commit string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write([]byte(commit))
+	return h.Sum64()
+}
+
+func (ix *Index) xorDigest(v uint64) {
+	cur, _ := strconv.ParseUint(ix.man.Digest, 16, 64)
+	ix.man.Digest = fmt.Sprintf("%016x", cur^v)
 }
 
 // create starts an empty index. Leftovers of a creation that crashed before
@@ -499,6 +587,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 			HeadLen: int32(len(p.head)), AskLen: int32(len(p.asked)), Exact: p.exact}
 		if known {
 			old := &ix.recs[row]
+			ix.xorDigest(DocDigest(old.ID, old.Commit))
 			ix.man.BM25.FieldLen[fieldDistilled] -= int64(old.DistLen)
 			ix.sigs[row] = p.sig
 		} else {
@@ -508,6 +597,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 			ix.sigs = append(ix.sigs, p.sig)
 			ix.byID[d.ID] = row
 		}
+		ix.xorDigest(DocDigest(rec.ID, rec.Commit))
 		rec.Group = ix.assignGroup(row, &rec)
 		ix.recs[row] = rec
 		ix.seqs[row], ix.groups[row] = rec.Seq, rec.Group
@@ -709,6 +799,12 @@ func (ix *Index) flush() error {
 		ix.man.HNSW = true
 	} else {
 		os.Remove(filepath.Join(ix.dir, hnswFile))
+	}
+	ix.man.Files = map[string]int64{}
+	for _, name := range []string{docsFile, contextFile, vectorsFile, sigsFile, hnswFile} {
+		if st, err := os.Stat(filepath.Join(ix.dir, name)); err == nil {
+			ix.man.Files[name] = st.Size()
+		}
 	}
 	ix.man.Updated = time.Now().UTC()
 	raw, err := json.MarshalIndent(ix.man, "", "  ")
