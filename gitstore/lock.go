@@ -81,6 +81,12 @@ func TryLockFile(path string) (l *FileLock, ok bool, err error) {
 	return &FileLock{f: f}, true, nil
 }
 
+// With makes other released together with l.
+func (l *FileLock) With(other *FileLock) *FileLock {
+	l.also = other
+	return l
+}
+
 // Unlock releases the lock.
 func (l *FileLock) Unlock() {
 	if l != nil && l.f != nil {

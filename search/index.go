@@ -83,8 +83,8 @@ var (
 
 // SchemaVersion changes whenever the on-disk layout or the meaning of a field
 // changes; an index of another version is reported as mismatched.
-// 5: the index lives in a generation folder named by mem/index/CURRENT, and
-// the manifest carries file sizes and a digest of the document set.
+// 5: the index lives in a generation folder named by mem/index/CURRENT, is
+// sealed (seal.go), and the manifest carries a digest of the document set.
 const SchemaVersion = 5
 
 // Files under the index directory.
@@ -118,9 +118,6 @@ type manifest struct {
 	BM25       bm25Totals `json:"bm25"`
 	HNSW       bool       `json:"hnsw,omitempty"` // a graph file is present
 	Updated    time.Time  `json:"updated"`
-	// Files are the sizes of the index's own files as written: opening
-	// compares them (cheap), Verify checks every file's checksum.
-	Files map[string]int64 `json:"files,omitempty"`
 	// Digest is the XOR of a hash of (exchange id, commit) over every
 	// document, kept incrementally, so that the document set can be compared
 	// with main's without listing it.
@@ -255,18 +252,11 @@ func (ix *Index) check() error {
 	return nil
 }
 
-// checkSizes compares the files on disk with the sizes the manifest
-// recorded when they were written: a truncated or missing file is found
-// before anything reads it.
+// checkSizes compares the files on disk with the seal the writer left
+// (sizes and times: a stat per file).
 func (ix *Index) checkSizes() error {
-	for name, want := range ix.man.Files {
-		st, err := os.Stat(filepath.Join(ix.dir, name))
-		if err != nil {
-			return fmt.Errorf("%s: %s: %v: %w", ix.dir, name, err, ErrCorrupt)
-		}
-		if st.Size() != want {
-			return fmt.Errorf("%s: %s is %d bytes, written as %d: %w", ix.dir, name, st.Size(), want, ErrCorrupt)
-		}
+	if err := checkSeal(ix.dir, false); err != nil {
+		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
 	}
 	return nil
 }
@@ -274,6 +264,9 @@ func (ix *Index) checkSizes() error {
 // Verify reads every file of the index and checks its checksum, and that
 // Bleve holds one document per row (`git mem check`).
 func (ix *Index) Verify() error {
+	if err := checkSeal(ix.dir, true); err != nil {
+		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
+	}
 	if _, err := readTable(filepath.Join(ix.dir, docsFile)); err != nil {
 		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
 	}
@@ -758,6 +751,9 @@ func (ix *Index) Close() error {
 	if cerr := ix.idx.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close search index: %w", cerr)
 	}
+	if !ix.readOnly && err == nil && ix.broken == nil {
+		err = writeSeal(ix.dir)
+	}
 	ix.idx = nil
 	ix.mu.Lock()
 	_ = ix.vecs.Close() // the memory map; long-lived processes open many indexes
@@ -799,12 +795,6 @@ func (ix *Index) flush() error {
 		ix.man.HNSW = true
 	} else {
 		os.Remove(filepath.Join(ix.dir, hnswFile))
-	}
-	ix.man.Files = map[string]int64{}
-	for _, name := range []string{docsFile, contextFile, vectorsFile, sigsFile, hnswFile} {
-		if st, err := os.Stat(filepath.Join(ix.dir, name)); err == nil {
-			ix.man.Files[name] = st.Size()
-		}
 	}
 	ix.man.Updated = time.Now().UTC()
 	raw, err := json.MarshalIndent(ix.man, "", "  ")
