@@ -288,4 +288,3 @@ func TestIDsATrailerCannotCarryAreRefused(t *testing.T) {
 		}
 	}
 }
-
