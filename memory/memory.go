@@ -72,13 +72,16 @@ type AddOptions struct {
 
 // AddReport says what an add did.
 type AddReport struct {
-	Added    int           `json:"added"`
-	Present  int           `json:"present"`
-	Redacted int           `json:"redacted"`
-	Commits  []AddedCommit `json:"commits"`
-	Skipped  []string      `json:"skipped"` // one line per bad record
-	Indexed  bool          `json:"indexed"`
-	IndexErr string        `json:"index_error,omitempty"`
+	Added    int `json:"added"`
+	Present  int `json:"present"`
+	Redacted int `json:"redacted"`
+	// Forgotten counts exchanges not stored because `git mem forget`
+	// removed them before.
+	Forgotten int           `json:"forgotten"`
+	Commits   []AddedCommit `json:"commits"`
+	Skipped   []string      `json:"skipped"` // one line per bad record
+	Indexed   bool          `json:"indexed"`
+	IndexErr  string        `json:"index_error,omitempty"`
 }
 
 // AddedCommit names one new commit.
@@ -135,8 +138,17 @@ func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptio
 	if err != nil {
 		return rep, fmt.Errorf("look up stored exchanges: %w", err)
 	}
+	// An exchange once forgotten is never stored again (re-import, hook).
+	dead, err := m.Repo.Tombstoned(paths)
+	if err != nil {
+		return rep, fmt.Errorf("look up forgotten exchanges: %w", err)
+	}
 	var todo []*prepared
 	for i, p := range items {
+		if dead[i] {
+			rep.Forgotten++
+			continue
+		}
 		if has[i] || seen[p.key] {
 			rep.Present++
 			continue
