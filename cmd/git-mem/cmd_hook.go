@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -40,7 +41,13 @@ func newHookCmd(e *env) *cobra.Command {
 			"`git mem status`.",
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			in, err := hooks.ParseClaudeHook(e.in)
+			// Like SessionStart's: a stdin never closed must not hang the
+			// session (the hook has 1.5 s in all).
+			var in hooks.ClaudeHookInput
+			raw, err := readHookInput(e.in, time.Second)
+			if err == nil {
+				in, err = hooks.ParseClaudeHook(bytes.NewReader(raw))
+			}
 			if err == nil && in.TranscriptPath == "" {
 				err = fmt.Errorf("claude-code hook input has no transcript_path")
 			}
