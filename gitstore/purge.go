@@ -16,6 +16,9 @@ type PurgeReport struct {
 	PacksRemoved int `json:"packs_removed"`
 	LooseRemoved int `json:"loose_removed"`
 	Kept         int `json:"kept_new"` // objects written meanwhile, kept
+	// HoldMS are the two moments the objects level was held exclusively
+	// (what a writer can wait for), in milliseconds.
+	HoldMS [2]float64 `json:"exclusive_ms"`
 }
 
 // Purge deletes every object that no ref reaches, loose or packed, and
@@ -35,8 +38,7 @@ type PurgeReport struct {
 //     referenced an object that existed before without writing it again).
 //
 // Objects written after step 1 are never in the noted set, so they stay.
-func (r *Repo) Purge(timeout time.Duration) (PurgeReport, error) {
-	var rep PurgeReport
+func (r *Repo) Purge(timeout time.Duration) (rep PurgeReport, err error) {
 	if gitCLI() == "" {
 		return rep, fmt.Errorf("purge: the git command is needed to repack the memory")
 	}
@@ -55,6 +57,7 @@ func (r *Repo) Purge(timeout time.Duration) (PurgeReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	held := time.Now()
 	packs, _ := filepath.Glob(filepath.Join(r.dir, "objects", "pack", "pack-*.pack"))
 	loose := looseObjects(r.dir)
 	oldTips, err := r.refTips()
@@ -64,6 +67,7 @@ func (r *Repo) Purge(timeout time.Duration) (PurgeReport, error) {
 	}
 	_ = os.RemoveAll(filepath.Join(r.dir, "logs"))
 	l.Unlock()
+	rep.HoldMS[0] = float64(time.Since(held).Microseconds()) / 1000
 
 	newPack, err := r.packReachable(oldTips)
 	if err != nil {
@@ -74,7 +78,8 @@ func (r *Repo) Purge(timeout time.Duration) (PurgeReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	defer l.Unlock()
+	held = time.Now()
+	defer func() { l.Unlock(); rep.HoldMS[1] = float64(time.Since(held).Microseconds()) / 1000 }()
 	newTips, err := r.refTips()
 	if err != nil {
 		return rep, err

@@ -188,3 +188,27 @@ func (r *Repo) dropPackedRef(name plumbing.ReferenceName) error {
 	}
 	return os.Rename(tmp, p)
 }
+
+// tombstonedIn counts the tombstoned exchanges that commit's tree holds.
+func (r *Repo) tombstonedIn(commit plumbing.Hash) (int, error) {
+	ts, err := r.Tombstones()
+	if err != nil || len(ts) == 0 {
+		return 0, err
+	}
+	c, err := r.Commit(commit)
+	if err != nil {
+		return 0, err
+	}
+	ed := newTreeEditor(r.st, nil, c.TreeHash)
+	n := 0
+	for p := range ts {
+		ok, err := ed.has("ex/" + strings.TrimPrefix(p, "t/"))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}

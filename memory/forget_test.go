@@ -179,3 +179,30 @@ func mustLog(t *testing.T, m *Memory) []*Entry {
 	}
 	return es
 }
+
+// Until sync carries forgets, a sync after a forget merges nothing (which
+// would bring the forgotten exchange back) and says why and what to do.
+func TestSyncAfterForgetRefusesAndSaysWhy(t *testing.T) {
+	remote := syncRemote(t)
+	m := memoryOn(t, remote)
+	ctx := context.Background()
+	mustAdd(t, m, ex("a", "s", "2026-01-01T10:00:00Z", "keep heron", "ok"), ex("b", "s", "2026-01-02T10:00:00Z", "forget the ibis-4410 value", "ok"))
+	mustSyncMem(t, m)
+	plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{"b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Forget(ctx, plan, ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Sync(ctx, "")
+	if err == nil || !strings.Contains(err.Error(), "this memory forgot") || !strings.Contains(err.Error(), "force-with-lease") {
+		t.Fatalf("sync after forget: %v", err)
+	}
+	if got := logIDs(t, m); strings.Join(got, ",") != "a" {
+		t.Fatalf("after the refused sync: %v", got)
+	}
+	if bytes.Contains(allObjects(t, m.Repo.Dir()), []byte("ibis-4410")) {
+		t.Fatal("the refused sync brought the forgotten text back")
+	}
+}
