@@ -315,7 +315,6 @@ func (w *Rewriter) Flush() error {
 	return nil
 }
 
-
 // ForgetResult says what Forget changed.
 type ForgetResult struct {
 	Before, After plumbing.Hash
