@@ -13,8 +13,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/gitstore"
 )
 
 func fsckStrict(t *testing.T, dir string) {
@@ -286,5 +288,34 @@ func TestIDsATrailerCannotCarryAreRefused(t *testing.T) {
 		if err := ex(id, "s", "", "hello", "world").Validate(); err != nil {
 			t.Errorf("id %q refused: %v", id, err)
 		}
+	}
+}
+
+// An add never waits for another process's index rebuild (that one catches
+// up with main when it switches).
+func TestAddDoesNotWaitForARebuild(t *testing.T) {
+	m := newMemory(t)
+	mustAdd(t, m, ex("a", "s", "2026-01-01T00:00:00Z", "alpha heron", "done"), ex("b", "s", "2026-01-02T00:00:00Z", "bravo heron", "done"))
+	syncGit(t, "--git-dir", m.Repo.Dir(), "update-ref", "refs/heads/main", "main~1") // the index now needs a rebuild
+	bl, err := gitstore.LockFile(filepath.Join(m.Repo.MemDir(), buildLockFile), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Add(context.Background(), []*exchange.Exchange{ex("c", "s", "2026-01-03T00:00:00Z", "charlie heron", "done")}, AddOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("add waited for the rebuild lock")
+	}
+	bl.Unlock()
+	if got := searchIDs(t, m, "heron"); strings.Join(got, ",") != "a,c" {
+		t.Fatalf("search after the rebuild: %v", got)
 	}
 }

@@ -135,13 +135,30 @@ func rebuildReason(err error) string {
 // are added (after add, sync, or a plain `git fetch origin main:main`); a
 // missing, corrupt or mismatched index, or one holding exchanges that left
 // main, is rebuilt from the commits.
+//
+// A writer (add, sync, the worker) never waits for another process's
+// rebuild: that one catches up with main when it switches, so this returns
+// at once, with Reason saying so.
 func (m *Memory) UpdateIndex(ctx context.Context) (IndexReport, error) {
+	return m.updateIndex(ctx, false)
+}
+
+func (m *Memory) updateIndex(ctx context.Context, wait bool) (IndexReport, error) {
 	rep, err := m.catchUpInPlace(ctx)
 	var rb errRebuild
-	if errors.As(err, &rb) {
-		return m.rebuild(ctx, rb.reason, "")
+	if !errors.As(err, &rb) {
+		return rep, err
 	}
-	return rep, err
+	if !wait {
+		bl, ok, lerr := gitstore.TryLockFile(filepath.Join(m.Repo.MemDir(), buildLockFile))
+		if lerr == nil && !ok {
+			return IndexReport{Reason: "being rebuilt by another git mem process, which indexes this too"}, nil
+		}
+		if bl != nil {
+			bl.Unlock()
+		}
+	}
+	return m.rebuild(ctx, rb.reason, "")
 }
 
 // Reindex builds a new index from the commits alone and switches to it;
@@ -577,7 +594,7 @@ func (m *Memory) readIndex(ctx context.Context) (ix *search.Index, release func(
 			}
 			rep, err = m.rebuild(ctx, rebuildReason(openErr), replace)
 		} else {
-			rep, err = m.UpdateIndex(ctx)
+			rep, err = m.updateIndex(ctx, true)
 		}
 		if err != nil {
 			return nil, nil, note, fmt.Errorf("update the search index: %w", err)
