@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -134,7 +133,7 @@ func (m *Memory) Log(f Filter, n int) ([]*Entry, error) {
 }
 
 // ErrNoSuchExchange means show found neither a commit nor an exchange id.
-var ErrNoSuchExchange = errors.New("no such exchange")
+var ErrNoSuchExchange = newClassed("no such exchange", ErrNotFound)
 
 // Show finds an exchange by commit id (full or abbreviated) or exchange id
 // and returns its card and verbatim blob (canonical JSON).

@@ -33,7 +33,7 @@ type Result struct {
 const MaxQueryBytes = 256 << 10
 
 // ErrBadQuery marks a query the user must change (exit 2).
-var ErrBadQuery = errors.New("bad query")
+var ErrBadQuery = newClassed("bad query", ErrInvalid)
 
 // CheckQuery validates the query text and mode before any work is done.
 func CheckQuery(q SearchQuery) error {

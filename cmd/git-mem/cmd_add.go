@@ -179,7 +179,7 @@ func (e *env) reportAdd(rep memory.AddReport, skipped []string) error {
 		}
 	}
 	if len(skipped) > 0 {
-		e.exitCode = exitPartial
+		return errPartial
 	}
 	return nil
 }

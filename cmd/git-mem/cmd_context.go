@@ -58,7 +58,7 @@ func newContextCmd(e *env) *cobra.Command {
 			if strings.TrimSpace(req.Query) != "" {
 				q := memory.SearchQuery{Text: req.Query, Mode: mode}
 				if err := memory.CheckQuery(q); err != nil {
-					return usageError{err}
+					return err
 				}
 			} else if f.Project == "" {
 				if cwd, err := os.Getwd(); err == nil {
@@ -71,9 +71,6 @@ func newContextCmd(e *env) *cobra.Command {
 			}
 			res, err := recall.Recall(e.ctx, m, req)
 			if err != nil {
-				if errors.Is(err, memory.ErrBadQuery) {
-					return usageError{err}
-				}
 				return err
 			}
 			if res.Note != "" {

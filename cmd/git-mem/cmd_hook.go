@@ -268,7 +268,7 @@ func newImportCmd(e *env) *cobra.Command {
 				fmt.Fprintln(e.out)
 			}
 			if len(rep.Skipped) > 0 {
-				e.exitCode = exitPartial
+				return errPartial
 			}
 			return nil
 		},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -30,13 +29,17 @@ func newSearchCmd(e *env) *cobra.Command {
 			"commits (add, sync, a plain git fetch) on first use.",
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			// Unset, -k is 0 and search reads search.k from the config.
+			if cmd.Flags().Changed("k") && k < 1 {
+				return usagef("-k %d: give 1 or more results (default: search.k of the config, else 10)", k)
+			}
 			f, err := ff.filter()
 			if err != nil {
 				return err
 			}
 			q := memory.SearchQuery{Text: strings.Join(a, " "), K: k, Mode: mode, Filter: f, Verbatim: verbatim}
 			if err := memory.CheckQuery(q); err != nil {
-				return usageError{err}
+				return err
 			}
 			m, err := e.open()
 			if err != nil {
@@ -44,9 +47,6 @@ func newSearchCmd(e *env) *cobra.Command {
 			}
 			results, note, err := m.Search(e.ctx, q)
 			if err != nil {
-				if errors.Is(err, memory.ErrBadQuery) {
-					return usageError{err}
-				}
 				return err
 			}
 			if note != "" {
@@ -85,7 +85,7 @@ func newSearchCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().IntVarP(&k, "k", "k", 10, "number of results")
+	cmd.Flags().IntVarP(&k, "k", "k", 0, "number of results (default: search.k of the config, else 10)")
 	cmd.Flags().StringVar(&mode, "mode", "", strings.Join(search.Modes, " | ")+" (default "+search.DefaultMode+")")
 	cmd.Flags().BoolVar(&verbatim, "verbatim", false, "show each exchange itself")
 	ff.add(cmd)
