@@ -21,12 +21,12 @@ var version = ""
 
 // env is what every command shares: streams, global flags, the memory.
 type env struct {
-	in       io.Reader
-	out      io.Writer
-	errOut   io.Writer
-	memDir   string
-	json     bool
-	ctx      context.Context
+	in     io.Reader
+	out    io.Writer
+	errOut io.Writer
+	memDir string
+	json   bool
+	ctx    context.Context
 }
 
 // resolveMemDir applies --mem-dir, then GIT_MEM_DIR, then ~/.git-mem.
