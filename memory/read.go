@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/search"
 )
 
 // Entry is one stored exchange as the read side shows it: its commit and card.
@@ -29,8 +30,9 @@ type Entry struct {
 	seq       int
 }
 
-// Filter narrows log, search and context. Fields combine with AND;
-// within --room or --file any listed value matches.
+// Filter narrows log, search, rooms and context. Fields combine with AND;
+// within --room or --file any listed value matches. search.Filter.Matches
+// is the one implementation.
 type Filter struct {
 	Rooms   []string
 	Files   []string
@@ -43,54 +45,32 @@ type Filter struct {
 
 // Match reports whether e passes the filter.
 func (f Filter) Match(e *Entry) bool {
-	if f.Project != "" && !strings.EqualFold(e.Project, f.Project) {
-		return false
-	}
-	if f.Agent != "" && !strings.EqualFold(e.Agent, f.Agent) {
-		return false
-	}
-	if f.Session != "" && e.Session != f.Session {
-		return false
-	}
-	if !f.Since.IsZero() && e.Time.Before(f.Since) {
-		return false
-	}
-	if !f.Until.IsZero() && e.Time.After(f.Until) {
-		return false
-	}
-	if len(f.Rooms) > 0 && !anyRoom(e.Rooms, f.Rooms) {
-		return false
-	}
-	if len(f.Files) > 0 && !anyFile(e.Files, f.Files) {
-		return false
-	}
-	return true
+	sf := toSearchFilter(f)
+	return sf.Matches(search.Fields{Project: e.Project, Agent: e.Agent, Session: e.Session, Time: e.Time, Rooms: e.Rooms, Files: e.Files})
 }
 
-// anyRoom: within --room values any one matches (as in search).
-func anyRoom(have, want []string) bool {
-	for _, w := range want {
-		for _, h := range have {
-			if strings.EqualFold(h, w) {
-				return true
-			}
-		}
-	}
-	return false
+// FilterSpec is a filter as the user types it (CLI flags, MCP arguments).
+type FilterSpec struct {
+	Rooms, Files            []string
+	Project, Agent, Session string
+	Since, Until            string // RFC 3339, a date, or 2.weeks.ago
 }
 
-// anyFile matches a path exactly or as a path suffix (auth.go matches
-// internal/auth.go); any listed path may match.
-func anyFile(files, want []string) bool {
-	for _, w := range want {
-		w = strings.TrimPrefix(w, "./")
-		for _, f := range files {
-			if f == w || strings.HasSuffix(f, "/"+w) {
-				return true
-			}
+// Filter parses the times; a bad one is an invalid request naming its flag.
+func (s FilterSpec) Filter() (Filter, error) {
+	f := Filter{Rooms: s.Rooms, Files: s.Files, Project: strings.TrimSpace(s.Project), Agent: strings.TrimSpace(s.Agent), Session: s.Session}
+	var err error
+	if s.Since != "" {
+		if f.Since, err = ParseTime(s.Since, false); err != nil {
+			return f, invalid(fmt.Errorf("since: %w", err))
 		}
 	}
-	return false
+	if s.Until != "" {
+		if f.Until, err = ParseTime(s.Until, true); err != nil {
+			return f, invalid(fmt.Errorf("until: %w", err))
+		}
+	}
+	return f, nil
 }
 
 // entryOf parses a memory commit.
