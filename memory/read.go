@@ -49,6 +49,12 @@ func (f Filter) Match(e *Entry) bool {
 	return sf.Matches(search.Fields{Project: e.Project, Agent: e.Agent, Session: e.Session, Time: e.Time, Rooms: e.Rooms, Files: e.Files})
 }
 
+// IsZero reports whether the filter lets every exchange through.
+func (f Filter) IsZero() bool {
+	return len(f.Rooms) == 0 && len(f.Files) == 0 && f.Project == "" && f.Agent == "" &&
+		f.Session == "" && f.Since.IsZero() && f.Until.IsZero()
+}
+
 // FilterSpec is a filter as the user types it (CLI flags, MCP arguments).
 type FilterSpec struct {
 	Rooms, Files            []string
@@ -126,16 +132,9 @@ func (m *Memory) Show(ref string) (*Entry, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var found *Entry
-	lower := strings.ToLower(ref)
-	for _, e := range all {
-		if e.Exchange == ref || len(ref) >= 4 && strings.HasPrefix(e.Commit, lower) {
-			found = e
-			break
-		}
-	}
-	if found == nil {
-		return nil, nil, fmt.Errorf("%w %q: try `git mem log` or `git mem search`", ErrNoSuchExchange, ref)
+	found, err := findEntry(all, ref)
+	if err != nil {
+		return nil, nil, err
 	}
 	blob, ok, err := m.Repo.ReadPath(plumbing.ZeroHash, exchange.BlobPath(found.Exchange))
 	if err != nil {
@@ -145,6 +144,59 @@ func (m *Memory) Show(ref string) (*Entry, []byte, error) {
 		return found, nil, fmt.Errorf("exchange %s has no verbatim blob in main", found.Exchange)
 	}
 	return found, blob, nil
+}
+
+// minPrefix is the shortest commit prefix show takes, as git's.
+const minPrefix = 4
+
+// findEntry resolves an exchange id (exact) or a commit id or prefix (at
+// least minPrefix hex digits, and matching one commit only).
+func findEntry(all []*Entry, ref string) (*Entry, error) {
+	for _, e := range all {
+		if e.Exchange == ref {
+			return e, nil
+		}
+	}
+	lower := strings.ToLower(ref)
+	if !isHex(lower) {
+		return nil, fmt.Errorf("%w %q: try `git mem log` or `git mem search`", ErrNoSuchExchange, ref)
+	}
+	if len(lower) < minPrefix {
+		return nil, invalid(fmt.Errorf("commit prefix %q is too short: give at least %d hex digits (`git mem log --oneline` shows 7)", ref, minPrefix))
+	}
+	var matches []*Entry
+	for _, e := range all {
+		if strings.HasPrefix(e.Commit, lower) {
+			matches = append(matches, e)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return nil, fmt.Errorf("%w %q: try `git mem log` or `git mem search`", ErrNoSuchExchange, ref)
+	case 1:
+		return matches[0], nil
+	}
+	var names []string
+	for i, e := range matches {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(matches)-i))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s %s", e.Commit[:min(len(e.Commit), len(lower)+3)], e.Time.Format("2006-01-02")))
+	}
+	return nil, invalid(fmt.Errorf("ambiguous: commit prefix %q matches %d exchanges (%s): give more digits", ref, len(matches), strings.Join(names, ", ")))
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Verbatim reads the stored exchange of an id from main.

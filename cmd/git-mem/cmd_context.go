@@ -47,8 +47,8 @@ func newContextCmd(e *env) *cobra.Command {
 				runContextHook(e, hook, budget)
 				return nil
 			}
-			if err := recall.CheckBudget(budget); err != nil || budget == 0 {
-				return usagef("--budget must be 1..%d tokens", recall.MaxBudget)
+			if budget < recall.MinBudget || budget > recall.MaxBudget {
+				return usagef("--budget %d: give %d..%d tokens (%d is the fence and one card; default %d)", budget, recall.MinBudget, recall.MaxBudget, recall.MinBudget, recall.DefaultBudget)
 			}
 			f, err := ff.filter()
 			if err != nil {
@@ -93,7 +93,7 @@ func newContextCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&budget, "budget", recall.DefaultBudget, "at most N BPE tokens (cl100k), fence included")
+	cmd.Flags().IntVar(&budget, "budget", recall.DefaultBudget, "at most N BPE tokens (cl100k), fence included; at least 100")
 	cmd.Flags().StringVar(&mode, "mode", "", "search mode for QUERY (see git mem search)")
 	cmd.Flags().StringVar(&hook, "hook", "", "answer an agent's hook: claude-code (SessionStart JSON on stdin)")
 	cmd.Flags().BoolVar(&warm, "warm", false, "only bring the card cache up to date (the hook starts this in the background)")
