@@ -7,16 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gitmem/git-mem/hooks"
 	"github.com/gitmem/git-mem/memory"
 	"github.com/gitmem/git-mem/recall"
 )
@@ -62,7 +59,7 @@ func newContextCmd(e *env) *cobra.Command {
 				}
 			} else if f.Project == "" {
 				if cwd, err := os.Getwd(); err == nil {
-					req.Project = hooks.ProjectFromCwd(cwd)
+					req.Project = memory.ProjectFromCwd(cwd)
 				}
 			}
 			m, err := e.open()
@@ -171,10 +168,10 @@ func contextHookOutput(e *env, memDir, hook string, budget int) ([]byte, error) 
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, hookDeadline)
 	defer cancel()
-	project := hooks.ProjectFromCwd(cwd)
+	project := memory.ProjectFromCwd(cwd)
 	res, err := recall.Recall(ctx, m, recall.Request{Budget: budget, Project: project})
 	if errors.Is(err, context.DeadlineExceeded) {
-		if werr := startWarm(memDir); werr != nil {
+		if werr := m.StartDetached("context.log", "context", "--warm"); werr != nil {
 			return nil, fmt.Errorf("session %s: the card cache is cold and could not be built in the background: %w", in.SessionID, werr)
 		}
 		return nil, fmt.Errorf("session %s: the card cache is cold: it is being built in the background for the next session", in.SessionID)
@@ -231,29 +228,6 @@ func logContext(memDir string, start time.Time, format string, a ...any) {
 	}
 	defer f.Close()
 	fmt.Fprintf(f, "%s context --hook (%s): %s\n", start.UTC().Format(time.RFC3339), time.Since(start).Round(time.Millisecond), fmt.Sprintf(format, a...))
-}
-
-// startWarm runs `git-mem context --warm` detached (its own session, output
-// to the context log), not waited for: the hook must return now.
-func startWarm(memDir string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	logFile, err := os.OpenFile(filepath.Join(memDir, "mem", "log", "context.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	// argv[0] stays "git-mem" whatever the binary is called (a test
-	// harness dispatches on it).
-	cmd := &exec.Cmd{Path: exe, Args: []string{"git-mem", "--mem-dir", memDir, "context", "--warm"}}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s context --warm: %w", exe, err)
-	}
-	return cmd.Process.Release()
 }
 
 // warmCardCache brings the card cache up to date with main.

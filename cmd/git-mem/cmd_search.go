@@ -8,7 +8,6 @@ import (
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/memory"
-	"github.com/gitmem/git-mem/search"
 )
 
 func init() {
@@ -24,7 +23,7 @@ func newSearchCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search <query> [-k N] [--mode M] [FILTERS] [--verbatim]",
 		Short: "Find exchanges: BM25 over the verbatim exchanges and vectors of the cards",
-		Long: "Find exchanges. Modes: " + strings.Join(search.Modes, ", ") + " (default " + search.DefaultMode + ").\n" +
+		Long: "Find exchanges. Modes: " + strings.Join(memory.Modes, ", ") + " (default " + memory.DefaultMode + ").\n" +
 			"Identical and near-identical exchanges take one slot. The index catches up with new\n" +
 			"commits (add, sync, a plain git fetch) on first use.",
 		Args: args(cobra.MinimumNArgs(1)),
@@ -86,7 +85,7 @@ func newSearchCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVarP(&k, "k", "k", 0, "number of results (default: search.k of the config, else 10)")
-	cmd.Flags().StringVar(&mode, "mode", "", strings.Join(search.Modes, " | ")+" (default "+search.DefaultMode+")")
+	cmd.Flags().StringVar(&mode, "mode", "", strings.Join(memory.Modes, " | ")+" (default "+memory.DefaultMode+")")
 	cmd.Flags().BoolVar(&verbatim, "verbatim", false, "show each exchange itself")
 	ff.add(cmd)
 	return cmd
