@@ -44,7 +44,10 @@ func newSearchCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			p := e.startProgress("searching (the index catches up with new commits)")
+			m.Progress = p.report
 			results, note, err := m.Search(e.ctx, q)
+			p.end()
 			if err != nil {
 				return err
 			}
@@ -101,7 +104,10 @@ func newReindexCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			p := e.startProgress("rebuilding the search index")
+			m.Progress = p.report
 			rep, err := m.Reindex(e.ctx)
+			p.end()
 			if err != nil {
 				return err
 			}
