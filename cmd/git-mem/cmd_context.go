@@ -95,7 +95,7 @@ func newContextCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&hook, "hook", "", "answer an agent's hook: claude-code (SessionStart JSON on stdin)")
 	cmd.Flags().BoolVar(&warm, "warm", false, "only bring the card cache up to date (the hook starts this in the background)")
 	_ = cmd.Flags().MarkHidden("warm")
-	ff.add(cmd)
+	ff.add(cmd, e)
 	return cmd
 }
 

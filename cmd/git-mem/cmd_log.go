@@ -60,7 +60,7 @@ func newLogCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().IntVarP(&n, "max-count", "n", 0, "show at most N exchanges (0 = all)")
 	cmd.Flags().BoolVar(&oneline, "oneline", false, "one line per exchange")
-	ff.add(cmd)
+	ff.add(cmd, e)
 	return cmd
 }
 

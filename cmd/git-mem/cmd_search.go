@@ -90,7 +90,7 @@ func newSearchCmd(e *env) *cobra.Command {
 	cmd.Flags().IntVarP(&k, "k", "k", 0, "number of results (default: search.k of the config, else 10)")
 	cmd.Flags().StringVar(&mode, "mode", "", strings.Join(memory.Modes, " | ")+" (default "+memory.DefaultMode+")")
 	cmd.Flags().BoolVar(&verbatim, "verbatim", false, "show each exchange itself")
-	ff.add(cmd)
+	ff.add(cmd, e)
 	return cmd
 }
 

@@ -92,6 +92,6 @@ func newRoomsCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	ff.add(cmd)
+	ff.add(cmd, e)
 	return cmd
 }
