@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,41 +56,17 @@ func newHookCmd(e *env) *cobra.Command {
 }
 
 // queueHook queues the job and starts a worker. A hook never fails the
-// agent: every problem is logged and the exit code stays 0.
+// agent: every problem is logged (memory.QueueHook), noted on stderr, and
+// the exit code stays 0.
 func (e *env) queueHook(job memory.Job, parseErr error) error {
 	m, err := e.open()
+	if err == nil {
+		err = m.QueueHook(job, parseErr)
+	}
 	if err != nil {
 		fmt.Fprintf(e.errOut, "git mem: hook: %v\n", err)
-		return nil
-	}
-	logf := hookLogger(m, "hook.log")
-	if parseErr != nil {
-		logf("error: %v", parseErr)
-		fmt.Fprintf(e.errOut, "git mem: hook: %v\n", parseErr)
-		return nil
-	}
-	if err := m.Enqueue(job); err != nil {
-		logf("error: queue %s: %v", job.Kind, err)
-		fmt.Fprintf(e.errOut, "git mem: hook: %v\n", err)
-		return nil
-	}
-	if err := m.StartDetached("worker.log", "worker"); err != nil {
-		logf("error: start worker: %v", err)
 	}
 	return nil
-}
-
-// hookLogger appends to a log file under <gitdir>/mem/log/.
-func hookLogger(m *memory.Memory, name string) func(string, ...any) {
-	if err := os.MkdirAll(m.LogDir(), 0o755); err != nil {
-		return func(string, ...any) {}
-	}
-	f, err := os.OpenFile(filepath.Join(m.LogDir(), name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return func(string, ...any) {}
-	}
-	l := log.New(f, "", log.LstdFlags)
-	return func(format string, a ...any) { l.Printf(format, a...) }
 }
 
 func newWorkerCmd(e *env) *cobra.Command {
