@@ -141,4 +141,3 @@ func logContext(memDir string, start time.Time, format string, a ...any) {
 	defer f.Close()
 	fmt.Fprintf(f, "%s context --hook (%s): %s\n", start.UTC().Format(time.RFC3339), time.Since(start).Round(time.Millisecond), fmt.Sprintf(format, a...))
 }
-
