@@ -5,7 +5,6 @@ import (
 	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -123,10 +122,6 @@ func (r *Repo) writePack(mem *memory.Storage, order []plumbing.Hash) error {
 		return err
 	}
 	itmp.Close()
-	// Read-only like git's own packs (CreateTemp makes them 0600).
-	if err := errors.Join(os.Chmod(itmp.Name(), 0o444), os.Chmod(tmp.Name(), 0o444)); err != nil {
-		return err
-	}
 	if err := os.Rename(itmp.Name(), base+".idx"); err != nil {
 		return err
 	}
