@@ -66,3 +66,13 @@ func TestUsageErrorsJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestUnknownCommandSuggests(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"serach", "x"}, nil, &out, &errOut); code != exitUsage {
+		t.Fatalf("exit %d, want %d", code, exitUsage)
+	}
+	if want := `unknown command "serach" for "git mem" (did you mean "search"?)`; !bytes.Contains(errOut.Bytes(), []byte(want)) {
+		t.Errorf("stderr %q lacks %q", errOut.String(), want)
+	}
+}

@@ -78,6 +78,7 @@ func newRoot(e *env) *cobra.Command {
 		// Help reads "git mem log", as the user types it.
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "git mem"},
 	}
+	root.SuggestionsMinimumDistance = 2 // "serach" → did you mean "search"?
 	root.PersistentFlags().StringVar(&e.memDir, "mem-dir", "", "memory repo (default $GIT_MEM_DIR, then ~/.git-mem)")
 	root.PersistentFlags().BoolVar(&e.json, "json", false, "print JSON (errors too)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
