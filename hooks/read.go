@@ -148,6 +148,7 @@ var claudeTypes = map[string]bool{
 }
 
 func detectBytes(head []byte) string {
+	head = bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")) // a UTF-8 BOM some editors write
 	lines := bytes.Split(head, []byte("\n"))
 	jsonSeen := 0
 	for i, line := range lines {
@@ -167,12 +168,10 @@ func detectBytes(head []byte) string {
 		var rec map[string]json.RawMessage
 		if json.Unmarshal(line, &rec) != nil {
 			// A first record larger than the sniffed head is cut off: go
-			// by the keys that name each format.
-			switch {
-			case bytes.Contains(line, []byte(`"type":"session_meta"`)):
-				return FormatCodex
-			case bytes.Contains(line, []byte(`"parentUuid"`)) || bytes.Contains(line, []byte(`"sessionId"`)):
-				return FormatClaudeCode
+			// by the key that names each format, the first one in the
+			// line (a 50 MB exchange may quote a transcript's keys).
+			if f := firstKeyFormat(line); f != "" {
+				return f
 			}
 			continue
 		}
@@ -196,6 +195,27 @@ func detectBytes(head []byte) string {
 		}
 	}
 	return ""
+}
+
+// formatKeys are keys that only one format has at its top level.
+var formatKeys = []struct {
+	key, format string
+}{
+	{`"type":"session_meta"`, FormatCodex},
+	{`"parentUuid"`, FormatClaudeCode},
+	{`"sessionId"`, FormatClaudeCode},
+	{`"turns"`, FormatExchange},
+}
+
+// firstKeyFormat is the format of the format key that comes first in line.
+func firstKeyFormat(line []byte) string {
+	best, format := -1, ""
+	for _, k := range formatKeys {
+		if i := bytes.Index(line, []byte(k.key)); i >= 0 && (best < 0 || i < best) {
+			best, format = i, k.format
+		}
+	}
+	return format
 }
 
 // line is one record of a JSON Lines transcript.

@@ -174,9 +174,3 @@ func hashString(h plumbing.Hash) string {
 	}
 	return h.String()
 }
-
-// IsZero reports whether the filter selects nothing in particular.
-func (f Filter) IsZero() bool {
-	return len(f.Rooms) == 0 && len(f.Files) == 0 && f.Project == "" && f.Agent == "" && f.Session == "" &&
-		f.Since.IsZero() && f.Until.IsZero()
-}

@@ -65,12 +65,12 @@ func (m *Memory) searchOptions() (search.Options, error) {
 	if err != nil {
 		return search.Options{}, err
 	}
-	return search.Options{Embedder: emb, Logf: m.progressf}, nil
+	return search.Options{Embedder: emb}, nil
 }
 
-func (m *Memory) progressf(format string, args ...any) {
+func (m *Memory) progress(done, total int) {
 	if m.Progress != nil {
-		m.Progress(fmt.Sprintf(format, args...))
+		m.Progress(done, total)
 	}
 }
 
@@ -164,7 +164,9 @@ func (m *Memory) updateIndex(ctx context.Context, wait bool) (IndexReport, error
 // Reindex builds a new index from the commits alone and switches to it;
 // searches go on over the old one until the switch.
 func (m *Memory) Reindex(ctx context.Context) (IndexReport, error) {
-	return m.rebuild(ctx, "asked for", replaceAlways)
+	rep, err := m.rebuild(ctx, "asked for", replaceAlways)
+	rep.Reason = ""
+	return rep, err
 }
 
 // catchUpInPlace adds main's new commits to the current generation, a batch
@@ -238,6 +240,7 @@ func (m *Memory) catchUpBatchLocked(ctx context.Context, opt search.Options, rep
 	}
 	rep.Indexed += n
 	rep.Docs = ix.Count()
+	m.progress(rep.Indexed, rep.Indexed+len(pending)-n)
 	last := pending[n-1].Hash
 	if n == len(pending) {
 		last = head
@@ -385,7 +388,7 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		}
 		seq++
 		n = end
-		m.progressf("indexing: %d of %d commits", n, len(pending))
+		m.progress(n, len(pending))
 	}
 	return n, ix.SetLastCommit(head.String(), seq-1)
 }

@@ -24,9 +24,9 @@ type Memory struct {
 	Config      Config
 	Distiller   distill.Distiller
 	LockTimeout time.Duration
-	// Progress, when set, receives notes on long work (an index rebuild)
-	// for a person waiting at a terminal.
-	Progress func(note string)
+	// Progress, when set, hears how far an index rebuild or catch-up is
+	// (commits done of total); the CLI draws it on a terminal.
+	Progress func(done, total int)
 }
 
 // Open opens the memory at dir and loads its config.

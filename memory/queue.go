@@ -191,15 +191,7 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 		return AddReport{}, errors.New("the job names no transcript")
 	}
 	ended := j.Event == "SessionEnd"
-	res, err := hooks.ReadFile(path, j.Kind, hooks.Options{SessionEnded: ended, LastAssistantMessage: j.LastAssistantMessage})
-	if err != nil {
-		return AddReport{}, err
-	}
-	rep, err := m.Add(ctx, res.Exchanges, AddOptions{})
-	for _, p := range res.Problems {
-		rep.Skipped = append(rep.Skipped, p.Error())
-	}
-	return rep, err
+	return m.AddFile(ctx, path, j.Kind, hooks.Options{SessionEnded: ended, LastAssistantMessage: j.LastAssistantMessage}, AddOptions{})
 }
 
 // liveSession is how recently a transcript must have changed to be taken
@@ -232,17 +224,14 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) < liveSession {
 			ended = false
 		}
-		res, err := hooks.ReadFile(f, kind, hooks.Options{SessionEnded: ended})
-		if err != nil {
+		ar, err := m.AddFile(ctx, f, kind, hooks.Options{SessionEnded: ended}, AddOptions{NoIndex: true})
+		switch {
+		case errors.Is(err, errRead):
 			rep.Skipped = append(rep.Skipped, err.Error())
-		} else {
-			for _, p := range res.Problems {
-				rep.Skipped = append(rep.Skipped, p.Error())
-			}
-			ar, err := m.Add(ctx, res.Exchanges, AddOptions{NoIndex: true})
-			if err != nil {
-				return rep, fmt.Errorf("import %s: %w", f, err)
-			}
+		case err != nil:
+			return rep, fmt.Errorf("import %s: %w", f, err)
+		default:
+			rep.Skipped = append(rep.Skipped, ar.Skipped...)
 			rep.Added += ar.Added
 			rep.Present += ar.Present
 		}

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -33,7 +32,7 @@ type Result struct {
 const MaxQueryBytes = 256 << 10
 
 // ErrBadQuery marks a query the user must change (exit 2).
-var ErrBadQuery = errors.New("bad query")
+var ErrBadQuery = newClassed("bad query", ErrInvalid)
 
 // CheckQuery validates the query text and mode before any work is done.
 func CheckQuery(q SearchQuery) error {

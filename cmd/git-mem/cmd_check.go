@@ -36,8 +36,7 @@ func newCheckCmd(e *env) *cobra.Command {
 					return perr
 				}
 				if errors.Is(err, memory.ErrCheckFailed) {
-					e.exitCode = exitError
-					return nil
+					return errReported
 				}
 				return err
 			}

@@ -78,7 +78,7 @@ func newForgetCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	ff.add(cmd)
+	ff.add(cmd, e)
 	cmd.Flags().StringVar(&query, "query", "", "forget the top results of this search")
 	cmd.Flags().IntVarP(&k, "k", "k", 10, "with --query: how many results")
 	cmd.Flags().StringVar(&reason, "reason", "", "why (kept in the tombstone)")
