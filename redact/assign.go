@@ -91,8 +91,14 @@ func acceptValue(kind, v string) bool {
 		}
 	}
 	switch v[0] {
-	case '/', '~', '.', '@', '#', '&', '-':
+	case '/', '~':
 		return false
+	case '.', '@', '#', '&', '-', '%':
+		// Comments, flags, decorators, references — unless it is a long
+		// password that merely starts with a symbol.
+		if kind != "password" || len(v) < 8 || countClass(v, isDigit) == 0 {
+			return false
+		}
 	}
 	if kind == "password" {
 		if strings.Contains(l, "password") || strings.Contains(l, "passwd") || isDottedIdent(v) {

@@ -202,8 +202,8 @@ func headerRules() []rule {
 			kind:  "authorization",
 			layer: LayerHeaders,
 			pre:   []string{"uthorization", "UTHORIZATION"},
-			re:    regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:basic|bearer|token|digest|negotiate|ntlm|apikey|api-key|sharedkey|sharedaccesssignature|sso-key|hmac|key|aws4-hmac-sha256|gosign|otoken|splunk|klaviyo-api-key|dsn)\s+([^\r\n"'\\]{6,1000})`),
-			group: 1,
+			re:    regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:digest\s+([^\r\n]{6,1000})|(?:basic|bearer|token|negotiate|ntlm|apikey|api-key|sharedkey|sharedaccesssignature|sso-key|hmac|key|aws4-hmac-sha256|gosign|otoken|splunk|klaviyo-api-key|dsn)\s+([^\r\n"'\\]{6,1000}))`),
+			group: -1,
 			ok: func(v string) bool {
 				v = strings.TrimSpace(v)
 				return !isPlaceholder(v) && len(v) >= 6 && countClass(v, isDigit)+countClass(v, isUpper) > 0

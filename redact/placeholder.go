@@ -33,8 +33,12 @@ func isPlaceholder(v string) bool {
 	if v == "" {
 		return true
 	}
-	switch v[0] {
-	case '<', '$', '{', '[', '%', '(':
+	// Templates and variables: <x>, ${X}, $X, {{ x }}, [X], %X%, (none).
+	closing := map[byte]byte{'<': '>', '{': '}', '[': ']', '%': '%', '(': ')'}
+	if c, ok := closing[v[0]]; ok && len(v) > 1 && v[len(v)-1] == c {
+		return true
+	}
+	if v[0] == '$' && len(v) > 1 && (v[1] == '{' || v[1] == '(' || v[1] == '_' || isUpper(v[1]) || isLower(v[1])) {
 		return true
 	}
 	if strings.Contains(v, "...") || strings.Contains(v, "…") || strings.Contains(v, "***") ||
