@@ -213,14 +213,9 @@ func ExchangeWith(ex *exchange.Exchange, layers Layer) int {
 		found[i] = append(found[i], sc.spans(*p)...)
 	}
 	if layers&LayerGitleaks != 0 {
-		var b strings.Builder
 		for _, p := range w.strs {
-			if len(*p) >= 8 {
-				b.WriteString(*p)
-				b.WriteByte('\n')
-			}
+			sc.gitleaks(*p)
 		}
-		sc.gitleaks(b.String())
 	}
 	n := 0
 	for i, p := range w.strs {

@@ -26,14 +26,32 @@ func gitleaksSecret(rule, v string) bool {
 	if len(v) < 5 || strings.Contains(v, Marker) || strings.Contains(v, "REDACTED") {
 		return false
 	}
-	if strings.HasPrefix(rule, "generic") && isPlaceholder(v) {
+	if strings.HasPrefix(rule, "generic") && (isPlaceholder(v) || isHashOrID(v)) {
 		return false
 	}
 	return true
 }
 
-// gitleaks runs gitleaks' rules over text and learns every secret found, to
-// be replaced wherever it occurs.
+// isHashOrID matches UUIDs and hex digests (git SHAs, md5, sha256): ids that
+// gitleaks' generic rule takes for keys when a log line says "ID:" or "key".
+func isHashOrID(v string) bool {
+	h := strings.ReplaceAll(v, "-", "")
+	if len(h) < 7 || len(h) > 128 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if !isDigit(h[i]) && (h[i] < 'a' || h[i] > 'f') && (h[i] < 'A' || h[i] > 'F') {
+			return false
+		}
+	}
+	return !strings.Contains(v, "-") || len(v) == 36 && strings.Count(v, "-") == 4
+}
+
+// gitleaks runs gitleaks' rules over text, line by line, and learns every
+// secret found, to be replaced wherever it occurs. Line by line, because
+// gitleaks runs each rule whose keyword occurs over the whole fragment: on
+// the coding corpus a line at a time is 2.6x faster than an exchange at a
+// time and 14x faster than the exchange's strings joined (docs/bench/redact.md).
 func (sc *scan) gitleaks(text string) {
 	if len(text) < 8 {
 		return
@@ -44,7 +62,15 @@ func (sc *scan) gitleaks(text string) {
 		// did not, our own layers still run.
 		return
 	}
-	for _, f := range d.DetectString(text) {
+	for line := range strings.Lines(text) {
+		if len(line) >= 8 {
+			sc.learnFindings(d, line)
+		}
+	}
+}
+
+func (sc *scan) learnFindings(d *detect.Detector, line string) {
+	for _, f := range d.DetectString(line) {
 		v := strings.TrimSpace(f.Secret)
 		if !gitleaksSecret(f.RuleID, v) {
 			continue

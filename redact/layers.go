@@ -13,8 +13,13 @@ const quotedValue = `(?:'([^'\n]{1,256})'|"([^"\n]{1,256})"|([^\s'"` + "`" + `;|
 // cmdValue accepts a value given to a password flag: anything but a
 // placeholder, a variable or another flag. The flag says it is a password,
 // so short ones count too (they are then replaced only where seen).
+// A bare word ("--token flag") is prose about the flag, not a value.
 func cmdValue(v string) bool {
-	return len(v) >= 3 && !isPlaceholder(v) && v[0] != '-' && !typeWords[strings.ToLower(v)]
+	if len(v) < 4 || isPlaceholder(v) || v[0] == '-' || typeWords[strings.ToLower(v)] {
+		return false
+	}
+	return countClass(v, isDigit) > 0 || countClass(v, isUpper) > 0 && countClass(v, isLower) > 0 ||
+		countClass(v, func(c byte) bool { return !isDigit(c) && !isUpper(c) && !isLower(c) }) > 0
 }
 
 // urlRules find credentials inside URLs.
@@ -105,9 +110,11 @@ func tokenish(seg string) bool {
 }
 
 // secretWords names a secret in prose; the group is the name.
-const secretWords = `(pass(?:word|wd|phrase)?|pwd|pw|secret(?:[ _-]key)?|client[ _-]secret|` +
+// "pass" alone is a verb ("the tests pass now: ✅") and "key" alone names
+// anything ("Cache restored from key: …"): neither is here.
+const secretWords = `(password|passwd|passphrase|pwd|pw|secret(?:[ _-]key)?|client[ _-]secret|` +
 	`(?:api|access|auth|secret|private|service(?:[ _-]role)?|deploy|admin|master|bot)[ _-]?(?:key|token)|` +
-	`token|key|credentials?)`
+	`token)`
 
 func wordKind(name string) string {
 	l := strings.ToLower(name)
@@ -120,8 +127,9 @@ func wordKind(name string) string {
 // wordRules find secrets said in words: "the db password is …", "my
 // password: …", "use the token … for now".
 func wordRules() []rule {
-	said := regexp.MustCompile(`(?i)\b` + secretWords + `\b(?:\s+[\w.@/\-]+){0,4}?(?:\s+(?:is|was|are|will\s+be|should\s+be|=)(?:\s+(?:now|still|set\s+to|just|always))?\s*:?|\s*:)\s+["'` + "`" + `]?([^\s"'` + "`" + `<>]{3,256})`)
-	bare := regexp.MustCompile(`(?i)\b(token|key|password|secret)\s+["'` + "`" + `]?([A-Za-z0-9_\-+/=.]{16,256})`)
+	// Words between the name and the verb stay on the line: [ \t], never \s.
+	said := regexp.MustCompile(`(?i)\b` + secretWords + `\b(?:[ \t]+[\w.@/\-]+){0,4}?(?:[ \t]+(?:is|was|are|will[ \t]+be|should[ \t]+be|=)(?:[ \t]+(?:now|still|set[ \t]+to|just|always))?[ \t]*:?|[ \t]*:)[ \t]+["'` + "`" + `]?([^\s"'` + "`" + `<>]{3,256})`)
+	bare := regexp.MustCompile(`(?i)\b(token|password|secret)[ \t]+["'` + "`" + `]?([A-Za-z0-9_\-+/=.]{16,256})`)
 	return []rule{
 		{
 			kind:  "password",

@@ -56,10 +56,18 @@ func isPlaceholder(v string) bool {
 	if len(words) == 0 {
 		return true
 	}
-	for _, w := range words {
-		if !placeholderWords[w] && strings.Count(w, w[:1]) != len(w) {
+	// All words known, or all but a short provider prefix
+	// (lsv2_your_key_here, ls__your-actual-api-key-here) when at least two
+	// are.
+	unknown, known := 0, 0
+	for i, w := range words {
+		if placeholderWords[w] || strings.Count(w, w[:1]) == len(w) {
+			known++
+		} else if i == 0 && len(w) <= 5 && len(words) > 2 {
+			unknown++
+		} else {
 			return false
 		}
 	}
-	return true
+	return unknown == 0 || known >= 2
 }
