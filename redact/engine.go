@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 
@@ -66,7 +67,22 @@ func (sc *scan) learn(v, kind string) {
 	if _, ok := sc.known[v]; !ok {
 		sc.known[v] = kind
 	}
+	// The random parts of a secret are secrets too when they come back on
+	// their own: the token of "pcsk_<token>", "prod:acme|<token>" or a
+	// Digest header's response="<token>".
+	for _, p := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(" \t\n\"',;:|/?&=@#", r) }) {
+		p = strings.TrimPrefix(p, providerPrefix.FindString(p))
+		if p != v && len(p) >= 16 && looksRandom(p) {
+			if _, ok := sc.known[p]; !ok {
+				sc.known[p] = kind
+			}
+		}
+	}
 }
+
+// providerPrefix is the lower-case head of a provider token (sb_secret_,
+// pscale_pw_, pcsk_, ghp_).
+var providerPrefix = regexp.MustCompile(`^[a-z][a-z0-9]{1,9}_(?:[a-z0-9]{2,8}_)?`)
 
 // replace writes s with the given spans and every occurrence of a known
 // value (of minGlobal bytes or more) replaced. Overlaps keep the earliest,
