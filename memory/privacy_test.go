@@ -121,3 +121,53 @@ func TestNoSecretClassReachesTheGitDir(t *testing.T) {
 		}
 	}
 }
+
+// claudeSession is a Claude Code transcript whose last exchange has no
+// closing marker: only the hook's final reply closes it.
+func claudeSession(reply string) string {
+	return `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"33333333-3333-4333-8333-333333333333","timestamp":"2026-04-01T09:00:00Z","cwd":"/nonexistent/app","isSidechain":false,"message":{"role":"user","content":"rotate the deploy token"}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"33333333-3333-4333-8333-333333333333","timestamp":"2026-04-01T09:00:05Z","cwd":"/nonexistent/app","isSidechain":false,"message":{"role":"assistant","id":"m1","content":[{"type":"text","text":` + fmt.Sprintf("%q", reply) + `}]}}
+`
+}
+
+// The hook's job files hold no clear text of the final reply, in the queue
+// nor in failed/, and the worker still closes the last exchange with it.
+func TestQueueFilesHoldNoClearText(t *testing.T) {
+	m := newMemory(t)
+	secret := "ghp_" + strings.Repeat("Zk4mQ", 7) + "w"
+	reply := "Rotated. The new token is " + secret + " and the old one is revoked."
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "session.jsonl")
+	if err := os.WriteFile(tr, []byte(claudeSession(reply)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	job := Job{Kind: "claude-code", Transcript: tr, SessionID: "33333333-3333-4333-8333-333333333333", Event: "Stop", LastAssistantMessage: reply}
+	if err := m.Enqueue(job); err != nil {
+		t.Fatal(err)
+	}
+	// A job that will fail, so that failed/ is written too.
+	job.Transcript = filepath.Join(dir, "missing.jsonl")
+	if err := m.Enqueue(job); err != nil {
+		t.Fatal(err)
+	}
+	assertQueueClean := func(stage string, needles ...string) {
+		for s, where := range gitDirHolds(t, m.Repo.Dir(), needles) {
+			t.Errorf("%s: %q is in %v", stage, s, where)
+		}
+	}
+	assertQueueClean("queued", secret, "Rotated. The new")
+	for i := 0; i < maxAttempts; i++ {
+		if err := m.RunQueue(context.Background(), t.Logf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed, err := m.Jobs(true)
+	if err != nil || len(failed) != 1 || failed[0].LastAssistantDigest == "" || failed[0].LastAssistantMessage != "" {
+		t.Fatalf("failed jobs: %+v %v", failed, err)
+	}
+	assertQueueClean("after the worker", secret)
+	got, err := m.Log(Filter{}, 0)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("the final reply's digest did not close the exchange: %d stored, %v", len(got), err)
+	}
+}

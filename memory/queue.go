@@ -27,7 +27,8 @@ type Job struct {
 	SessionID            string    `json:"session_id,omitempty"`
 	Cwd                  string    `json:"cwd,omitempty"`
 	Event                string    `json:"event,omitempty"`
-	LastAssistantMessage string    `json:"last_assistant_message,omitempty"`
+	LastAssistantMessage string    `json:"last_assistant_message,omitempty"` // never written: see writeJob
+	LastAssistantDigest  string    `json:"last_assistant_digest,omitempty"`
 	Queued               time.Time `json:"queued"`
 	Attempts             int       `json:"attempts"`
 	LastError            string    `json:"last_error,omitempty"`
@@ -54,7 +55,13 @@ func (m *Memory) Enqueue(j Job) error {
 	return writeJob(filepath.Join(m.queueDir(), name), j)
 }
 
+// writeJob stores a job. The final reply is kept only as a digest: the
+// queue is written before redaction, and the worker only compares it.
 func writeJob(path string, j Job) error {
+	if j.LastAssistantMessage != "" {
+		j.LastAssistantDigest = hooks.LastDigest(j.LastAssistantMessage)
+		j.LastAssistantMessage = ""
+	}
 	return WriteFileAtomic(path, func(f *os.File) error { return json.NewEncoder(f).Encode(j) })
 }
 
@@ -185,7 +192,8 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 		return AddReport{}, errors.New("the job names no transcript")
 	}
 	ended := j.Event == "SessionEnd"
-	res, err := hooks.ReadFile(path, j.Kind, hooks.Options{SessionEnded: ended, LastAssistantMessage: j.LastAssistantMessage})
+	res, err := hooks.ReadFile(path, j.Kind, hooks.Options{SessionEnded: ended,
+		LastAssistantMessage: j.LastAssistantMessage, LastAssistantDigest: j.LastAssistantDigest})
 	if err != nil {
 		return AddReport{}, err
 	}
