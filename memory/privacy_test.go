@@ -171,3 +171,27 @@ func TestQueueFilesHoldNoClearText(t *testing.T) {
 		t.Fatalf("the final reply's digest did not close the exchange: %d stored, %v", len(got), err)
 	}
 }
+
+// <private> spans never reach the blob, the card, the index or any cache.
+func TestPrivateSpansNeverStored(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	in := &exchange.Exchange{ID: "priv", Session: "s", Time: "2026-01-01T00:00:00Z", Turns: []exchange.Turn{
+		{Role: "user", Text: "<private>quuxsecretuser</private>fix the login redirect"},
+		{Role: "tool", Name: "Bash", Input: map[string]any{"command": "grep <private>quuxsecretinput</private> -r ."}, Text: "<private>quuxsecretoutput"},
+		{Role: "assistant", Text: "Fixed the login redirect. <private>quuxsecretreply"},
+	}}
+	if _, err := m.Add(ctx, []*exchange.Exchange{in}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := m.Search(ctx, SearchQuery{Text: "login redirect"})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("search: %v %v", res, err)
+	}
+	if _, err := m.Entries(); err != nil {
+		t.Fatal(err)
+	}
+	for s, where := range gitDirHolds(t, m.Repo.Dir(), []string{"quuxsecret"}) {
+		t.Errorf("%q is in %v", s, where)
+	}
+}

@@ -165,19 +165,22 @@ func String(s string) (string, int) { return StringWith(s, All) }
 
 // StringWith is String with only the given layers (for measurements).
 func StringWith(s string, layers Layer) (string, int) {
+	s, cut := cutPrivate(s)
 	sc := newScan(layers)
 	sc.aws = layers&LayerShapes != 0 && hasAWSKeyID(s)
 	sps := sc.spans(s)
 	if layers&LayerGitleaks != 0 {
 		sc.gitleaks(s)
 	}
-	return sc.replace(s, sps)
+	s, n := sc.replace(s, sps)
+	return s, n + cut
 }
 
 // Exchange redacts every string of ex in place: turn texts and names, tool
 // inputs (any JSON, keys kept, values by the key's name too), extra fields,
-// session, project and agent. A value found anywhere is replaced
-// everywhere. The id is left alone: it is the exchange's identity, and ids
+// session, project and agent. <private>…</private> spans are cut first
+// (an unterminated one to the end of its string). A value found anywhere is
+// replaced everywhere. The id is left alone: it is the exchange's identity, and ids
 // come from the tools, not from people. It returns the number of
 // replacements.
 func Exchange(ex *exchange.Exchange) int { return ExchangeWith(ex, All) }
@@ -204,6 +207,14 @@ func ExchangeWith(ex *exchange.Exchange, layers Layer) int {
 		ex.Extra[k] = w.box(k, v)
 	}
 
+	// Private spans go first, so that no layer, no card and no index sees
+	// them.
+	n := 0
+	for _, p := range w.strs {
+		var k int
+		*p, k = cutPrivate(*p)
+		n += k
+	}
 	sc := newScan(layers)
 	if layers&LayerShapes != 0 {
 		for _, p := range w.strs {
@@ -233,7 +244,6 @@ func ExchangeWith(ex *exchange.Exchange, layers Layer) int {
 			sc.gitleaks(*p)
 		}
 	}
-	n := 0
 	for i, p := range w.strs {
 		var k int
 		*p, k = sc.replace(*p, found[i])
