@@ -100,6 +100,9 @@ func LastDigest(s string) string {
 type Result struct {
 	Exchanges []*exchange.Exchange
 	Problems  []Problem
+	// Cwd is the session's working directory as the transcript records it
+	// ("" when it does not): what the config's project exclusions match.
+	Cwd string
 }
 
 // Problem is a record that was skipped. The rest of the file is still read.

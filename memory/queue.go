@@ -197,6 +197,10 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 	if err != nil {
 		return AddReport{}, err
 	}
+	// The hook may not have known the cwd, or the config changed since.
+	if why := m.Config.Excluded(j.Kind, res.Cwd); why != "" {
+		return AddReport{Skipped: []string{path + ": " + why}}, nil
+	}
 	rep, err := m.Add(ctx, res.Exchanges, AddOptions{})
 	for _, p := range res.Problems {
 		rep.Skipped = append(rep.Skipped, p.Error())
@@ -213,6 +217,7 @@ type ImportReport struct {
 	Sessions int      `json:"sessions"`
 	Added    int      `json:"added"`
 	Present  int      `json:"present"`
+	Excluded int      `json:"excluded"` // sessions the config's exclude keys skip
 	Skipped  []string `json:"skipped"`
 }
 
@@ -223,6 +228,10 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 	files, err := hooks.ListSessions(kind, root)
 	if err != nil {
 		return rep, err
+	}
+	if m.Config.Excluded(kind, "") != "" {
+		rep.Sessions, rep.Excluded = len(files), len(files)
+		return rep, nil
 	}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -237,6 +246,8 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 		res, err := hooks.ReadFile(f, kind, hooks.Options{SessionEnded: ended})
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, err.Error())
+		} else if m.Config.Excluded(kind, res.Cwd) != "" {
+			rep.Excluded++
 		} else {
 			for _, p := range res.Problems {
 				rep.Skipped = append(rep.Skipped, p.Error())

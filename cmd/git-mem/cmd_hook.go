@@ -69,6 +69,9 @@ func newHookCmd(e *env) *cobra.Command {
 // queueHook queues the job and starts a worker. A hook never fails the
 // agent: every problem is logged and the exit code stays 0.
 func (e *env) queueHook(job memory.Job, parseErr error) error {
+	if memory.CaptureDisabled() {
+		return nil // capture is off for this session: touch nothing
+	}
 	m, err := e.open()
 	if err != nil {
 		fmt.Fprintf(e.errOut, "git mem: hook: %v\n", err)
@@ -78,6 +81,10 @@ func (e *env) queueHook(job memory.Job, parseErr error) error {
 	if parseErr != nil {
 		logf("error: %v", parseErr)
 		fmt.Fprintf(e.errOut, "git mem: hook: %v\n", parseErr)
+		return nil
+	}
+	if why := m.Config.Excluded(job.Kind, job.Cwd); why != "" {
+		logf("skipped %s session %s: %s", job.Kind, job.SessionID+job.ThreadID, why)
 		return nil
 	}
 	if err := m.Enqueue(job); err != nil {
@@ -262,6 +269,9 @@ func newImportCmd(e *env) *cobra.Command {
 					fmt.Fprintf(e.errOut, "git mem: %s (skipped)\n", s)
 				}
 				fmt.Fprintf(e.out, "imported %d sessions: added %d, already present %d", rep.Sessions, rep.Added, rep.Present)
+				if rep.Excluded > 0 {
+					fmt.Fprintf(e.out, ", excluded %d", rep.Excluded)
+				}
 				if len(rep.Skipped) > 0 {
 					fmt.Fprintf(e.out, ", skipped %d", len(rep.Skipped))
 				}
