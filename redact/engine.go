@@ -130,6 +130,23 @@ func (sc *scan) replace(s string, sps []span) (string, int) {
 }
 
 func (r *rule) spans(s string) []span {
+	if !r.lines {
+		return r.spansIn(s)
+	}
+	var out []span
+	off := 0
+	for line := range strings.Lines(s) {
+		if len(line) >= 8 && (len(r.pre) == 0 || containsAny(line, r.pre)) {
+			for _, sp := range r.spansIn(line) {
+				out = append(out, span{sp.a + off, sp.b + off, sp.kind})
+			}
+		}
+		off += len(line)
+	}
+	return out
+}
+
+func (r *rule) spansIn(s string) []span {
 	if r.find != nil {
 		return r.find(s)
 	}

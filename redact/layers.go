@@ -39,6 +39,7 @@ func urlRules() []rule {
 		{
 			kind:  "url-secret-param",
 			layer: LayerURLs,
+			lines: true,
 			pre:   []string{"="},
 			near:  func(s string) bool { return strings.Contains(s, "?") || strings.Contains(s, "&") },
 			// ?token=…&sig=…&key=… in any URL (webhooks, presigned links).
@@ -134,6 +135,7 @@ func wordRules() []rule {
 		{
 			kind:  "password",
 			layer: LayerWords,
+			lines: true,
 			find: func(s string) []span {
 				if !hasSecretWord(s) {
 					return nil
@@ -174,7 +176,7 @@ func hasSecretWord(s string) bool {
 // sshpass -p X, redis-cli -a X, sqlcmd -P X, --password X, curl -u u:X …
 func cmdlineRules() []rule {
 	c := func(pre []string, expr string) rule {
-		return rule{kind: "password", layer: LayerCmdline, pre: pre, group: -1, ok: cmdValue,
+		return rule{kind: "password", layer: LayerCmdline, pre: pre, group: -1, ok: cmdValue, lines: true,
 			re: regexp.MustCompile(expr + quotedValue)}
 	}
 	// args is the rest of a command up to the flag: no line break or
@@ -193,10 +195,10 @@ func cmdlineRules() []rule {
 		c([]string{"htpasswd"}, `\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+`),
 		c([]string{"--pass", "--pw", "--secret", "--token", "--api", "--auth", "--access", "--client-secret", "--db-pass", "--admin-pass"},
 			`(?:^|\s)--(?:password|passwd|pass|pw|db-password|admin-password|secret|client-secret|token|auth-token|access-token|api-key|apikey|api-token)\s+`),
-		{kind: "password", layer: LayerCmdline, pre: []string{"-u", "--user"}, ok: cmdValue, group: 1,
+		{kind: "password", layer: LayerCmdline, pre: []string{"-u", "--user"}, ok: cmdValue, group: 1, lines: true,
 			// curl -u user:password, --user user:password.
 			re: regexp.MustCompile(`\b(?:curl|wget|http)\b[^\n;|&]*?\s(?:-u|--user)\s*["']?[^\s:"']*:([^\s"'@]{1,256})`)},
-		{kind: "password", layer: LayerCmdline, pre: []string{"-U"}, ok: cmdValue, group: 1,
+		{kind: "password", layer: LayerCmdline, pre: []string{"-U"}, ok: cmdValue, group: 1, lines: true,
 			// smbclient -U user%password.
 			re: regexp.MustCompile(`\bsmbclient\b[^\n;|&]*?\s-U\s*["']?[^\s%"']+%([^\s"']{1,256})`)},
 	}
@@ -209,6 +211,7 @@ func headerRules() []rule {
 		{
 			kind:  "authorization",
 			layer: LayerHeaders,
+			lines: true,
 			pre:   []string{"uthorization", "UTHORIZATION"},
 			re:    regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:digest\s+([^\r\n]{6,1000})|(?:basic|bearer|token|negotiate|ntlm|apikey|api-key|sharedkey|sharedaccesssignature|sso-key|hmac|key|aws4-hmac-sha256|gosign|otoken|splunk|klaviyo-api-key|dsn)\s+([^\r\n"'\\]{6,1000}))`),
 			group: -1,
