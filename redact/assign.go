@@ -90,10 +90,13 @@ func acceptValue(kind, v string) bool {
 			return false
 		}
 	}
+	if strings.HasPrefix(v, "**") { // markdown bold (**Save this password!**), masks
+		return false
+	}
 	switch v[0] {
 	case '/', '~':
 		return false
-	case '.', '@', '#', '&', '-', '%':
+	case '.', '@', '#', '&', '-', '%', '*':
 		// Comments, flags, decorators, references — unless it is a long
 		// password that merely starts with a symbol.
 		if kind != "password" || len(v) < 8 || countClass(v, isDigit) == 0 {

@@ -56,6 +56,11 @@ func isPlaceholder(v string) bool {
 	if len(words) == 0 {
 		return true
 	}
+	// "your-anon-key", "your_db_host": a value that starts with the word
+	// "your" tells the reader to put theirs.
+	if len(words) >= 2 && words[0] == "your" {
+		return true
+	}
 	// All words known, or all but a short provider prefix
 	// (lsv2_your_key_here, ls__your-actual-api-key-here) when at least two
 	// are.

@@ -332,5 +332,16 @@ func LookAlikes() []string {
 		"token_type: bearer, expires_in: 3600",
 		"the key is in the vault",
 		"set password_min_length = 12",
+		// False positives seen on the real coding corpus, kept out since.
+		"   - Database password: **Save this password!**",
+		"ArgumentException: An item with the same key has already been added. Key: 4c91a75b17aeb995.Test.ApplicationService",
+		"Warning: Encountered two children with the same key, `cmd2i7nxe000hjhki85pw2fou`. Keys should be unique",
+		"curl -s \"https://your-project.supabase.co/rest/v1/\" -H \"apikey: your-anon-key\" -H \"Authorization: Bearer your-anon-key\"",
+		"2025-09-19T16:44:26.1226750Z Cache restored from key: node-cache-Linux-x64-npm-8f3c2a9d41b7e6f0a5c3d2e1b4a7f9c8e6d5b3a1f2e4c6d8b0a9f7e5c3d1b2a4",
+		"Created conversation ID: 7a3f9c2e-4b1d-4e8a-9f6c-2d5b8e1a7c3f",
+		"Cannot use automatic login flow inside non-TTY environments. Please provide --token flag or set the SUPABASE_ACCESS_TOKEN environment variable.",
+		"Let me run the tests again to see if they pass now: ✅ All integration tests pass when services are running",
+		"LANGSMITH_API_KEY=\"lsv2_your_key_here\" node test-agent.js",
+		"export LANGSMITH_API_KEY=\"ls__your-actual-api-key-here\"",
 	}
 }
