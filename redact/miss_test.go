@@ -1,11 +1,11 @@
 package redact
 
 import (
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/redact/redacttest"
 )
 
 // miss is one case of issue 14's list: an exchange and the secret values
@@ -37,20 +37,20 @@ func (m miss) exchange() *exchange.Exchange {
 // the issue's own shape plus variants of our own (other providers,
 // spellings, positions). Secrets are generated, never literal.
 func reportedMisses() []miss {
-	g := gen{rand.New(rand.NewPCG(14, 14))}
+	g := redacttest.NewGen(14, 14)
 	upnum := "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	akid := "AKIA" + g.s(upnum, 16)
-	akid2 := "ASIA" + g.s(upnum, 16)
-	awsSecret := g.s(alnum+"/+", 19) + "K7" + g.s(alnum+"/+", 19)
-	pw := "Hunter2-" + g.s(alnum, 8)
-	tok := g.s(alnum, 32)
-	basic := "dXNlcjpwYXNzd29yZDEyMw" + g.s(alnum, 6) + "=="
-	azureKey := g.s(b64, 86) + "=="
-	hookTok := g.s(alnum, 24)
-	discordTok := g.s(urlb64, 68)
-	srvKey := g.s(urlb64, 40)
-	tgTok := g.s(urlb64, 35)
-	pscale := "pscale_pw_" + g.s(urlb64, 43)
+	akid := "AKIA" + g.S(upnum, 16)
+	akid2 := "ASIA" + g.S(upnum, 16)
+	awsSecret := g.S(alnum+"/+", 19) + "K7" + g.S(alnum+"/+", 19)
+	pw := "Hunter2-" + g.S(alnum, 8)
+	tok := g.S(alnum, 32)
+	basic := "dXNlcjpwYXNzd29yZDEyMw" + g.S(alnum, 6) + "=="
+	azureKey := g.S(b64, 86) + "=="
+	hookTok := g.S(alnum, 24)
+	discordTok := g.S(urlb64, 68)
+	srvKey := g.S(urlb64, 40)
+	tgTok := g.S(urlb64, 35)
+	pscale := "pscale_pw_" + g.S(urlb64, 43)
 	return []miss{
 		// AWS key id in running text, and its 40-character secret beside it.
 		{"aws id in prose", []string{"The key " + akid + " looks inactive"}, []string{akid}},
@@ -84,7 +84,7 @@ func reportedMisses() []miss {
 		{"jdbc password param", []string{"jdbc:mysql://db:3306/app?user=root&password=" + pw + "&ssl=true"}, []string{pw}},
 		// Tokens in webhook URLs.
 		{"discord webhook", []string{"POST https://discord.com/api/webhooks/123456789012345678/" + discordTok}, []string{discordTok}},
-		{"teams webhook", []string{"https://acme.webhook.office.com/webhookb2/" + g.s(hexd, 8) + "-" + g.s(hexd, 4) + "@" + g.s(hexd, 8) + "/IncomingWebhook/" + hookTok + "/" + g.s(hexd, 8)}, []string{hookTok}},
+		{"teams webhook", []string{"https://acme.webhook.office.com/webhookb2/" + g.S(hexd, 8) + "-" + g.S(hexd, 4) + "@" + g.S(hexd, 8) + "/IncomingWebhook/" + hookTok + "/" + g.S(hexd, 8)}, []string{hookTok}},
 		{"token query parameter", []string{"https://hooks.example.com/notify?token=" + hookTok + "&channel=ops"}, []string{hookTok}},
 		{"telegram bot url", []string{"https://api.telegram.org/bot123456789:" + tgTok + "/sendMessage"}, []string{tgTok}},
 		// Service keys of hosted databases.

@@ -10,23 +10,41 @@ import (
 	"strings"
 )
 
-type gen struct{ r *rand.Rand }
+// Gen makes fake secrets from a seeded generator, so test sources hold no
+// literal token that a secret scanner (or a push protection) would flag.
+type Gen struct{ r *rand.Rand }
 
+// NewGen seeds a generator.
+func NewGen(seed1, seed2 uint64) Gen { return Gen{rand.New(rand.NewPCG(seed1, seed2))} }
+
+// Character sets of tokens.
 const (
-	alnum  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	upper2 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-	hexd   = "0123456789abcdef"
-	b64    = alnum + "+/"
-	urlb64 = alnum + "-_"
+	Alnum  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	Upper2 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	Hex    = "0123456789abcdef"
+	B64    = Alnum + "+/"
+	URLB64 = Alnum + "-_"
 )
 
-func (g gen) s(set string, n int) string {
+// Intn is the generator's own rand.IntN.
+func (g Gen) Intn(n int) int { return g.r.IntN(n) }
+
+// S returns n characters drawn from set.
+func (g Gen) S(set string, n int) string {
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = set[g.r.IntN(len(set))]
 	}
 	return string(b)
 }
+
+const (
+	alnum  = Alnum
+	upper2 = Upper2
+	hexd   = Hex
+	b64    = B64
+	urlb64 = URLB64
+)
 
 // mixed says a generated token has upper, lower and digits, as machine
 // tokens do.
@@ -63,27 +81,27 @@ func Wrap(i int, line string) string {
 // Classes writes many variants of every class issue 14 names, and of
 // the provider tokens, from a seeded generator (seed logged by the tests).
 func Classes(seed uint64) []Sample {
-	g := gen{rand.New(rand.NewPCG(seed, 14))}
+	g := NewGen(seed, 14)
 	upnum := "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	sym := "!#%^*-_+"
 	pw := func() string {
 		// Passwords people choose: a word, digits, a symbol, in any order.
 		words := []string{"Summer", "Yourself", "Sample", "Example", "Dragon", "Monkey", "Tiger", "Falcon", "Secret", "Change"}
-		w := words[g.r.IntN(len(words))]
-		d := g.s("0123456789", 2+g.r.IntN(5))
-		s := string(sym[g.r.IntN(len(sym))])
-		switch g.r.IntN(3) {
+		w := words[g.Intn(len(words))]
+		d := g.S("0123456789", 2+g.Intn(5))
+		s := string(sym[g.Intn(len(sym))])
+		switch g.Intn(3) {
 		case 0:
 			return w + d + s
 		case 1:
 			// A leading '-' would read as a flag on a command line.
-			return strings.TrimPrefix(s, "-") + w + d + g.s(alnum, 3)
+			return strings.TrimPrefix(s, "-") + w + d + g.S(alnum, 3)
 		}
-		return strings.ToLower(w) + s + d + g.s(alnum, 2)
+		return strings.ToLower(w) + s + d + g.S(alnum, 2)
 	}
 	tok := func(n int) string {
 		for {
-			t := g.s(alnum, n)
+			t := g.S(alnum, n)
 			if mixed(t) {
 				return t
 			}
@@ -94,8 +112,8 @@ func Classes(seed uint64) []Sample {
 		out = append(out, Sample{class, text, secrets})
 	}
 	for i := 0; i < 10; i++ {
-		id := []string{"AKIA", "ASIA", "ABIA", "ACCA"}[i%4] + g.s(upnum, 16)
-		sec := g.s(alnum+"/+", 18) + "Zq8" + g.s(alnum+"/+", 19)
+		id := []string{"AKIA", "ASIA", "ABIA", "ACCA"}[i%4] + g.S(upnum, 16)
+		sec := g.S(alnum+"/+", 18) + "Zq8" + g.S(alnum+"/+", 19)
 		add("aws", Wrap(i, []string{
 			"The key " + id + " looks inactive",
 			"rotate " + id + " (secret " + sec + ")",
@@ -145,7 +163,7 @@ func Classes(seed uint64) []Sample {
 			}
 		}
 
-		b := g.s(b64, 20+i) + "="
+		b := g.S(b64, 20+i) + "="
 		t := tok(36)
 		add("header", Wrap(i, []string{
 			"curl -H 'Authorization: Basic " + b + "' https://api.acme.io",
@@ -160,7 +178,7 @@ func Classes(seed uint64) []Sample {
 			"Authorization: SharedKey acme:" + b,
 		}[i]), []string{b, b, t, t, b, t, t, b, t, b}[i])
 
-		k := g.s(b64, 86) + "=="
+		k := g.S(b64, 86) + "=="
 		p = pw()
 		add("connection-string", Wrap(i, []string{
 			"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=" + k + ";EndpointSuffix=core.windows.net",
@@ -176,11 +194,11 @@ func Classes(seed uint64) []Sample {
 		}[i]), []string{k, k[:44], p, p, p, p, p, p, p, p}[i])
 
 		t = tok(24)
-		w := g.s(urlb64, 68)
+		w := g.S(urlb64, 68)
 		add("webhook", Wrap(i, []string{
-			"https://hooks.slack.com/services/T" + g.s(upper2, 8) + "/B" + g.s(upper2, 8) + "/" + t,
+			"https://hooks.slack.com/services/T" + g.S(upper2, 8) + "/B" + g.S(upper2, 8) + "/" + t,
 			"https://discord.com/api/webhooks/123456789012345678/" + w,
-			"https://acme.webhook.office.com/webhookb2/" + g.s(hexd, 8) + "@" + g.s(hexd, 8) + "/IncomingWebhook/" + t + "/" + g.s(hexd, 8),
+			"https://acme.webhook.office.com/webhookb2/" + g.S(hexd, 8) + "@" + g.S(hexd, 8) + "/IncomingWebhook/" + t + "/" + g.S(hexd, 8),
 			"https://api.telegram.org/bot12345678:" + w[:35] + "/sendMessage",
 			"https://hooks.zapier.com/hooks/catch/123456/" + t + "/",
 			"https://chat.acme.io/hooks/" + t,
@@ -190,7 +208,7 @@ func Classes(seed uint64) []Sample {
 			"https://discordapp.com/api/webhooks/987654321/" + w,
 		}[i]), []string{t, w, t, w[:35], t, t, t, t, t, w}[i])
 
-		s := g.s(urlb64, 40)
+		s := g.S(urlb64, 40)
 		add("service-key", Wrap(i, []string{
 			"SUPABASE_SERVICE_ROLE_KEY=" + s,
 			"FIREBASE_ADMIN_KEY: " + s,
@@ -199,7 +217,7 @@ func Classes(seed uint64) []Sample {
 			"UPSTASH_REDIS_REST_TOKEN=" + s,
 			"TURSO_AUTH_TOKEN=" + s,
 			"NEON_API_KEY=" + s,
-			`"private_key_id": "` + g.s(hexd, 40) + `"`,
+			`"private_key_id": "` + g.S(hexd, 40) + `"`,
 			"PINECONE_API_KEY=pcsk_" + s,
 			"CONVEX_DEPLOY_KEY=prod:acme|" + s,
 		}[i]), s)
@@ -234,16 +252,16 @@ func Classes(seed uint64) []Sample {
 		}[i%5]), []string{p, t, p, p, p}[i%5])
 
 		pt := []string{
-			"ghp_" + g.s(alnum, 36),
-			"glpat-" + g.s(urlb64, 20),
-			"sk-proj-" + g.s(urlb64, 64),
-			"sk_live_" + g.s(alnum, 24),
-			"xoxb-" + g.s("0123456789", 12) + "-" + g.s("0123456789", 13) + "-" + g.s(alnum, 24),
-			"AIza" + g.s(urlb64, 35),
+			"ghp_" + g.S(alnum, 36),
+			"glpat-" + g.S(urlb64, 20),
+			"sk-proj-" + g.S(urlb64, 64),
+			"sk_live_" + g.S(alnum, 24),
+			"xoxb-" + g.S("0123456789", 12) + "-" + g.S("0123456789", 13) + "-" + g.S(alnum, 24),
+			"AIza" + g.S(urlb64, 35),
 			"npm_" + tok(36),
-			"SG." + g.s(urlb64, 22) + "." + g.s(urlb64, 43),
-			"dop_v1_" + g.s(hexd, 64),
-			"shpat_" + g.s(hexd, 32),
+			"SG." + g.S(urlb64, 22) + "." + g.S(urlb64, 43),
+			"dop_v1_" + g.S(hexd, 64),
+			"shpat_" + g.S(hexd, 32),
 		}[i]
 		add("provider", Wrap(i, []string{"token " + pt, pt, "OPENAI_API_KEY=" + pt, "export STRIPE_KEY=" + pt, "slack: " + pt}[i%5]), pt)
 	}
