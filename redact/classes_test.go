@@ -129,3 +129,26 @@ func TestGitleaksLoads(t *testing.T) {
 		t.Errorf("gitleaks default config has %d rules", n)
 	}
 }
+
+// The redacted form is the same on every run (exchanges without an id are
+// stored under its hash): map order of JSON objects and of gitleaks' rules
+// must not change a kind or a count.
+func TestExchangeIsDeterministic(t *testing.T) {
+	build := func() *exchange.Exchange {
+		var turns []exchange.Turn
+		for _, c := range redacttest.Classes(7) {
+			turns = append(turns, exchange.Turn{Role: "tool", Name: "Bash", Input: map[string]any{
+				"a": c.Text, "b": strings.Join(c.Secrets, " "), "c": map[string]any{"password": strings.Join(c.Secrets, ""), "d": c.Text}}, Text: c.Text})
+		}
+		return &exchange.Exchange{Session: "s", Turns: turns, Extra: map[string]any{"x": "y", "token": "z"}}
+	}
+	first := build()
+	n0 := Exchange(first)
+	want := string(first.Canonical())
+	for i := 0; i < 10; i++ {
+		ex := build()
+		if n := Exchange(ex); n != n0 || string(ex.Canonical()) != want {
+			t.Fatalf("run %d differs: %d replacements vs %d", i, n, n0)
+		}
+	}
+}

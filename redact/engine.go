@@ -1,7 +1,9 @@
 package redact
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,19 +66,25 @@ func (sc *scan) learn(v, kind string) {
 	if v == "" || strings.Contains(v, Marker) {
 		return
 	}
-	if _, ok := sc.known[v]; !ok {
-		sc.known[v] = kind
-	}
+	sc.note(v, kind)
 	// The random parts of a secret are secrets too when they come back on
 	// their own: the token of "pcsk_<token>", "prod:acme|<token>" or a
 	// Digest header's response="<token>".
 	for _, p := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(" \t\n\"',;:|/?&=@#", r) }) {
 		p = strings.TrimPrefix(p, providerPrefix.FindString(p))
 		if p != v && len(p) >= 16 && looksRandom(p) {
-			if _, ok := sc.known[p]; !ok {
-				sc.known[p] = kind
-			}
+			sc.note(p, kind)
 		}
+	}
+}
+
+// note records v's kind; the first rule to find a value names it. Rules
+// run in a fixed order and gitleaks' findings are sorted, so the output is
+// the same on every run: an exchange without an id is stored under the hash
+// of its redacted form.
+func (sc *scan) note(v, kind string) {
+	if _, ok := sc.known[v]; !ok {
+		sc.known[v] = kind
 	}
 }
 
@@ -105,7 +113,9 @@ func (sc *scan) replace(s string, sps []span) (string, int) {
 	if len(sps) == 0 {
 		return s, 0
 	}
-	sort.Slice(sps, func(i, j int) bool {
+	// Stable: of two equal spans the first rule's (rules run in a fixed
+	// order) names the secret.
+	sort.SliceStable(sps, func(i, j int) bool {
 		if sps[i].a != sps[j].a {
 			return sps[i].a < sps[j].a
 		}
@@ -216,12 +226,12 @@ func ExchangeWith(ex *exchange.Exchange, layers Layer) int {
 		t := &ex.Turns[i]
 		w.strs = append(w.strs, &t.Text, &t.Name)
 		t.Input = w.box("", t.Input)
-		for k, v := range t.Extra {
-			t.Extra[k] = w.box(k, v)
+		for _, k := range slices.Sorted(maps.Keys(t.Extra)) {
+			t.Extra[k] = w.box(k, t.Extra[k])
 		}
 	}
-	for k, v := range ex.Extra {
-		ex.Extra[k] = w.box(k, v)
+	for _, k := range slices.Sorted(maps.Keys(ex.Extra)) {
+		ex.Extra[k] = w.box(k, ex.Extra[k])
 	}
 
 	// Private spans go first, so that no layer, no card and no index sees
@@ -302,8 +312,10 @@ func (w *walker) box(key string, v any) any {
 		w.strs = append(w.strs, p)
 		return boxed{p}
 	case map[string]any:
-		for k, e := range x {
-			x[k] = w.box(k, e)
+		// In key order: the walk decides which kind a value found twice
+		// gets, and the output must not depend on map order.
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			x[k] = w.box(k, x[k])
 		}
 		return x
 	case []any:

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"sort"
 	"strings"
 	"sync"
 
@@ -92,7 +93,19 @@ func (sc *scan) gitleaks(text string) {
 }
 
 func (sc *scan) learnFindings(d *detect.Detector, line string) {
-	for _, f := range d.DetectString(line) {
+	fs := d.DetectString(line)
+	// gitleaks keeps its rules in a map: its findings come in any order.
+	sort.Slice(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.StartLine != b.StartLine {
+			return a.StartLine < b.StartLine
+		}
+		if a.StartColumn != b.StartColumn {
+			return a.StartColumn < b.StartColumn
+		}
+		return a.RuleID < b.RuleID
+	})
+	for _, f := range fs {
 		v := strings.TrimSpace(f.Secret)
 		if !gitleaksSecret(f.RuleID, v) {
 			continue
