@@ -152,3 +152,22 @@ func TestExchangeIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// memory.Add redacts on all cores with one shared gitleaks detector (run
+// with -race to check it).
+func TestExchangeConcurrent(t *testing.T) {
+	done := make(chan struct{})
+	for i := 0; i < 4; i++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for _, c := range redacttest.Classes(uint64(i)) {
+				if got := redactText(c.Text, All); strings.Contains(got, c.Secrets[0]) {
+					t.Errorf("%s: %q survived", c.Class, c.Secrets[0])
+				}
+			}
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		<-done
+	}
+}
