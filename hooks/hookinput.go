@@ -29,4 +29,3 @@ func ReadHookInput(r io.Reader, timeout time.Duration) ([]byte, error) {
 		return nil, fmt.Errorf("read hook input: stdin not closed after %s (Claude Code passes the hook's JSON on stdin)", timeout)
 	}
 }
-

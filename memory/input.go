@@ -150,6 +150,11 @@ func (m *Memory) AddFile(ctx context.Context, path, format string, ro hooks.Opti
 		if err != nil {
 			return AddReport{}, &wrapped{err, errRead}
 		}
+		if opt.excludable {
+			if why := m.Config.Excluded(format, res.Cwd); why != "" {
+				return AddReport{Skipped: []string{name + ": " + why}, excluded: true}, nil
+			}
+		}
 		rep, err := m.Add(ctx, res.Exchanges, opt)
 		for _, p := range res.Problems {
 			rep.Skipped = append(rep.Skipped, p.Error())

@@ -68,6 +68,9 @@ type AddOptions struct {
 	Agent   string
 	// NoIndex leaves indexing to the next search (hooks, the worker).
 	NoIndex bool
+	// excludable: a transcript whose project or agent the config excludes
+	// is skipped (hooks' worker, import; not a file given to add).
+	excludable bool
 }
 
 // AddReport says what an add did.
@@ -82,6 +85,7 @@ type AddReport struct {
 	Skipped   []string      `json:"skipped"` // one line per bad record
 	Indexed   bool          `json:"indexed"`
 	IndexErr  string        `json:"index_error,omitempty"`
+	excluded  bool          // AddFile skipped an excluded transcript
 }
 
 // AddedCommit names one new commit.

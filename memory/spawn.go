@@ -48,6 +48,10 @@ func (m *Memory) QueueHook(job Job, parseErr error) error {
 		logf("error: %v", parseErr)
 		return parseErr
 	}
+	if why := m.Config.Excluded(job.Kind, job.Cwd); why != "" {
+		logf("skipped %s session %s: %s", job.Kind, job.SessionID+job.ThreadID, why)
+		return nil
+	}
 	if err := m.Enqueue(job); err != nil {
 		logf("error: queue %s: %v", job.Kind, err)
 		return err

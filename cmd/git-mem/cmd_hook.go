@@ -59,6 +59,9 @@ func newHookCmd(e *env) *cobra.Command {
 // agent: every problem is logged (memory.QueueHook), noted on stderr, and
 // the exit code stays 0.
 func (e *env) queueHook(job memory.Job, parseErr error) error {
+	if memory.CaptureDisabled() {
+		return nil // capture is off for this session: touch nothing
+	}
 	m, err := e.open()
 	if err == nil {
 		err = m.QueueHook(job, parseErr)
@@ -160,6 +163,9 @@ func newImportCmd(e *env) *cobra.Command {
 					fmt.Fprintf(e.errOut, "git mem: %s (skipped)\n", s)
 				}
 				fmt.Fprintf(e.out, "imported %d sessions: added %d, already present %d", rep.Sessions, rep.Added, rep.Present)
+				if rep.Excluded > 0 {
+					fmt.Fprintf(e.out, ", excluded %d", rep.Excluded)
+				}
 				if len(rep.Skipped) > 0 {
 					fmt.Fprintf(e.out, ", skipped %d", len(rep.Skipped))
 				}
