@@ -102,11 +102,18 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 		}
 	}
 	defer ix.Close()
+	results, err = m.searchIn(ix, q)
+	return results, note, err
+}
+
+// searchIn runs a checked query (mode and k filled in) on an open index;
+// Search and the long-lived View share it.
+func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter)})
 	if err != nil {
-		return nil, note, err
+		return nil, err
 	}
-	results = make([]Result, 0, len(hits))
+	results := make([]Result, 0, len(hits))
 	for _, h := range hits {
 		d := h.Doc
 		r := Result{
@@ -120,13 +127,13 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 		if q.Verbatim {
 			_, blob, err := m.Verbatim(d.ID)
 			if err != nil {
-				return nil, note, err
+				return nil, err
 			}
 			r.Verbatim = string(blob)
 		}
 		results = append(results, r)
 	}
-	return results, note, nil
+	return results, nil
 }
 
 // upToDate is openIndexForSearch's reason for a read-only index that has

@@ -133,6 +133,11 @@ func (m *Memory) Rooms(f Filter) ([]RoomCount, error) {
 	if err != nil {
 		return nil, err
 	}
+	return roomsIn(entries, f), nil
+}
+
+// roomsIn is Rooms over entries already read (the long-lived View keeps them).
+func roomsIn(entries []*Entry, f Filter) []RoomCount {
 	idx := map[string]*RoomCount{}
 	for _, e := range entries {
 		if !f.Match(e) {
@@ -160,5 +165,5 @@ func (m *Memory) Rooms(f Filter) ([]RoomCount, error) {
 		}
 		return out[i].Room < out[j].Room
 	})
-	return out, nil
+	return out
 }
