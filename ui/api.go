@@ -367,8 +367,11 @@ func (s *Server) apiFacets(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, FacetsAnswer{Facets: fc, Modes: search.Modes,
-		DefaultMode: s.view.Memory().Config.Search.Mode, Forget: s.Forget != nil})
+	mode := s.view.Memory().Config.Search.Mode
+	if mode == "" {
+		mode = search.DefaultMode
+	}
+	writeJSON(w, http.StatusOK, FacetsAnswer{Facets: fc, Modes: search.Modes, DefaultMode: mode, Forget: s.Forget != nil})
 }
 
 // apiForget is POST /api/forget {"ref": "<commit>", "confirm": "<short>"}.

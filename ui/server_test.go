@@ -3,7 +3,9 @@ package ui_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"reflect"
 	"strings"
@@ -431,4 +433,58 @@ func TestBrowserCommand(t *testing.T) {
 			t.Errorf("BROWSER=%q: %v, want %v", tc.env, got, tc.want)
 		}
 	}
+}
+
+// TestRun: Run binds 127.0.0.1, hands over the address with the token,
+// serves the page through it and stops when its context ends.
+func TestRun(t *testing.T) {
+	m := fixtureMemory(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- ui.Run(ctx, m, ui.Options{NoBrowser: true, Ready: func(u string) { urls <- u }}, io.Discard)
+	}()
+	var u string
+	select {
+	case u = <-urls:
+	case err := <-done:
+		t.Fatal(err)
+	}
+	pu, err := url.Parse(u)
+	if err != nil || pu.Hostname() != "127.0.0.1" || pu.Port() == "" || len(pu.Query().Get("token")) != 64 {
+		t.Fatalf("address %q: want http://127.0.0.1:<port>/?token=<64 hex>", u)
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	res, err := c.Get(u) // the redirect drops the token, the cookie carries it
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || res.Request.URL.RawQuery != "" {
+		t.Errorf("first page: %d at %s", res.StatusCode, res.Request.URL)
+	}
+	res, err = c.Get("http://" + pu.Host + "/api/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg := decodeJSON[ui.LogAnswer](t, mustRead(t, res))
+	if lg.Total != 12 {
+		t.Errorf("log through the cookie: total %d", lg.Total)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after its context ended: %v", err)
+	}
+}
+
+func mustRead(t *testing.T, res *http.Response) []byte {
+	t.Helper()
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

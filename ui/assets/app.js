@@ -287,14 +287,15 @@ async function viewTimeline(main, params) {
   for (const b of bs) for (const [g, n] of Object.entries(b[key])) totals[g] = (totals[g] || 0) + n;
   const groups = Object.keys(totals).sort((a, b) => totals[b] - totals[a] || a.localeCompare(b));
   const colour = (g) => PALETTE[groups.indexOf(g) % PALETTE.length];
-  const W = Math.max(640, Math.min(1400, main.clientWidth || 900)), H = 260, pad = 34;
+  const W = Math.max(640, Math.min(1400, (main.clientWidth || 900) - 20)), H = 260, pad = 34;
   const t0 = Date.parse(bs[0].start), t1 = Date.parse(bs[bs.length - 1].start);
   const step = (bucket === 'week' ? 7 : 1) * 86400000;
   const slots = Math.max(1, Math.round((t1 - t0) / step) + 1);
-  const bw = Math.max(1, (W - 2 * pad) / slots);
+  const sw = (W - 2 * pad) / slots; // a slot per day or week, bars at most 36 px wide
+  const bw = Math.max(1, Math.min(36, sw));
   const maxN = Math.max(...bs.map((b) => b.count));
   const y = (n) => (H - pad) * n / maxN;
-  const chart = sv('svg', { class: 'timeline', viewBox: '0 0 ' + W + ' ' + (H + 20), width: W, height: H + 20, role: 'img' });
+  const chart = sv('svg', { class: 'timeline', viewBox: '0 0 ' + W + ' ' + (H + 20), width: '100%', role: 'img' });
   chart.append(sv('line', { x1: pad, y1: H - pad + 10, x2: W - pad, y2: H - pad + 10, class: 'axis' }),
     sv('text', { x: 4, y: 14, class: 'tick' }, String(maxN)),
     sv('text', { x: pad, y: H + 4, class: 'tick' }, fmtDate(bs[0].start)),
@@ -309,7 +310,7 @@ async function viewTimeline(main, params) {
       if (!n) continue;
       const h = Math.max(1, y(n));
       top -= h;
-      g.append(sv('rect', { x: pad + slot * bw, y: top, width: Math.max(1, bw - (bw > 3 ? 1 : 0)), height: h, fill: colour(grp) }));
+      g.append(sv('rect', { x: pad + slot * sw + (sw - bw) / 2, y: top, width: Math.max(1, bw - (bw > 3 ? 1 : 0)), height: h, fill: colour(grp) }));
     }
     g.append(sv('title', {}, fmtDate(b.start) + ': ' + b.count + ' exchanges'));
     const open = () => {
@@ -341,20 +342,20 @@ function layout(rooms, links, W, H) {
     const f = pos.map(() => ({ x: 0, y: 0 }));
     for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) {
       let dx = pos[i].x - pos[j].x, dy = pos[i].y - pos[j].y;
-      const d2 = Math.max(dx * dx + dy * dy, 25), k = 9000 / d2;
+      const d2 = Math.max(dx * dx + dy * dy, 25), k = 24000 / d2;
       const d = Math.sqrt(d2);
       f[i].x += k * dx / d; f[i].y += k * dy / d; f[j].x -= k * dx / d; f[j].y -= k * dy / d;
     }
     for (const [a, b] of es) {
       const dx = pos[b].x - pos[a].x, dy = pos[b].y - pos[a].y;
-      const d = Math.sqrt(dx * dx + dy * dy) || 1, k = (d - 90) * 0.02;
+      const d = Math.sqrt(dx * dx + dy * dy) || 1, k = (d - 130) * 0.02;
       f[a].x += k * dx / d; f[a].y += k * dy / d; f[b].x -= k * dx / d; f[b].y -= k * dy / d;
     }
     const cool = 1 - it / 300;
     for (let i = 0; i < n; i++) {
       f[i].x += (W / 2 - pos[i].x) * 0.01; f[i].y += (H / 2 - pos[i].y) * 0.01;
       pos[i].x = Math.min(W - 60, Math.max(60, pos[i].x + Math.max(-20, Math.min(20, f[i].x)) * cool));
-      pos[i].y = Math.min(H - 30, Math.max(30, pos[i].y + Math.max(-20, Math.min(20, f[i].y)) * cool));
+      pos[i].y = Math.min(H - 50, Math.max(40, pos[i].y + Math.max(-20, Math.min(20, f[i].y)) * cool));
     }
   }
   return pos;
@@ -365,13 +366,13 @@ async function viewPalace(main) {
   const p = await api('/api/palace', f);
   main.append(el('p', { class: 'muted' }, fmtNum(p.total_rooms) + ' rooms' + (p.rooms.length < p.total_rooms ? ', the ' + p.rooms.length + ' busiest drawn' : '') + ' · a line joins rooms that share exchanges · click a room to list them'));
   if (!p.rooms.length) { main.append(el('p', { class: 'empty' }, 'No rooms yet.')); return; }
-  const W = Math.max(640, Math.min(1200, main.clientWidth || 900)), H = 520;
+  const W = Math.max(640, Math.min(1200, (main.clientWidth || 900) - 20)), H = 520;
   const pos = layout(p.rooms, p.links, W, H);
   const at = new Map(p.rooms.map((r, i) => [r.room, i]));
   const maxC = Math.max(...p.rooms.map((r) => r.count));
   const maxL = Math.max(1, ...p.links.map((l) => l.count));
   const types = [...new Set(p.rooms.map((r) => r.room.split(':')[0]))];
-  const chart = sv('svg', { class: 'palace', viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'img' });
+  const chart = sv('svg', { class: 'palace', viewBox: '0 0 ' + W + ' ' + H, width: '100%', role: 'img' });
   const under = el('div', { id: 'room-list' });
   for (const l of p.links) {
     const a = pos[at.get(l.a)], b = pos[at.get(l.b)];
@@ -501,7 +502,8 @@ async function start() {
   opts($('#f-project'), fc.projects);
   opts($('#f-agent'), fc.agents);
   $('#q').addEventListener('input', onInput);
-  $('#searchbar').addEventListener('submit', (ev) => { ev.preventDefault(); onInput(); });
+  // Enter is the keyboard's "open" (below); the form never submits.
+  $('#searchbar').addEventListener('submit', (ev) => ev.preventDefault());
   $('#searchbar').addEventListener('change', (ev) => { if (ev.target.id !== 'q') refilter(); });
   $('#searchbar').addEventListener('reset', () => setTimeout(refilter, 0));
   window.addEventListener('hashchange', route);
