@@ -30,6 +30,7 @@ type View struct {
 	head      string
 	entries   []*Entry
 	bySession map[string][]*Entry // oldest first, built on first use
+	memo      map[string]any      // answers of the aggregates below at head
 
 	ixMu   sync.Mutex
 	ix     *search.Index
@@ -89,8 +90,42 @@ func (v *View) Snapshot() (string, []*Entry, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	v.head, v.entries, v.bySession = head, all, nil
+	v.head, v.entries, v.bySession, v.memo = head, all, nil, nil
 	return head, all, nil
+}
+
+// maxMemo bounds the kept aggregates (relative times such as 2.weeks.ago
+// make a new key on every call).
+const maxMemo = 256
+
+// cached returns the answer of compute over the cards for this kind, filter
+// and n, computed once per head: the timeline and the palace walk every
+// card (tens of ms at 100k), and the page asks for them again on each
+// visit. Answers are shared: callers must not change them.
+func cached[T any](v *View, kind string, f Filter, n int, compute func(head string, all []*Entry) T) (T, error) {
+	head, all, err := v.Snapshot()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	key := fmt.Sprintf("%s|%d|%q|%q|%q|%q|%q|%d|%d", kind, n, f.Rooms, f.Files, f.Project, f.Agent, f.Session,
+		f.Since.UnixNano(), f.Until.UnixNano())
+	v.mu.Lock()
+	if x, ok := v.memo[key]; ok && v.head == head {
+		v.mu.Unlock()
+		return x.(T), nil
+	}
+	v.mu.Unlock()
+	x := compute(head, all)
+	v.mu.Lock()
+	if v.head == head {
+		if v.memo == nil || len(v.memo) >= maxMemo {
+			v.memo = map[string]any{}
+		}
+		v.memo[key] = x
+	}
+	v.mu.Unlock()
+	return x, nil
 }
 
 // Search is Memory.Search on the index the view keeps open.
@@ -242,10 +277,14 @@ type Bucket struct {
 // Timeline counts the matching exchanges per day (or per week, from
 // Monday), oldest first; days without any are left out.
 func (v *View) Timeline(f Filter, week bool) ([]Bucket, error) {
-	_, all, err := v.Snapshot()
-	if err != nil {
-		return nil, err
+	kind := "day"
+	if week {
+		kind = "week"
 	}
+	return cached(v, kind, f, 0, func(_ string, all []*Entry) []Bucket { return v.timeline(all, f, week) })
+}
+
+func (v *View) timeline(all []*Entry, f Filter, week bool) []Bucket {
 	loc := v.Loc
 	if loc == nil {
 		loc = time.Local
@@ -278,7 +317,7 @@ func (v *View) Timeline(f Filter, week bool) ([]Bucket, error) {
 		out = append(out, *b)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
-	return out, nil
+	return out
 }
 
 // RoomLink is two rooms that share exchanges.
@@ -306,10 +345,10 @@ type Palace struct {
 // Palace returns at most maxRooms of the busiest rooms (0 = all) and the
 // links among them, the strongest first.
 func (v *View) Palace(f Filter, maxRooms int) (*Palace, error) {
-	_, all, err := v.Snapshot()
-	if err != nil {
-		return nil, err
-	}
+	return cached(v, "palace", f, maxRooms, func(_ string, all []*Entry) *Palace { return palace(all, f, maxRooms) })
+}
+
+func palace(all []*Entry, f Filter, maxRooms int) *Palace {
 	rooms := roomsIn(all, f)
 	p := &Palace{Rooms: rooms, Links: []RoomLink{}, TotalRooms: len(rooms)}
 	if maxRooms > 0 && len(rooms) > maxRooms {
@@ -349,16 +388,24 @@ func (v *View) Palace(f Filter, maxRooms int) (*Palace, error) {
 		}
 		return x.B < y.B
 	})
-	return p, nil
+	return p
 }
 
 // Files lists the files the matching exchanges touched, the most touched
 // first, at most n (0 = all), with the number of distinct files.
 func (v *View) Files(f Filter, n int) ([]FileCount, int, error) {
-	_, all, err := v.Snapshot()
-	if err != nil {
-		return nil, 0, err
+	type answer struct {
+		files []FileCount
+		total int
 	}
+	a, err := cached(v, "files", f, n, func(_ string, all []*Entry) answer {
+		files, total := filesIn(all, f, n)
+		return answer{files, total}
+	})
+	return a.files, a.total, err
+}
+
+func filesIn(all []*Entry, f Filter, n int) ([]FileCount, int) {
 	idx := map[string]*FileCount{}
 	for _, e := range all {
 		if len(e.Files) == 0 || !f.Match(e) {
@@ -390,7 +437,7 @@ func (v *View) Files(f Filter, n int) ([]FileCount, int, error) {
 	if n > 0 && len(out) > n {
 		out = out[:n]
 	}
-	return out, total, nil
+	return out, total
 }
 
 // Facets are the values the filters can take, with their counts.
@@ -403,10 +450,10 @@ type Facets struct {
 
 // Facets counts the exchanges per project and agent.
 func (v *View) Facets() (*Facets, error) {
-	head, all, err := v.Snapshot()
-	if err != nil {
-		return nil, err
-	}
+	return cached(v, "facets", Filter{}, 0, func(head string, all []*Entry) *Facets { return facets(all, head) })
+}
+
+func facets(all []*Entry, head string) *Facets {
 	fc := &Facets{Projects: map[string]int{}, Agents: map[string]int{}, Total: len(all), Head: head}
 	for _, e := range all {
 		if e.Project != "" {
@@ -416,5 +463,5 @@ func (v *View) Facets() (*Facets, error) {
 			fc.Agents[e.Agent]++
 		}
 	}
-	return fc, nil
+	return fc
 }

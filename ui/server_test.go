@@ -385,6 +385,11 @@ func TestNoticesNewCommits(t *testing.T) {
 	if r := request(s, "GET", "/api/search?q=invoice", nil); r.Code != 200 {
 		t.Fatal(r.Body)
 	}
+	// The aggregates are kept per head: asked once before the commit.
+	if fc := decodeJSON[ui.FacetsAnswer](t, request(s, "GET", "/api/facets", nil).Body.Bytes()); fc.Total != 12 {
+		t.Fatalf("facets before: %d", fc.Total)
+	}
+	request(s, "GET", "/api/timeline", nil)
 	if !v.IndexOpen() {
 		t.Error("the view does not keep the index open after a search")
 	}
@@ -400,6 +405,13 @@ func TestNoticesNewCommits(t *testing.T) {
 	lg := decodeJSON[ui.LogAnswer](t, request(s, "GET", "/api/log", nil).Body.Bytes())
 	if lg.Total != 13 || lg.Entries[0].Exchange != "ui-new" {
 		t.Errorf("log after a new commit: total %d, first %s", lg.Total, lg.Entries[0].Exchange)
+	}
+	if fc := decodeJSON[ui.FacetsAnswer](t, request(s, "GET", "/api/facets", nil).Body.Bytes()); fc.Total != 13 || fc.Head != lg.Entries[0].Commit {
+		t.Errorf("facets after a new commit: total %d, head %s", fc.Total, fc.Head)
+	}
+	tl := decodeJSON[ui.TimelineAnswer](t, request(s, "GET", "/api/timeline", nil).Body.Bytes())
+	if last := tl.Buckets[len(tl.Buckets)-1]; len(tl.Buckets) != 5 || last.Start.Format("2006-01-02") != "2026-03-10" || last.Count != 1 {
+		t.Errorf("timeline after a new commit: %+v", tl.Buckets)
 	}
 	sr := decodeJSON[ui.SearchAnswer](t, request(s, "GET", "/api/search?q=zebrafish", nil).Body.Bytes())
 	if len(sr.Results) == 0 || sr.Results[0].Exchange != "ui-new" {
