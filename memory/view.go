@@ -406,38 +406,56 @@ func (v *View) Files(f Filter, n int) ([]FileCount, int, error) {
 }
 
 func filesIn(all []*Entry, f Filter, n int) ([]FileCount, int) {
-	idx := map[string]*FileCount{}
-	for _, e := range all {
-		if len(e.Files) == 0 || !f.Match(e) {
-			continue
-		}
-		for _, p := range e.Files {
-			fc := idx[p]
-			if fc == nil {
-				fc = &FileCount{File: p}
-				idx[p] = fc
-			}
-			fc.Count++
-			if e.Time.After(fc.LastUsed) {
-				fc.LastUsed = e.Time
-			}
-		}
+	counts := countKeys(all, f, func(e *Entry) []string { return e.Files })
+	total := len(counts)
+	if n > 0 && len(counts) > n {
+		counts = counts[:n]
 	}
-	out := make([]FileCount, 0, len(idx))
-	for _, fc := range idx {
-		out = append(out, *fc)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].File < out[j].File
-	})
-	total := len(out)
-	if n > 0 && len(out) > n {
-		out = out[:n]
+	out := make([]FileCount, len(counts))
+	for i, c := range counts {
+		out[i] = FileCount{File: c.key, Count: c.count, LastUsed: c.last}
 	}
 	return out, total
+}
+
+type keyCount struct {
+	key   string
+	count int
+	last  time.Time
+}
+
+// countKeys counts the matching exchanges per key (a room, a file) with the
+// key's last use, the most used first, ties by key.
+func countKeys(all []*Entry, f Filter, keys func(*Entry) []string) []keyCount {
+	idx := map[string]*keyCount{}
+	for _, e := range all {
+		ks := keys(e)
+		if len(ks) == 0 || !f.Match(e) {
+			continue
+		}
+		for _, k := range ks {
+			c := idx[k]
+			if c == nil {
+				c = &keyCount{key: k}
+				idx[k] = c
+			}
+			c.count++
+			if e.Time.After(c.last) {
+				c.last = e.Time
+			}
+		}
+	}
+	out := make([]keyCount, 0, len(idx))
+	for _, c := range idx {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].count != out[j].count {
+			return out[i].count > out[j].count
+		}
+		return out[i].key < out[j].key
+	})
+	return out
 }
 
 // Facets are the values the filters can take, with their counts.
