@@ -50,13 +50,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // fail maps memory's errors to statuses: a query to change is 400, an
-// exchange not found 404, anything else 500.
+// exchange not found 404, an index another process is writing 503 (the
+// page says to try again), anything else 500.
 func fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, memory.ErrBadQuery), errors.Is(err, errBadParam):
 		httpError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, memory.ErrNoSuchExchange):
 		httpError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, search.ErrBusy):
+		httpError(w, http.StatusServiceUnavailable, err.Error())
 	default:
 		httpError(w, http.StatusInternalServerError, err.Error())
 	}
