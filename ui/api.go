@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -132,7 +133,10 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	res, note, err := s.view.Search(r.Context(), memory.SearchQuery{Text: q.Get("q"), K: k, Mode: q.Get("mode"), Filter: f})
+	// Not the request's context: the page drops a request at each key, and a
+	// catch-up of the index cut short would be redone at the next one.
+	ctx := context.WithoutCancel(r.Context())
+	res, note, err := s.view.Search(ctx, memory.SearchQuery{Text: q.Get("q"), K: k, Mode: q.Get("mode"), Filter: f})
 	if err != nil {
 		fail(w, err)
 		return
