@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +54,7 @@ func BenchmarkPage(b *testing.B) {
 	b.Logf("%d exchanges in %s", total, dir)
 
 	b.Run("first-page", func(b *testing.B) {
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			for _, t := range []string{"/", "/static/app.js", "/api/facets", "/api/log?n=50"} {
 				get(b, t)
@@ -60,6 +62,7 @@ func BenchmarkPage(b *testing.B) {
 		}
 	})
 	b.Run("search", func(b *testing.B) {
+		defer cpuPerOp(b)()
 		i := 0
 		for b.Loop() {
 			get(b, q(i))
@@ -67,6 +70,7 @@ func BenchmarkPage(b *testing.B) {
 		}
 	})
 	b.Run("search-filtered", func(b *testing.B) {
+		defer cpuPerOp(b)()
 		i := 0
 		for b.Loop() {
 			get(b, q(i)+"&project=billing&since=2025-06-01")
@@ -74,6 +78,7 @@ func BenchmarkPage(b *testing.B) {
 		}
 	})
 	b.Run("search-reopen", func(b *testing.B) {
+		defer cpuPerOp(b)()
 		i := 0
 		for b.Loop() {
 			v.Close()
@@ -82,17 +87,20 @@ func BenchmarkPage(b *testing.B) {
 		}
 	})
 	b.Run("timeline", func(b *testing.B) {
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			get(b, "/api/timeline")
 		}
 	})
 	b.Run("palace", func(b *testing.B) {
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			get(b, "/api/palace")
 		}
 	})
 	b.Run("exchange", func(b *testing.B) {
 		list, _, _ := v.Log(memory.Filter{}, 100)
+		defer cpuPerOp(b)()
 		i := 0
 		for b.Loop() {
 			get(b, "/api/exchange?ref="+list[i%len(list)].Short)
@@ -123,4 +131,18 @@ func synthMemory(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	return dir
+}
+
+// cpuPerOp reports the process's CPU time per operation (cpu-ms/op) next
+// to the wall time: on a shared machine under load the wall time mostly
+// measures the wait for a core.
+func cpuPerOp(b *testing.B) func() {
+	start := cpuTime()
+	return func() { b.ReportMetric(float64((cpuTime()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op") }
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
