@@ -63,12 +63,13 @@ function route() {
   main.dataset.view = view;
   const show = { search: viewSearch, x: viewExchange, timeline: viewTimeline, palace: viewPalace, files: viewFiles, stats: viewStats }[view];
   if (!show) { main.append(el('p', { class: 'error' }, 'No such view.')); return; }
-  show(main, params, parts.slice(1).map(decodeURIComponent)).catch((e) => {
+  show(main, params, parts.slice(1).map(decode)).catch((e) => {
     if (e.name !== 'AbortError') main.append(el('p', { class: 'error' }, String(e.message || e)));
   });
 }
 
-function go(hash) { if (location.hash === hash) route(); else location.hash = hash; }
+// decode is decodeURIComponent that leaves a malformed part as it is.
+function decode(s) { try { return decodeURIComponent(s); } catch (e) { return s; } }
 
 // filters reads the filter inputs.
 function filters() {
