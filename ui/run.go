@@ -40,6 +40,7 @@ func Run(ctx context.Context, m *memory.Memory, opt Options, warn io.Writer) err
 	view := memory.NewView(m)
 	defer view.Close()
 	s := New(view, port, token)
+	// FORGET HOOK: once memory has forget, set s.Forget here (see apiForget).
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
