@@ -90,7 +90,7 @@ func (s *Server) routes() {
 }
 
 // ServeHTTP checks, in order, the Host (DNS rebinding), the Origin of
-// anything that is not a read, and the token, then sets the headers every
+// anything that is not a read, where a read comes from, and the token, then sets the headers every
 // answer carries. It never sends CORS headers.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
@@ -110,6 +110,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusForbidden, "a change must come from this page (Origin missing or foreign)")
 			return
 		}
+	}
+	// Browsers say where a request comes from: another site may link to
+	// the page, never fetch or embed from it (the cookie, SameSite=Strict,
+	// would not go along anyway).
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" && r.URL.Path != "/" {
+		httpError(w, http.StatusForbidden, "requests from other sites are refused")
+		return
 	}
 	ok, answered := s.authorise(w, r)
 	if answered {

@@ -111,6 +111,13 @@ func TestOriginCheck(t *testing.T) {
 			t.Errorf("POST with Origin %q: status %d, want %d", tc.origin, w.Code, tc.want)
 		}
 	}
+	// Another site's page may not read the API, even with the cookie.
+	if w := request(s, "GET", "/api/log", func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") }); w.Code != http.StatusForbidden {
+		t.Errorf("cross-site GET: %d, want 403", w.Code)
+	}
+	if w := request(s, "GET", "/api/log", func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "same-origin") }); w.Code != http.StatusOK {
+		t.Errorf("same-origin GET: %d, want 200", w.Code)
+	}
 	// Any method but GET and HEAD is a change, even on a read endpoint.
 	if w := request(s, "PUT", "/api/log", nil); w.Code != http.StatusForbidden {
 		t.Errorf("PUT without Origin: %d, want 403", w.Code)
