@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -74,17 +75,17 @@ func filterOf(q url.Values) (memory.Filter, error) {
 	f := memory.Filter{Rooms: nonEmpty(q["room"]), Files: nonEmpty(q["file"]),
 		Project: q.Get("project"), Agent: q.Get("agent"), Session: q.Get("session")}
 	if len(f.Rooms) > maxListParams || len(f.Files) > maxListParams {
-		return f, errors.Join(errBadParam, errors.New("too many room or file filters"))
+		return f, fmt.Errorf("%w: too many room or file filters (at most %d)", errBadParam, maxListParams)
 	}
 	var err error
 	if s := q.Get("since"); s != "" {
 		if f.Since, err = memory.ParseTime(s, false); err != nil {
-			return f, errors.Join(errBadParam, errors.New("since: "+err.Error()))
+			return f, fmt.Errorf("%w: since: %v", errBadParam, err)
 		}
 	}
 	if s := q.Get("until"); s != "" {
 		if f.Until, err = memory.ParseTime(s, true); err != nil {
-			return f, errors.Join(errBadParam, errors.New("until: "+err.Error()))
+			return f, fmt.Errorf("%w: until: %v", errBadParam, err)
 		}
 	}
 	return f, nil
@@ -108,7 +109,7 @@ func intParam(q url.Values, name string, def, limit int) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n <= 0 {
-		return 0, errors.Join(errBadParam, errors.New(name+" must be a positive number"))
+		return 0, fmt.Errorf("%w: %s must be a positive number", errBadParam, name)
 	}
 	return min(n, limit), nil
 }
@@ -281,7 +282,7 @@ func (s *Server) apiTimeline(w http.ResponseWriter, r *http.Request) {
 		bucket = "day"
 	case "day", "week":
 	default:
-		fail(w, errors.Join(errBadParam, errors.New("bucket must be day or week")))
+		fail(w, fmt.Errorf("%w: bucket must be day or week", errBadParam))
 		return
 	}
 	bs, err := s.view.Timeline(f, bucket == "week")

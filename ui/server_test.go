@@ -236,8 +236,8 @@ func TestAPI(t *testing.T) {
 			t.Errorf("%s: status %d, want %d (%s)", tc.target, w.Code, tc.want, w.Body)
 		}
 		if tc.want == http.StatusBadRequest {
-			if e := decodeJSON[map[string]string](t, w.Body.Bytes()); e["error"] == "" {
-				t.Errorf("%s: no error message", tc.target)
+			if e := decodeJSON[map[string]string](t, w.Body.Bytes()); e["error"] == "" || strings.Contains(e["error"], "\n") {
+				t.Errorf("%s: error message %q, want one line", tc.target, e["error"])
 			}
 		}
 	}
