@@ -63,9 +63,12 @@ function route() {
   main.dataset.view = view;
   const show = { search: viewSearch, x: viewExchange, timeline: viewTimeline, palace: viewPalace, files: viewFiles, stats: viewStats }[view];
   if (!show) { main.append(el('p', { class: 'error' }, 'No such view.')); return; }
+  // The first stats of a big memory count every exchange's tokens once.
+  const wait = el('p', { class: 'muted', id: 'loading' }, view === 'stats' ? 'counting… (the first time reads every exchange)' : 'loading…');
+  main.append(wait);
   show(main, params, parts.slice(1).map(decode)).catch((e) => {
     if (e.name !== 'AbortError') main.append(el('p', { class: 'error' }, String(e.message || e)));
-  });
+  }).finally(() => wait.remove());
 }
 
 // decode is decodeURIComponent that leaves a malformed part as it is.
