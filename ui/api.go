@@ -348,7 +348,7 @@ type StatsAnswer struct {
 
 func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
 	m := s.view.Memory()
-	st, err := m.Stats()
+	st, err := s.view.Stats()
 	if err != nil {
 		fail(w, err)
 		return

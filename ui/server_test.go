@@ -397,6 +397,9 @@ func TestNoticesNewCommits(t *testing.T) {
 		t.Fatalf("facets before: %d", fc.Total)
 	}
 	request(s, "GET", "/api/timeline", nil)
+	if st := decodeJSON[ui.StatsAnswer](t, request(s, "GET", "/api/stats", nil).Body.Bytes()); st.Stats.Exchanges != 12 {
+		t.Fatalf("stats before: %d", st.Stats.Exchanges)
+	}
 	if !v.IndexOpen() {
 		t.Error("the view does not keep the index open after a search")
 	}
@@ -415,6 +418,9 @@ func TestNoticesNewCommits(t *testing.T) {
 	}
 	if fc := decodeJSON[ui.FacetsAnswer](t, request(s, "GET", "/api/facets", nil).Body.Bytes()); fc.Total != 13 || fc.Head != lg.Entries[0].Commit {
 		t.Errorf("facets after a new commit: total %d, head %s", fc.Total, fc.Head)
+	}
+	if st := decodeJSON[ui.StatsAnswer](t, request(s, "GET", "/api/stats", nil).Body.Bytes()); st.Stats.Exchanges != 13 || st.Status.Head != fcHead(t, s) {
+		t.Errorf("stats after a new commit: %d exchanges, status head %s", st.Stats.Exchanges, st.Status.Head)
 	}
 	tl := decodeJSON[ui.TimelineAnswer](t, request(s, "GET", "/api/timeline", nil).Body.Bytes())
 	if last := tl.Buckets[len(tl.Buckets)-1]; len(tl.Buckets) != 5 || last.Start.Format("2006-01-02") != "2026-03-10" || last.Count != 1 {
@@ -506,4 +512,8 @@ func mustRead(t *testing.T, res *http.Response) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func fcHead(t *testing.T, s http.Handler) string {
+	return decodeJSON[ui.FacetsAnswer](t, request(s, "GET", "/api/facets", nil).Body.Bytes()).Head
 }
