@@ -2,10 +2,12 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/search"
 )
 
 // TestViewFollowsMainAndLetsGo: a view reads the cards again when main
@@ -22,7 +24,7 @@ func TestViewFollowsMainAndLetsGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := NewView(m)
-	v.Loc, v.Idle = time.UTC, 20*time.Millisecond
+	v.Loc, v.Idle = time.UTC, time.Hour
 	defer v.Close()
 
 	s, err := v.Session("s1")
@@ -35,8 +37,17 @@ func TestViewFollowsMainAndLetsGo(t *testing.T) {
 	if !v.IndexOpen() {
 		t.Error("the index is not kept after a search")
 	}
+	// While kept, a writer cannot take the index (Bleve's bolt lock is
+	// shared by readers): that is why the view lets go when idle.
+	if _, err := m.UpdateIndex(ctx); !errors.Is(err, search.ErrBusy) {
+		t.Errorf("a writer while the view holds the index: %v, want ErrBusy", err)
+	}
 	// Idle: the index is given back (polled, not timed: the test only
 	// waits for it to happen).
+	v.Idle = 20 * time.Millisecond
+	if _, _, err := v.Search(ctx, SearchQuery{Text: "calcTax"}); err != nil {
+		t.Fatal(err)
+	}
 	for deadline := time.Now().Add(10 * time.Second); v.IndexOpen(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the idle view still holds the index")
@@ -50,6 +61,9 @@ func TestViewFollowsMainAndLetsGo(t *testing.T) {
 	}
 	if _, err := other.Add(ctx, []*exchange.Exchange{ex("d", "s1", "2026-01-05T12:00:00Z", "document computeTax", "added a doc comment")}, AddOptions{NoIndex: true}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := other.UpdateIndex(ctx); err != nil {
+		t.Errorf("a writer once the view let go: %v", err)
 	}
 	if _, all, err := v.Snapshot(); err != nil || len(all) != 4 {
 		t.Fatalf("snapshot after an add elsewhere: %d cards, %v", len(all), err)
