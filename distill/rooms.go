@@ -480,3 +480,37 @@ install installed installing setup configure configured deploy deployed deployme
 happy amazing awesome beautiful wonderful glad excited love loved lovely fun pic picture photo image
 day days life feel feeling felt sounds sound beats getting super totally definitely glad hope hoping
 moments moment stuff cool nice thanks yeah wow tough kind really pretty lot`)
+
+// idLike says whether a room key is an id rather than a topic: a hash or
+// a UID (hex runs of 7 or more with a digit), a long number, or a token
+// mixing letters and digits (user, build and deployment ids). Such keys
+// name one exchange, not a place to come back to.
+func idLike(key string) bool {
+	for _, seg := range strings.FieldsFunc(key, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		digits, letters, hex := 0, 0, true
+		for _, r := range seg {
+			switch {
+			case r >= '0' && r <= '9':
+				digits++
+			case unicode.IsLetter(r):
+				letters++
+				if !(r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+					hex = false
+				}
+			default:
+				hex = false
+			}
+		}
+		switch {
+		case hex && digits > 0 && len(seg) >= 7:
+			return true
+		case letters == 0 && digits >= 4:
+			return true
+		case digits >= 2 && letters >= 2 && len(seg) >= 6:
+			return true
+		case len(seg) >= 20:
+			return true
+		}
+	}
+	return false
+}

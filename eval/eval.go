@@ -63,7 +63,7 @@ type ModeReport struct {
 	// Collapsed counts the result slots (top k, all queries) that held
 	// near-duplicates: such a slot is relevant when any member is.
 	Collapsed int `json:"collapsed_slots"`
-	// PerQuery, when Options ask for it, holds each query's reciprocal rank.
+	// PerQuery holds each non-adversarial query's reciprocal rank.
 	PerQuery map[string]float64 `json:"-"`
 }
 
@@ -395,11 +395,11 @@ func newModeAcc(mode string) *modeAcc {
 
 func (a *modeAcc) add(q Query, s score, collapsed int) {
 	a.collapsed += collapsed
-	a.perQuery[q.QID] = s.rr
 	if q.Adversarial {
 		a.adv.add(s)
 		return
 	}
+	a.perQuery[q.QID] = s.rr
 	a.all.add(s)
 	key := q.Category
 	if key == "" {
