@@ -302,3 +302,30 @@ func TestUpperFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestCleanMarkdownKeepsCode(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"run chmod +x <dir>/*.sh first", "run chmod +x <dir>/*.sh first"},
+		{"delete the name-* branches", "delete the name-* branches"},
+		{"**Fixed** the *flaky* test", "Fixed the flaky test"},
+		{"use `a_b  *c*` here", "use `a_b  *c*` here"},
+		{"✅ Done 🎉", "✅ Done 🎉"},
+		{"__init__.py is empty", "__init__.py is empty"},
+		{"- [x] **Step 1**: ship", "Step 1: ship"},
+	} {
+		if got := cleanSpaces(cleanMarkdown(c.in)); got != c.want {
+			t.Errorf("cleanMarkdown(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"import { z } from 'zod'", "import { z } from 'zod'"},
+		{"pwd", "pwd"},
+		{"`pwd` prints the wrong folder", "`pwd` prints the wrong folder"},
+		{"console.log(x) prints undefined", "console.log(x) prints undefined"},
+		{"fix the build", "Fix the build"},
+	} {
+		if got := upperFirst(c.in); got != c.want {
+			t.Errorf("upperFirst(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

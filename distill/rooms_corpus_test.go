@@ -74,3 +74,45 @@ func TestRoomsCodingCorpus(t *testing.T) {
 
 // roomAims switches the assertions on once the distiller meets them.
 var roomAims = false
+
+// TestCardCodeSpansVerbatim checks real cards (the coding corpus, skipped
+// without it): every complete `code span` of a core or context occurs byte
+// for byte in its exchange.
+func TestCardCodeSpansVerbatim(t *testing.T) {
+	exs := loadExchanges(t, codingGlob)
+	spans, bad := 0, 0
+	for _, ex := range exs {
+		c := heuristicCard(ex)
+		text := ex.Render()
+		// the core joins the ask and what was done with " — ": a span
+		// never crosses it
+		for _, field := range append(strings.Split(c.Core, " — "), c.Context) {
+			for rest := field; ; {
+				i := strings.IndexByte(rest, '`')
+				if i < 0 {
+					break
+				}
+				j := strings.IndexByte(rest[i+1:], '`')
+				if j < 0 {
+					break
+				}
+				span := rest[i : i+j+2]
+				rest = rest[i+j+2:]
+				if strings.HasSuffix(span, "…`") || span == "``" {
+					continue
+				}
+				spans++
+				if !strings.Contains(text, span) {
+					bad++
+					if bad <= 5 {
+						t.Errorf("%s: %q is not in the exchange", ex.ID, span)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d code spans in %d cards, %d not verbatim", spans, len(exs), bad)
+	if spans == 0 {
+		t.Error("no code span in any card: the test checks nothing")
+	}
+}
