@@ -83,7 +83,16 @@ func TestHeuristicCards(t *testing.T) {
 				user("The RetryTimeout in AuthMiddleware.ts is too short; RetryTimeout should be 30s."),
 				tool("Edit", map[string]any{"file_path": "src/AuthMiddleware.ts"}, ""),
 				assistant("Raised RetryTimeout to 30s in AuthMiddleware.ts; the RetryTimeout constant is now exported.")}},
-			rooms: []string{"concept:retrytimeout", "file:authmiddleware", "project:auth_service"},
+			// an identifier is not a concept room (it would be used once);
+			// the concept comes from the topic list
+			rooms: []string{"file:authmiddleware", "project:auth_service"},
+		},
+		{
+			name: "topic room, no id as a concept",
+			ex: &exchange.Exchange{Project: "shop", Turns: []exchange.Turn{
+				user("The postgres migration for user 8f3a9c2e1b fails: the table users has no column email"),
+				assistant("The migration ran before the schema change; I reordered the migrations and the query works.")}},
+			rooms: []string{"concept:database", "project:shop"},
 		},
 		{
 			name: "generic file name takes its directory",
