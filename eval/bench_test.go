@@ -67,7 +67,10 @@ type benchVariant struct {
 // benchVariants are the ideas measured (docs/bench/eval.md).
 var benchVariants = []benchVariant{
 	{"baseline", func() func() { return func() {} }},
+	{"card-0.05", setF(&search.CardWeight, 0.05)},
 	{"card-0.1", setF(&search.CardWeight, 0.1)},
+	{"card-0.15", setF(&search.CardWeight, 0.15)},
+	{"card-0.2", setF(&search.CardWeight, 0.2)},
 	{"card-0.3", setF(&search.CardWeight, 0.3)},
 	{"exact-code-0.5", setF(&search.ExactBoost, 0.5)},
 	{"exact-code-ladder", setF(&search.ExactBoost, 100)},
@@ -167,10 +170,44 @@ func TestBenchAllSets(t *testing.T) {
 					fmt.Fprintf(&b, "  | %s", strings.Join(ss, ", "))
 				}
 			}
+			for _, pr := range benchProbes {
+				if pr.group != g.name {
+					continue
+				}
+				for _, mode := range []string{search.ModeVerbatimBM25, search.ModeSessionBM25} {
+					slots, err := g.ms.built[0].search(ctx, pr.query, mode, Options{K: 20})
+					if err != nil {
+						t.Fatal(err)
+					}
+					rank := 0
+					for i, sl := range slots {
+						if rank == 0 && contains(sl, pr.relevant) {
+							rank = i + 1
+						}
+					}
+					fmt.Fprintf(&b, "\n  probe %q %s: rank %d", pr.query, mode, rank)
+				}
+			}
 			t.Logf("%s %s:%s", v.name, g.name, b.String())
 		}
 		undo()
 	}
+}
+
+// benchProbes are queries of hand tests, with the exchange they want
+// first (rank 0 = not in the top 20).
+var benchProbes = []struct{ group, query, relevant string }{
+	{"coding-dev", "Cannot read properties of undefined reading flip",
+		"paulukonis-polychrome.p5-2025-06-20_03-32Z-sketch-js-is-too-large-and-needs-to-have-4"},
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 // pairedDiff is a − b over the non-adversarial queries both ran.
