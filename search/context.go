@@ -49,7 +49,8 @@ import (
 // re-indexing the neighbour, and the weights can change without a rebuild.
 // The verbatim field holds the talk (turns, tool calls), which f and |·|
 // above count; the tools' results are the output field and add
-// OutputWeight × their own BM25.
+// OutputWeight × their own BM25, and the distilled card adds CardWeight ×
+// its own.
 // docs/bench/eval.md measures it.
 const ModeSessionBM25 = "session-bm25"
 
@@ -70,12 +71,20 @@ var (
 // talk about it.
 var OutputWeight = 0.1
 
-// Experiment knobs of the session layer, measured on every eval set
-// (docs/bench/eval.md, issue 15); 0 switches each off.
+// Knobs of the session layer, measured on every eval set
+// (docs/bench/eval.md, issue 15); 0 switches each off. Only CardWeight is
+// on: the others lost, or moved nothing, on some set.
 var (
 	// CardWeight adds CardWeight × a BM25 of the distilled card (its own
-	// idf and lengths) to the session score: the card as a field.
-	CardWeight = 0.0
+	// idf and lengths) to the session score: the card as a field. The card
+	// names the ask in few words, where the verbatim spreads it over logs
+	// and replies. Measured on all sets at once (docs/bench/eval.md,
+	// 2026-12-01): 0.05 / 0.1 / 0.15 / 0.2 move our coding queries +0.009 /
+	// +0.033 / +0.035 / +0.051, coding pooled +0.021 / +0.033 / +0.047 /
+	// +0.049, LongMemEval +0.010 / +0.023 / +0.033 / +0.040 and pooled
+	// +0.020 / +0.036 / +0.029 / +0.017, LoCoMo −0.003 / −0.009 / −0.009 /
+	// −0.012 (inside its noise); 0.15 sits mid-plateau.
+	CardWeight = 0.15
 	// ExactBoost multiplies the score of an exchange whose own text (talk
 	// or output) holds every term of the query by 1+ExactBoost, for queries
 	// that ExactQuery says ask for exact recall.
