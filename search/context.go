@@ -87,7 +87,7 @@ var (
 	CardWeight = 0.15
 	// ExactBoost multiplies the score of an exchange whose own text (talk
 	// or output) holds every term of the query by 1+ExactBoost, for queries
-	// that ExactQuery says ask for exact recall.
+	// that exactQuery says ask for exact recall.
 	ExactBoost = 0.0
 	// ExactAll applies ExactBoost to every query of ExactMinTerms terms or
 	// more, not only to those with an identifier or a quoted span.
