@@ -21,6 +21,10 @@ type InstallOptions struct {
 	// MCPPath overrides where the MCP server is registered (default: see
 	// ClaudeMCPPath, derived from the settings path).
 	MCPPath string
+	// MemDir, when set, is written into every installed command
+	// (--mem-dir DIR), so hooks and the MCP server use the memory they were
+	// installed for, not the default ~/.git-mem.
+	MemDir string
 }
 
 // Scopes of an installation.
@@ -110,6 +114,53 @@ func gitMemArgv(cmd string) []string {
 		return []string{"git", "mem"}
 	}
 	return []string{cmd}
+}
+
+// commandFor is gitMemCommand with the memory named (see MemDir).
+func (o InstallOptions) commandFor(cmd string) string {
+	c := gitMemCommand(cmd)
+	if o.MemDir != "" {
+		c += " --mem-dir " + shellWord(o.MemDir)
+	}
+	return c
+}
+
+// argvFor is gitMemArgv with the memory named (see MemDir).
+func (o InstallOptions) argvFor(cmd string) []string {
+	argv := gitMemArgv(cmd)
+	if o.MemDir != "" {
+		argv = append(argv, "--mem-dir", o.MemDir)
+	}
+	return argv
+}
+
+// stripMemDirArg removes a trailing " --mem-dir WORD" from a shell command
+// prefix, WORD plain or single-quoted as shellWord writes it.
+func stripMemDirArg(prog string) string {
+	i := strings.LastIndex(prog, " --mem-dir ")
+	if i < 0 {
+		return prog
+	}
+	w := strings.TrimSpace(prog[i+len(" --mem-dir "):])
+	if shellWord(shellUnquote(w)) != w {
+		return prog
+	}
+	return strings.TrimSpace(prog[:i])
+}
+
+func shellUnquote(w string) string {
+	if len(w) >= 2 && w[0] == '\'' && w[len(w)-1] == '\'' {
+		return strings.ReplaceAll(w[1:len(w)-1], `'\''`, "'")
+	}
+	return w
+}
+
+// stripMemDirArgv removes a trailing "--mem-dir", DIR from an argv prefix.
+func stripMemDirArgv(argv []string) []string {
+	if n := len(argv); n >= 2 && argv[n-2] == "--mem-dir" {
+		return argv[:n-2]
+	}
+	return argv
 }
 
 // --- ordered JSON: settings files are edited, not regenerated, so every key
@@ -407,7 +458,7 @@ type claudeHook struct {
 }
 
 func claudeHooks(gitMemCmd string, opt InstallOptions) []claudeHook {
-	c := gitMemCommand(gitMemCmd)
+	c := opt.commandFor(gitMemCmd)
 	hs := []claudeHook{
 		{"SessionEnd", c + " hook claude-code", claudeHookTimeout},
 		{"PreCompact", c + " hook claude-code", claudeHookTimeout},
@@ -426,7 +477,7 @@ func isOurClaudeCommand(cmd string) bool {
 		return false
 	}
 	prog := strings.TrimSuffix(strings.TrimSuffix(cmd, " hook claude-code"), " context --hook claude-code")
-	prog = strings.Trim(strings.TrimSpace(prog), `'"`)
+	prog = strings.Trim(stripMemDirArg(strings.TrimSpace(prog)), `'"`)
 	return prog == "git mem" || prog == "git-mem" || filepath.Base(prog) == "git-mem"
 }
 
@@ -473,7 +524,7 @@ func InstallClaudeCode(settingsPath, gitMemCmd string, opt InstallOptions) (stri
 		msg = fmt.Sprintf("wrote claude-code hooks (%s) to %s", strings.Join(events, ", "), settingsPath)
 	}
 	if opt.MCP {
-		m, err := installClaudeMCP(mcpPathFor(settingsPath, opt), gitMemCmd)
+		m, err := installClaudeMCP(mcpPathFor(settingsPath, opt), opt.argvFor(gitMemCmd))
 		if err != nil {
 			return "", err
 		}
@@ -652,7 +703,7 @@ func cleanHooks(root, hooks *jobj) {
 	}
 }
 
-func installClaudeMCP(path, gitMemCmd string) (string, error) {
+func installClaudeMCP(path string, argv []string) (string, error) {
 	jf, err := loadJSON(path)
 	if err != nil {
 		return "", fmt.Errorf("register git mem MCP server: %w", err)
@@ -665,7 +716,6 @@ func installClaudeMCP(path, gitMemCmd string) (string, error) {
 		}
 		servers = s
 	}
-	argv := gitMemArgv(gitMemCmd)
 	args := []any{}
 	for _, a := range argv[1:] {
 		args = append(args, a)

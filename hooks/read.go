@@ -76,6 +76,12 @@ type Options struct {
 	// Stop, Codex notify). When the last exchange's final reply matches it,
 	// that exchange is closed.
 	LastAssistantMessage string
+	// TurnComplete says the agent reported its current turn finished
+	// (Codex notify agent-turn-complete): the last exchange is closed if it
+	// has a reply and, when InputMessages are given, its prompt is one of
+	// them — a notify for a turn the file does not show yet closes nothing.
+	TurnComplete  bool
+	InputMessages []string
 }
 
 // Result is what a reader found: the closed exchanges in session order and
@@ -463,6 +469,25 @@ func (b *builder) matchesLast(last string) bool {
 	return false
 }
 
+// turnReported says whether the hook reported this exchange's turn as
+// complete (see Options.TurnComplete).
+func (b *builder) turnReported(opt Options) bool {
+	if !opt.TurnComplete || !b.hasReply() {
+		return false
+	}
+	if len(opt.InputMessages) == 0 {
+		return true
+	}
+	prompt := squash(b.ex.UserText())
+	for _, m := range opt.InputMessages {
+		m, _ = splitIDEContext(cutGitMemContext(m))
+		if squash(m) == prompt {
+			return true
+		}
+	}
+	return false
+}
+
 // finish returns the closed exchanges: all but the last, and the last too
 // when the session ended, a marker closed it, or the hook's final reply
 // matches. Command-only exchanges (/exit, /model) are dropped.
@@ -470,7 +495,7 @@ func finish(bs []*builder, opt Options) []*exchange.Exchange {
 	var out []*exchange.Exchange
 	for i, b := range bs {
 		last := i == len(bs)-1
-		if last && !(opt.SessionEnded || b.closed || b.matchesLast(opt.LastAssistantMessage)) {
+		if last && !(opt.SessionEnded || b.closed || b.matchesLast(opt.LastAssistantMessage) || b.turnReported(opt)) {
 			break
 		}
 		if b.command && !b.hasReply() {

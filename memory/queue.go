@@ -28,6 +28,7 @@ type Job struct {
 	Cwd                  string    `json:"cwd,omitempty"`
 	Event                string    `json:"event,omitempty"`
 	LastAssistantMessage string    `json:"last_assistant_message,omitempty"`
+	InputMessages        []string  `json:"input_messages,omitempty"` // codex notify: the turn's prompts
 	Queued               time.Time `json:"queued"`
 	Attempts             int       `json:"attempts"`
 	LastError            string    `json:"last_error,omitempty"`
@@ -185,7 +186,10 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 		return AddReport{}, errors.New("the job names no transcript")
 	}
 	ended := j.Event == "SessionEnd"
-	res, err := hooks.ReadFile(path, j.Kind, hooks.Options{SessionEnded: ended, LastAssistantMessage: j.LastAssistantMessage})
+	// Codex's notify reports a finished turn: that turn is closed.
+	turnDone := j.Kind == "codex" && j.Event == "agent-turn-complete"
+	res, err := hooks.ReadFile(path, j.Kind, hooks.Options{SessionEnded: ended, LastAssistantMessage: j.LastAssistantMessage,
+		TurnComplete: turnDone, InputMessages: j.InputMessages})
 	if err != nil {
 		return AddReport{}, err
 	}
@@ -196,9 +200,9 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 	return rep, err
 }
 
-// liveSession is how recently a transcript must have changed to be taken
+// LiveSession is how recently a transcript must have changed to be taken
 // for a session still running.
-const liveSession = 5 * time.Minute
+const LiveSession = 5 * time.Minute
 
 // ImportReport sums an import of many transcripts.
 type ImportReport struct {
@@ -206,6 +210,10 @@ type ImportReport struct {
 	Added    int      `json:"added"`
 	Present  int      `json:"present"`
 	Skipped  []string `json:"skipped"`
+	// HeldBack counts the open last exchanges of transcripts written to in
+	// the last LiveSession: their session may still be running, so they
+	// are left for the agent's hook or a later import.
+	HeldBack int `json:"held_back"`
 }
 
 // Import backfills every transcript of an agent under root (default: the
@@ -223,10 +231,15 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 		// A transcript written to in the last minutes may be a live
 		// session: its last exchange is left for the hook to close.
 		ended := true
-		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) < liveSession {
+		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) < LiveSession {
 			ended = false
 		}
 		res, err := hooks.ReadFile(f, kind, hooks.Options{SessionEnded: ended})
+		if err == nil && !ended {
+			if all, err := hooks.ReadFile(f, kind, hooks.Options{SessionEnded: true}); err == nil {
+				rep.HeldBack += len(all.Exchanges) - len(res.Exchanges)
+			}
+		}
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, err.Error())
 		} else {

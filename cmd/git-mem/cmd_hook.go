@@ -56,7 +56,7 @@ func newHookCmd(e *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, a []string) error {
 			n, err := hooks.ParseCodexNotify(a[len(a)-1])
 			job := memory.Job{Kind: "codex", ThreadID: n.ThreadID, Cwd: n.Cwd, Event: n.Type,
-				LastAssistantMessage: n.LastAssistantMessage}
+				LastAssistantMessage: n.LastAssistantMessage, InputMessages: n.InputMessages}
 			return e.queueHook(job, err)
 		},
 	})
@@ -169,7 +169,7 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 				return err
 			}
 			cwd, _ := os.Getwd()
-			opt := hooks.InstallOptions{Scope: scope, NoContext: noContext, MCP: !noMCP}
+			opt := hooks.InstallOptions{Scope: scope, NoContext: noContext, MCP: !noMCP, MemDir: e.explicitMemDir()}
 			var msg string
 			switch a[0] {
 			case "claude-code":
@@ -208,6 +208,22 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 		cmd.Flags().BoolVar(&noMCP, "no-mcp", false, "do not register the MCP server")
 	}
 	return cmd
+}
+
+// explicitMemDir is the memory named by --mem-dir or GIT_MEM_DIR, made
+// absolute (hooks run in other directories), or "" for the default.
+func (e *env) explicitMemDir() string {
+	d := e.memDir
+	if d == "" {
+		d = os.Getenv("GIT_MEM_DIR")
+	}
+	if d == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
 }
 
 // gitMemCommand is what hooks run: git-mem from PATH when it is there (so
@@ -264,6 +280,9 @@ func newImportCmd(e *env) *cobra.Command {
 				fmt.Fprintf(e.out, "imported %d sessions: added %d, already present %d", rep.Sessions, rep.Added, rep.Present)
 				if len(rep.Skipped) > 0 {
 					fmt.Fprintf(e.out, ", skipped %d", len(rep.Skipped))
+				}
+				if rep.HeldBack > 0 {
+					fmt.Fprintf(e.out, ", held back %d open exchange(s): their transcript changed in the last %d minutes, so the session may still be running (its hook or a later import stores them)", rep.HeldBack, int(memory.LiveSession.Minutes()))
 				}
 				fmt.Fprintln(e.out)
 			}
