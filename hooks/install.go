@@ -455,16 +455,19 @@ type claudeHook struct {
 	event   string
 	command string
 	timeout int
+	// ours recognises a handler git mem installed for this agent (default
+	// isOurClaudeCommand).
+	ours func(string) bool
 }
 
 func claudeHooks(gitMemCmd string, opt InstallOptions) []claudeHook {
 	c := opt.commandFor(gitMemCmd)
 	hs := []claudeHook{
-		{"SessionEnd", c + " hook claude-code", claudeHookTimeout},
-		{"PreCompact", c + " hook claude-code", claudeHookTimeout},
+		{"SessionEnd", c + " hook claude-code", claudeHookTimeout, nil},
+		{"PreCompact", c + " hook claude-code", claudeHookTimeout, nil},
 	}
 	if !opt.NoContext {
-		hs = append(hs, claudeHook{"SessionStart", c + " context --hook claude-code", claudeContextTimeout})
+		hs = append(hs, claudeHook{"SessionStart", c + " context --hook claude-code", claudeContextTimeout, nil})
 	}
 	return hs
 }
@@ -472,13 +475,23 @@ func claudeHooks(gitMemCmd string, opt InstallOptions) []claudeHook {
 // isOurClaudeCommand recognises a handler git mem installed, whatever path
 // it was installed with.
 func isOurClaudeCommand(cmd string) bool {
+	return isOurCommand(cmd, " hook claude-code", " context --hook claude-code")
+}
+
+// isOurCommand says whether cmd is git mem (any path, with or without
+// --mem-dir) followed by one of the given argument tails.
+func isOurCommand(cmd string, tails ...string) bool {
 	cmd = strings.TrimSpace(cmd)
-	if !strings.HasSuffix(cmd, " hook claude-code") && !strings.HasSuffix(cmd, " context --hook claude-code") {
-		return false
+	for _, tail := range tails {
+		if !strings.HasSuffix(cmd, tail) {
+			continue
+		}
+		prog := strings.Trim(stripMemDirArg(strings.TrimSpace(strings.TrimSuffix(cmd, tail))), `'"`)
+		if prog == "git mem" || prog == "git-mem" || filepath.Base(prog) == "git-mem" {
+			return true
+		}
 	}
-	prog := strings.TrimSuffix(strings.TrimSuffix(cmd, " hook claude-code"), " context --hook claude-code")
-	prog = strings.Trim(stripMemDirArg(strings.TrimSpace(prog)), `'"`)
-	return prog == "git mem" || prog == "git-mem" || filepath.Base(prog) == "git-mem"
+	return false
 }
 
 func isContextCommand(cmd string) bool {
@@ -612,7 +625,11 @@ func ensureClaudeHook(hooks *jobj, h claudeHook) error {
 				continue
 			}
 			cmd, _ := handler.vals["command"].(string)
-			if !isOurClaudeCommand(cmd) || isContextCommand(cmd) != isContextCommand(h.command) {
+			ours := isOurClaudeCommand
+			if h.ours != nil {
+				ours = h.ours
+			}
+			if !ours(cmd) || isContextCommand(cmd) != isContextCommand(h.command) {
 				continue
 			}
 			if found {

@@ -232,7 +232,21 @@ func ListSessions(kind, root string) ([]string, error) {
 			return strings.HasPrefix(n, "rollout-") && strings.HasSuffix(n, ".jsonl")
 		}
 	default:
-		return nil, fmt.Errorf("list sessions: unknown kind %q (use claude-code or codex)", kind)
+		a, ok := docAgents[kind]
+		if !ok {
+			return nil, fmt.Errorf("list sessions: unknown agent %q (use %s)", kind, strings.Join(Formats(), ", "))
+		}
+		keep = a.keep
+		if root == "" {
+			home, _ := os.UserHomeDir()
+			roots := a.roots(home)
+			root, extra = roots[0], roots[1:]
+			if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+				// Only the other roots may exist (another editor, an older layout).
+				extra = roots
+				root = ""
+			}
+		}
 	}
 	walk := func(root string) error {
 		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -259,9 +273,10 @@ func ListSessions(kind, root string) ([]string, error) {
 			return nil
 		})
 	}
-	err := walk(root)
-	if err != nil {
-		return nil, fmt.Errorf("list %s sessions under %s: %w", kind, root, err)
+	if root != "" {
+		if err := walk(root); err != nil {
+			return nil, fmt.Errorf("list %s sessions under %s: %w", kind, root, err)
+		}
 	}
 	for _, r := range extra {
 		if err := walk(r); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -293,6 +308,8 @@ func ListSessions(kind, root string) ([]string, error) {
 var editTools = map[string]string{
 	"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
 	"NotebookEdit": "notebook_path",
+	// Gemini CLI
+	"replace": "file_path", "write_file": "file_path",
 }
 
 var patchHeaderRe = regexp.MustCompile(`(?m)^\*\*\* (?:Update File|Add File|Delete File|Move to): *(.+?)\s*$`)

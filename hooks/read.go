@@ -82,6 +82,9 @@ type Options struct {
 	// them — a notify for a turn the file does not show yet closes nothing.
 	TurnComplete  bool
 	InputMessages []string
+	// Cwd is the session's folder when a hook says it (Gemini CLI's files
+	// do not name their project).
+	Cwd string
 }
 
 // Result is what a reader found: the closed exchanges in session order and
@@ -125,7 +128,10 @@ func ReadFile(path, format string, opt Options) (Result, error) {
 	case FormatExchange:
 		return Result{}, fmt.Errorf("read %s: the plain exchange format is read with exchange.ReadJSONL, not by the transcript readers", path)
 	default:
-		return Result{}, fmt.Errorf("read %s: unknown format %q (use exchange, claude-code, codex or aider)", path, format)
+		if a, ok := docAgents[format]; ok {
+			return a.read(path, opt)
+		}
+		return Result{}, fmt.Errorf("read %s: unknown format %q (use exchange, %s)", path, format, strings.Join(Formats(), ", "))
 	}
 }
 
@@ -141,10 +147,18 @@ func Detect(path string) (string, error) {
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return "", fmt.Errorf("detect format of %s: %w", path, err)
 	}
+	if bytes.Contains(head[:min(n, 4096)], []byte(`"projectHash"`)) && bytes.Contains(head[:min(n, 4096)], []byte(`"sessionId"`)) {
+		return FormatGemini, nil
+	}
 	if format := detectBytes(head[:n]); format != "" {
 		return format, nil
 	}
-	return "", fmt.Errorf("detect format of %s: not a transcript git mem knows (pass --format exchange, claude-code, codex or aider)", path)
+	for _, name := range docAgentOrder {
+		if a := docAgents[name]; a.sniff != nil && a.sniff(path, head[:n]) {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("detect format of %s: not a transcript git mem knows (pass --format exchange, %s)", path, strings.Join(Formats(), ", "))
 }
 
 var claudeTypes = map[string]bool{

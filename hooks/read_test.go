@@ -283,6 +283,7 @@ func TestGrowingTranscripts(t *testing.T) {
 	add("testdata/claude/*.jsonl", FormatClaudeCode)
 	add("testdata/codex/*.jsonl", FormatCodex)
 	add("testdata/aider/*.md", FormatAider)
+	add("testdata/gemini/*.jsonl", FormatGemini)
 	add(sharedFixtures+"/claude-code/*.jsonl", FormatClaudeCode)
 	add(sharedFixtures+"/codex/*.jsonl", FormatCodex)
 	add(sharedFixtures+"/aider/.aider.chat.history.md", FormatAider)
@@ -633,7 +634,7 @@ func TestDetect(t *testing.T) {
 	if _, err := ReadFile(plain, "", Options{}); err == nil || !strings.Contains(err.Error(), "exchange.ReadJSONL") {
 		t.Errorf("exchange format: %v", err)
 	}
-	if _, err := ReadFile(plain, "gemini", Options{}); err == nil {
+	if _, err := ReadFile(plain, "zed", Options{}); err == nil {
 		t.Error("unknown format accepted")
 	}
 	if res, err := ReadFile("testdata/claude/rewind.jsonl", "auto", Options{SessionEnded: true}); err != nil || len(res.Exchanges) != 3 {

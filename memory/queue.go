@@ -186,10 +186,11 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 		return AddReport{}, errors.New("the job names no transcript")
 	}
 	ended := j.Event == "SessionEnd"
-	// Codex's notify reports a finished turn: that turn is closed.
-	turnDone := j.Kind == "codex" && j.Event == "agent-turn-complete"
+	// Codex's notify and Gemini CLI's AfterAgent report a finished turn:
+	// that turn is closed.
+	turnDone := j.Kind == "codex" && j.Event == "agent-turn-complete" || j.Kind == hooks.FormatGemini && j.Event == "AfterAgent"
 	res, err := hooks.ReadFile(path, j.Kind, hooks.Options{SessionEnded: ended, LastAssistantMessage: j.LastAssistantMessage,
-		TurnComplete: turnDone, InputMessages: j.InputMessages})
+		TurnComplete: turnDone, InputMessages: j.InputMessages, Cwd: j.Cwd})
 	if err != nil {
 		return AddReport{}, err
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,6 +60,23 @@ func newHookCmd(e *env) *cobra.Command {
 			job := memory.Job{Kind: "codex", ThreadID: n.ThreadID, Cwd: n.Cwd, Event: n.Type,
 				LastAssistantMessage: n.LastAssistantMessage, InputMessages: n.InputMessages}
 			return e.queueHook(job, err)
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "gemini",
+		Short: "Gemini CLI hook (AfterAgent, SessionEnd): the hook's JSON on stdin",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := hooks.ParseGeminiHook(e.in)
+			job := memory.Job{Kind: hooks.FormatGemini, Transcript: in.TranscriptPath, SessionID: in.SessionID,
+				Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.PromptResponse}
+			if in.Prompt != "" {
+				job.InputMessages = []string{in.Prompt}
+			}
+			err = e.queueHook(job, err)
+			// Gemini CLI parses a hook's stdout as JSON: say nothing, as JSON.
+			fmt.Fprintln(e.out, "{}")
+			return err
 		},
 	})
 	for _, action := range []string{"install", "uninstall"} {
@@ -160,7 +179,7 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 	var scope string
 	var noContext, noMCP bool
 	cmd := &cobra.Command{
-		Use:   action + " claude-code|codex [--scope user|project]",
+		Use:   action + " claude-code|codex|gemini [--scope user|project]",
 		Short: map[string]string{"install": "Install git mem's hooks (and MCP server) into an agent's settings", "uninstall": "Remove git mem's hooks and MCP server from an agent's settings"}[action],
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -189,8 +208,15 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 				} else {
 					msg, err = hooks.UninstallCodex(path, opt)
 				}
+			case hooks.FormatGemini:
+				path := hooks.GeminiSettingsPath(scope, home, cwd)
+				if action == "install" {
+					msg, err = hooks.InstallGemini(path, gitMemCommand(), opt)
+				} else {
+					msg, err = hooks.UninstallGemini(path, opt)
+				}
 			default:
-				return usagef("unknown agent %q: use claude-code or codex", a[0])
+				return usagef("unknown agent %q: use claude-code, codex or gemini", a[0])
 			}
 			if err != nil {
 				return err
@@ -240,13 +266,13 @@ func gitMemCommand() string {
 
 func newImportCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "import claude-code|codex [DIR]",
+		Use:   "import claude-code|codex|gemini [DIR]",
 		Short: "Backfill whole agent histories (default ~/.claude/projects, ~/.codex/sessions)",
 		Args:  args(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			kind := a[0]
-			if kind != "claude-code" && kind != "codex" {
-				return usagef("unknown agent %q: use claude-code or codex", kind)
+			if !slices.Contains(hooks.ImportAgents(), kind) {
+				return usagef("unknown agent %q: use %s", kind, strings.Join(hooks.ImportAgents(), ", "))
 			}
 			root := ""
 			if len(a) == 2 {

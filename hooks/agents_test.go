@@ -1,0 +1,283 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+// agentDirs are the fixture folders of the readers added for issue 16;
+// each fixture in them has an entry in the folder's PROVENANCE.json.
+var agentDirs = []string{"gemini"}
+
+type provenance struct {
+	Synthetic   bool   `json:"synthetic"`
+	Repository  string `json:"repository"`
+	Commit      string `json:"commit"`
+	Path        string `json:"path"`
+	License     string `json:"license"`
+	WrittenFrom string `json:"written_from"`
+}
+
+func TestFixtureProvenance(t *testing.T) {
+	for _, dir := range agentDirs {
+		b, err := os.ReadFile(filepath.Join("testdata", dir, "PROVENANCE.json"))
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		var prov map[string]provenance
+		if err := json.Unmarshal(b, &prov); err != nil {
+			t.Errorf("%s/PROVENANCE.json: %v", dir, err)
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*"))
+		for _, f := range files {
+			name := filepath.Base(f)
+			if name == "PROVENANCE.json" {
+				continue
+			}
+			p, ok := prov[name]
+			switch {
+			case !ok:
+				t.Errorf("%s: fixture without provenance", f)
+			case p.Synthetic && p.WrittenFrom == "":
+				t.Errorf("%s: synthetic fixture does not say what it was written from", f)
+			case !p.Synthetic && (p.Repository == "" || len(p.Commit) != 40 || p.Path == "" || p.License == ""):
+				t.Errorf("%s: provenance needs repository, commit, path and license: %+v", f, p)
+			}
+		}
+	}
+}
+
+// agentCase is one fixture with the numbers counted by hand from the file.
+type agentCase struct {
+	format, file string
+	exchanges    int // exchanges of the ended session
+	open         int // exchanges returned while the session may still run
+	prompts      []string
+	toolCalls    int
+	files        []string // FilesTouched over all exchanges, in order
+	// arrayPath is where a whole-document format keeps its messages, for
+	// the growth test (nil: a JSON Lines format, grown by lines elsewhere).
+	arrayPath []string
+}
+
+var agentCases = []agentCase{
+	{
+		// Legacy JSON: messages[] of 11; type user at [0] and [9] (2
+		// prompts); toolCalls arrays of [1..7] hold 1,2,1,1,1,1,1 = 8
+		// calls; the only edit is the replace at [6] (file_path below).
+		format: FormatGemini, file: "testdata/gemini/session-2025-12-30T07-44-a1c91f1a.json",
+		exchanges: 2, open: 1,
+		prompts:   []string{"fix the gemini web app link", "nope that just created a link"},
+		toolCalls: 8,
+		files:     []string{"/home/mischa/.local/share/applications/chrome-gdfaincndogidkdcdkhapmbffkckdkhn-Default.desktop"},
+		arrayPath: []string{"messages"},
+	},
+	{
+		// JSON Lines: u-1, u-2, u-3 (rewound away by $rewindTo), u-4 → 3
+		// prompts; calls read_file, replace | write_file, run_shell_command
+		// (cancelled) | none = 4; edits replace src/export.ts, write_file
+		// src/export.test.ts.
+		format: FormatGemini, file: "testdata/gemini/session-2026-03-01T10-00-7c1e0d2a.jsonl",
+		exchanges: 3, open: 2,
+		prompts:   []string{"The CSV export drops the header row", "Now add a test for the header", "also export as TSV, with a --tsv flag"},
+		toolCalls: 4,
+		files:     []string{"src/export.ts", "src/export.test.ts"},
+	},
+}
+
+func countTools(exs []*exchange.Exchange) int {
+	n := 0
+	for _, ex := range exs {
+		for _, t := range ex.Turns {
+			if t.Role == exchange.RoleTool && t.Name != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestAgentFixtures(t *testing.T) {
+	for _, c := range agentCases {
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			if f, err := Detect(c.file); err != nil || f != c.format {
+				t.Errorf("Detect = %q, %v; want %s", f, err, c.format)
+			}
+			res, err := ReadFile(c.file, c.format, Options{SessionEnded: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Problems) != 0 {
+				t.Errorf("problems: %v", res.Problems)
+			}
+			mustValid(t, res.Exchanges)
+			if len(res.Exchanges) != c.exchanges {
+				t.Fatalf("got %d exchanges %q, want %d", len(res.Exchanges), prompts(res.Exchanges), c.exchanges)
+			}
+			for i, p := range c.prompts {
+				if got := res.Exchanges[i].UserText(); !strings.HasPrefix(got, p) {
+					t.Errorf("prompt %d = %.60q, want %q…", i, got, p)
+				}
+				if strings.Contains(res.Exchanges[i].UserText(), "git-mem-context") {
+					t.Errorf("prompt %d keeps git mem's own context", i)
+				}
+			}
+			if n := countTools(res.Exchanges); n != c.toolCalls {
+				t.Errorf("got %d tool calls, want %d", n, c.toolCalls)
+			}
+			var files []string
+			for _, ex := range res.Exchanges {
+				files = append(files, FilesTouched(ex)...)
+			}
+			if !reflect.DeepEqual(files, c.files) {
+				t.Errorf("files touched %q, want %q", files, c.files)
+			}
+			open, err := ReadFile(c.file, c.format, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(open.Exchanges) != c.open {
+				t.Errorf("open session: %d exchanges, want %d", len(open.Exchanges), c.open)
+			}
+			// The same file read again gives the same ids and bytes.
+			again, _ := ReadFile(c.file, c.format, Options{SessionEnded: true})
+			for i := range again.Exchanges {
+				if !bytes.Equal(again.Exchanges[i].Canonical(), res.Exchanges[i].Canonical()) {
+					t.Errorf("exchange %s differs on a second read", res.Exchanges[i].ID)
+				}
+			}
+		})
+	}
+}
+
+// truncateArray returns the document with the array at path cut to its
+// first n elements: the same session, earlier.
+func truncateArray(t *testing.T, data []byte, path []string, n int) []byte {
+	t.Helper()
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(path) == 0 {
+		return mustJSON(t, doc.([]any)[:n])
+	}
+	obj := doc.(map[string]any)
+	for _, k := range path[:len(path)-1] {
+		obj = obj[k].(map[string]any)
+	}
+	k := path[len(path)-1]
+	obj[k] = obj[k].([]any)[:n]
+	return mustJSON(t, doc)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAgentGrowth: a document format rewritten as the session grows gives,
+// at every earlier length, only exchanges of the full read, byte for byte;
+// the longer copy adds exactly the new ones.
+func TestAgentGrowth(t *testing.T) {
+	for _, c := range agentCases {
+		if c.arrayPath == nil {
+			continue // JSON Lines: TestGrowingTranscripts
+		}
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			data, err := os.ReadFile(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			name := filepath.Join(dir, filepath.Base(c.file))
+			full, err := ReadFile(c.file, c.format, Options{SessionEnded: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byID := map[string][]byte{}
+			for _, ex := range full.Exchanges {
+				byID[ex.ID] = ex.Canonical()
+			}
+			elems, err := arrayAt(data, c.arrayPath...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := map[string]bool{}
+			for n := 0; n <= len(elems); n++ {
+				if err := os.WriteFile(name, truncateArray(t, data, c.arrayPath, n), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				res, err := ReadFile(name, c.format, Options{})
+				if err != nil {
+					t.Fatalf("length %d: %v", n, err)
+				}
+				for _, ex := range res.Exchanges {
+					want, ok := byID[ex.ID]
+					if !ok || !bytes.Equal(ex.Canonical(), want) {
+						t.Errorf("length %d: exchange %s is not the full read's", n, ex.ID)
+					}
+					stored[ex.ID] = true
+				}
+			}
+			if len(stored) != c.open {
+				t.Errorf("growing reads stored %d exchanges, want %d (the last one waits for the session's end)", len(stored), c.open)
+			}
+		})
+	}
+}
+
+// TestAgentCorrupt: a document cut off or broken in the middle is reported
+// at its line and yields nothing; a message of the wrong shape is reported
+// at its line and the rest is read.
+func TestAgentCorrupt(t *testing.T) {
+	for _, c := range agentCases {
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			data, err := os.ReadFile(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			name := filepath.Join(dir, filepath.Base(c.file))
+			lines := bytes.SplitAfter(data, []byte("\n"))
+			mid := len(lines) / 2
+			broken := bytes.Join(append(append(append([][]byte{}, lines[:mid]...), []byte("}}} not json {{{\n")), lines[mid:]...), nil)
+			if err := os.WriteFile(name, broken, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := ReadFile(name, c.format, Options{SessionEnded: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Problems) == 0 || res.Problems[0].Line != mid+1 || !strings.HasPrefix(res.Problems[0].Error(), name+":") {
+				t.Fatalf("problems %v, want one at line %d", res.Problems, mid+1)
+			}
+			if c.arrayPath == nil && len(res.Exchanges) == 0 {
+				t.Errorf("JSON Lines: the good records around a bad line are still read")
+			}
+		})
+	}
+}
+
+func FuzzGemini(f *testing.F) {
+	seedFuzz(f, "testdata/gemini/*", "")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "fuzz.json")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkReader(t, func(opt Options) (Result, error) { return ReadGemini(p, opt) })
+	})
+}
