@@ -229,13 +229,7 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		// A transcript written to in the last minutes may be a live
-		// session: its last exchange is left for the hook to close.
-		ended := true
-		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) < LiveSession {
-			ended = false
-		}
-		res, err := hooks.ReadFile(f, kind, hooks.Options{SessionEnded: ended})
+		res, ended, err := readSession(f, kind)
 		if err == nil && !ended {
 			if all, err := hooks.ReadFile(f, kind, hooks.Options{SessionEnded: true}); err == nil {
 				rep.HeldBack += len(all.Exchanges) - len(res.Exchanges)

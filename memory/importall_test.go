@@ -1,0 +1,89 @@
+package memory
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/gitmem/git-mem/internal/shared"
+)
+
+// TestImportAllAgents: a HOME holding one real session of each agent, in
+// each agent's own folder, is found whole by a scan, per agent and project,
+// and imported with the same counts. Counts: Claude Code 7acd37a8 has 6
+// prompts with replies (hooks TestSharedClaudeCode), Codex 20-12-23 has 2
+// user_message events, the Gemini chat 2 user messages.
+func TestImportAllAgents(t *testing.T) {
+	fixtures := filepath.Join(shared.Dir(), "fixtures")
+	claude := filepath.Join(fixtures, "claude-code", "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
+	codex := filepath.Join(fixtures, "codex", "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl")
+	for _, p := range []string{claude, codex} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("shared fixture %s not present", p)
+		}
+	}
+	m := newMemory(t) // sets HOME
+	home := os.Getenv("HOME")
+	old := time.Now().Add(-time.Hour)
+	place := func(src, dst string) {
+		t.Helper()
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst = filepath.Join(home, dst)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(dst, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	place(claude, ".claude/projects/-Users-dain-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
+	place(codex, ".codex/sessions/2025/09/24/"+filepath.Base(codex))
+	place("../hooks/testdata/gemini/session-2025-12-30T07-44-a1c91f1a.json", ".gemini/tmp/helium-fix/chats/session-2025-12-30T07-44-a1c91f1a.json")
+	if err := os.WriteFile(filepath.Join(home, ".gemini/tmp/helium-fix/.project_root"), []byte("/nonexistent/helium-fix\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	scan, err := ScanAgents(ctx, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Found{
+		{Agent: "claude-code", Project: "JSSoundRecorder", Sessions: 1, Exchanges: 6},
+		{Agent: "codex", Project: "spectora-labs-monorepo-v2", Sessions: 1, Exchanges: 2},
+		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
+	}
+	if !reflect.DeepEqual(scan.Found, want) || len(scan.Skipped) != 0 || scan.HeldBack != 0 {
+		t.Fatalf("scan found %+v skipped %v held back %d\nwant %+v", scan.Found, scan.Skipped, scan.HeldBack, want)
+	}
+	added := 0
+	for _, agent := range scan.Agents() {
+		rep, err := m.Import(ctx, agent, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range want {
+			if f.Agent == agent && rep.Added != f.Exchanges {
+				t.Errorf("%s: imported %d, scan counted %d", agent, rep.Added, f.Exchanges)
+			}
+		}
+		added += rep.Added
+	}
+	if added != 10 {
+		t.Errorf("added %d, want 10", added)
+	}
+	// Again: nothing new.
+	for _, agent := range scan.Agents() {
+		if rep, _ := m.Import(ctx, agent, "", nil); rep.Added != 0 {
+			t.Errorf("%s: second import added %d", agent, rep.Added)
+		}
+	}
+}
