@@ -26,10 +26,25 @@ var docAgents = map[string]docAgent{
 				(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl"))
 		},
 	},
+	AgentCline: {
+		read:  ReadCline,
+		roots: func(home string) []string { return ClineTaskRoots(home, false) },
+		keep:  isClineTask,
+		sniff: func(p string, _ []byte) bool { return filepath.Base(p) == clineTaskFile },
+	},
+	AgentRooCode: {
+		read:  ReadCline,
+		roots: func(home string) []string { return ClineTaskRoots(home, true) },
+		keep:  isClineTask,
+	},
 }
 
+const clineTaskFile = "api_conversation_history.json"
+
+func isClineTask(p string, d fs.DirEntry) bool { return d.Name() == clineTaskFile }
+
 // docAgentOrder is the order Detect tries the sniffers in.
-var docAgentOrder = []string{FormatGemini}
+var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode}
 
 // Formats lists the transcript formats ReadFile reads.
 func Formats() []string {

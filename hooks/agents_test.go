@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +15,7 @@ import (
 
 // agentDirs are the fixture folders of the readers added for issue 16;
 // each fixture in them has an entry in the folder's PROVENANCE.json.
-var agentDirs = []string{"gemini"}
+var agentDirs = []string{"gemini", "cline", "roo-code"}
 
 type provenance struct {
 	Synthetic   bool   `json:"synthetic"`
@@ -37,9 +38,17 @@ func TestFixtureProvenance(t *testing.T) {
 			t.Errorf("%s/PROVENANCE.json: %v", dir, err)
 			continue
 		}
-		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*"))
+		var files []string
+		root := filepath.Join("testdata", dir)
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, p)
+			}
+			return nil
+		})
 		for _, f := range files {
-			name := filepath.Base(f)
+			name, _ := filepath.Rel(root, f)
+			name = filepath.ToSlash(name)
 			if name == "PROVENANCE.json" {
 				continue
 			}
@@ -80,6 +89,32 @@ var agentCases = []agentCase{
 		toolCalls: 8,
 		files:     []string{"/home/mischa/.local/share/applications/chrome-gdfaincndogidkdcdkhapmbffkckdkhn-Default.desktop"},
 		arrayPath: []string{"messages"},
+	},
+	{
+		// Cline, XML tools: prompts are the <task> of message 0, the
+		// <feedback> of 8 and the <answer> of 12; calls read_file,
+		// replace_in_file, execute_command, attempt_completion |
+		// replace_in_file (denied), ask_followup_question |
+		// replace_in_file, attempt_completion = 8; the denied edit
+		// touched nothing. attempt_completion closes an exchange, so the
+		// open task already gives all 3.
+		format: FormatCline, file: "testdata/cline/1767080000000/api_conversation_history.json",
+		exchanges: 3, open: 3,
+		prompts:   []string{"slugify() keeps accents", "also collapse repeated dashes", "after trimming"},
+		toolCalls: 8,
+		files:     []string{"src/slug.ts", "src/slug.ts"},
+		arrayPath: []string{},
+	},
+	{
+		// Roo Code, native tools: the <task> of message 0 and the
+		// <feedback> inside the tool_result of 6; calls read_file,
+		// apply_diff, attempt_completion | apply_diff = 4.
+		format: FormatCline, file: "testdata/roo-code/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json",
+		exchanges: 2, open: 1,
+		prompts:   []string{"Add a --json flag to the stats command", "name the flag --format json instead"},
+		toolCalls: 4,
+		files:     []string{"cmd/stats.go", "cmd/stats.go"},
+		arrayPath: []string{},
 	},
 	{
 		// JSON Lines: u-1, u-2, u-3 (rewound away by $rewindTo), u-4 → 3
@@ -195,13 +230,17 @@ func TestAgentGrowth(t *testing.T) {
 		if c.arrayPath == nil {
 			continue // JSON Lines: TestGrowingTranscripts
 		}
+		c := c
 		t.Run(filepath.Base(c.file), func(t *testing.T) {
 			data, err := os.ReadFile(c.file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := t.TempDir()
-			name := filepath.Join(dir, filepath.Base(c.file))
+			// Same folder names: Cline's task id and agent come from them.
+			name := filepath.Join(t.TempDir(), c.file)
+			if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			full, err := ReadFile(c.file, c.format, Options{SessionEnded: true})
 			if err != nil {
 				t.Fatal(err)
@@ -248,8 +287,10 @@ func TestAgentCorrupt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := t.TempDir()
-			name := filepath.Join(dir, filepath.Base(c.file))
+			name := filepath.Join(t.TempDir(), c.file)
+			if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			lines := bytes.SplitAfter(data, []byte("\n"))
 			mid := len(lines) / 2
 			broken := bytes.Join(append(append(append([][]byte{}, lines[:mid]...), []byte("}}} not json {{{\n")), lines[mid:]...), nil)
@@ -280,4 +321,65 @@ func FuzzGemini(f *testing.F) {
 		}
 		checkReader(t, func(opt Options) (Result, error) { return ReadGemini(p, opt) })
 	})
+}
+
+func FuzzCline(f *testing.F) {
+	seedFuzz(f, "testdata/cline/*/*.json", "")
+	seedFuzz(f, "testdata/roo-code/*/*.json", "")
+	dir := filepath.Join(f.TempDir(), "1767080000000")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "fuzz.json")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkReader(t, func(opt Options) (Result, error) { return ReadCline(p, opt) })
+	})
+}
+
+// TestAgentBadMessage: one message of the wrong shape is reported at the
+// line it starts on; the other messages are still read.
+func TestAgentBadMessage(t *testing.T) {
+	src := "testdata/roo-code/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json"
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []map[string]any
+	if err := json.Unmarshal(b, &msgs); err != nil {
+		t.Fatal(err)
+	}
+	msgs[4]["content"] = 5 // the result of the first apply_diff
+	data := mustJSON(t, msgs)
+	name := filepath.Join(t.TempDir(), "roo-code", "task", "api_conversation_history.json")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadCline(name, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	if len(res.Problems) != 1 || res.Problems[0].Line < 2 || strings.TrimSpace(lines[res.Problems[0].Line-1]) != "{" {
+		t.Fatalf("problems %v", res.Problems)
+	}
+	// Element 4 (0-based) starts on the 5th line that opens a top-level
+	// element ("  {" as MarshalIndent writes it).
+	n := 0
+	for i, l := range lines {
+		if l == "  {" {
+			n++
+			if n == 5 && i+1 != res.Problems[0].Line {
+				t.Errorf("problem at line %d, element 4 starts at %d", res.Problems[0].Line, i+1)
+			}
+		}
+	}
+	if len(res.Exchanges) != 2 {
+		t.Errorf("got %d exchanges, want 2", len(res.Exchanges))
+	}
 }

@@ -46,12 +46,11 @@ type docElem struct {
 
 // lineAt is the 1-based line of the first value byte at or after off.
 func lineAt(data []byte, off int) int {
+	off = max(off, 0)
 	for off < len(data) && bytes.IndexByte([]byte(" \t\r\n,:"), data[off]) >= 0 {
 		off++
 	}
-	if off > len(data) {
-		off = len(data)
-	}
+	off = min(off, len(data))
 	return bytes.Count(data[:off], []byte("\n")) + 1
 }
 
@@ -72,6 +71,19 @@ func docProblem(name string, data []byte, err error) Problem {
 // (path names nested keys: "a", "b" is data.a.b), or of the top-level array
 // when path is empty. A missing key gives no elements and no error.
 func arrayAt(data []byte, path ...string) ([]docElem, error) {
+	elems, err := arrayAtDec(data, path)
+	if err != nil {
+		// A decoder's syntax offsets count from where it resumed; a whole
+		// parse gives the offset in the file.
+		var v any
+		if werr := json.Unmarshal(data, &v); werr != nil {
+			return elems, werr
+		}
+	}
+	return elems, err
+}
+
+func arrayAtDec(data []byte, path []string) ([]docElem, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for _, key := range path {
 		if err := expectDelim(dec, '{'); err != nil {

@@ -310,6 +310,9 @@ var editTools = map[string]string{
 	"NotebookEdit": "notebook_path",
 	// Gemini CLI
 	"replace": "file_path", "write_file": "file_path",
+	// Cline, Roo Code
+	"write_to_file": "path", "replace_in_file": "path", "apply_diff": "path",
+	"insert_content": "path", "search_and_replace": "path",
 }
 
 var patchHeaderRe = regexp.MustCompile(`(?m)^\*\*\* (?:Update File|Add File|Delete File|Move to): *(.+?)\s*$`)
