@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,14 @@ var docAgents = map[string]docAgent{
 		roots: func(home string) []string { return ClineTaskRoots(home, true) },
 		keep:  isClineTask,
 	},
+	AgentContinue: {
+		read:  ReadContinue,
+		roots: func(home string) []string { return []string{ContinueSessionsDir(home)} },
+		keep:  isContinueSession,
+		sniff: func(_ string, head []byte) bool {
+			return bytes.Contains(head, []byte(`"workspaceDirectory"`)) && bytes.Contains(head, []byte(`"history"`))
+		},
+	},
 }
 
 const clineTaskFile = "api_conversation_history.json"
@@ -44,7 +53,7 @@ const clineTaskFile = "api_conversation_history.json"
 func isClineTask(p string, d fs.DirEntry) bool { return d.Name() == clineTaskFile }
 
 // docAgentOrder is the order Detect tries the sniffers in.
-var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode}
+var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue}
 
 // Formats lists the transcript formats ReadFile reads.
 func Formats() []string {

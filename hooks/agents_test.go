@@ -15,7 +15,7 @@ import (
 
 // agentDirs are the fixture folders of the readers added for issue 16;
 // each fixture in them has an entry in the folder's PROVENANCE.json.
-var agentDirs = []string{"gemini", "cline", "roo-code"}
+var agentDirs = []string{"gemini", "cline", "roo-code", "continue"}
 
 type provenance struct {
 	Synthetic   bool   `json:"synthetic"`
@@ -115,6 +115,18 @@ var agentCases = []agentCase{
 		toolCalls: 4,
 		files:     []string{"cmd/stats.go", "cmd/stats.go"},
 		arrayPath: []string{},
+	},
+	{
+		// Continue: history items 0, 7 and 10 are user messages (7's
+		// git-mem-context is cut; 10, "thanks", has no reply yet); calls
+		// read_file, edit_existing_file | create_new_file,
+		// run_terminal_command (canceled) = 4.
+		format: FormatContinue, file: "testdata/continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json",
+		exchanges: 3, open: 2,
+		prompts:   []string{"Add retries with exponential backoff", "now cap the wait at 2 s", "thanks"},
+		toolCalls: 4,
+		files:     []string{"src/http.ts", "src/http.test.ts"},
+		arrayPath: []string{"history"},
 	},
 	{
 		// JSON Lines: u-1, u-2, u-3 (rewound away by $rewindTo), u-4 → 3
@@ -241,7 +253,11 @@ func TestAgentGrowth(t *testing.T) {
 			if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			full, err := ReadFile(c.file, c.format, Options{SessionEnded: true})
+			// The full read from the same place as the shorter copies.
+			if err := os.WriteFile(name, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			full, err := ReadFile(name, c.format, Options{SessionEnded: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,4 +398,19 @@ func TestAgentBadMessage(t *testing.T) {
 	if len(res.Exchanges) != 2 {
 		t.Errorf("got %d exchanges, want 2", len(res.Exchanges))
 	}
+}
+
+func FuzzContinue(f *testing.F) {
+	seedFuzz(f, "testdata/continue/sessions/*.json", "")
+	dir := filepath.Join(f.TempDir(), "sessions")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "fuzz.json")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkReader(t, func(opt Options) (Result, error) { return ReadContinue(p, opt) })
+	})
 }
