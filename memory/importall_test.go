@@ -15,7 +15,9 @@ import (
 // each agent's own folder, is found whole by a scan, per agent and project,
 // and imported with the same counts. Counts: Claude Code 7acd37a8 has 6
 // prompts with replies (hooks TestSharedClaudeCode), Codex 20-12-23 has 2
-// user_message events, the Gemini chat 2 user messages.
+// user_message events, the Gemini chat 2 user messages; Cline, Roo Code
+// and Continue as counted in hooks agentCases (their fixtures are
+// synthetic: no real public one was found).
 func TestImportAllAgents(t *testing.T) {
 	fixtures := filepath.Join(shared.Dir(), "fixtures")
 	claude := filepath.Join(fixtures, "claude-code", "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
@@ -51,6 +53,9 @@ func TestImportAllAgents(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".gemini/tmp/helium-fix/.project_root"), []byte("/nonexistent/helium-fix\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	place("../hooks/testdata/cline/1767080000000/api_conversation_history.json", ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1767080000000/api_conversation_history.json")
+	place("../hooks/testdata/roo-code/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json", ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json")
+	place("../hooks/testdata/continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json", ".continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json")
 	ctx := context.Background()
 	scan, err := ScanAgents(ctx, nil, "")
 	if err != nil {
@@ -58,8 +63,11 @@ func TestImportAllAgents(t *testing.T) {
 	}
 	want := []Found{
 		{Agent: "claude-code", Project: "JSSoundRecorder", Sessions: 1, Exchanges: 6},
+		{Agent: "cline", Project: "blog-engine", Sessions: 1, Exchanges: 3},
 		{Agent: "codex", Project: "spectora-labs-monorepo-v2", Sessions: 1, Exchanges: 2},
+		{Agent: "continue", Project: "http-client", Sessions: 1, Exchanges: 3},
 		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
+		{Agent: "roo-code", Project: "stats-cli", Sessions: 1, Exchanges: 2},
 	}
 	if !reflect.DeepEqual(scan.Found, want) || len(scan.Skipped) != 0 || scan.HeldBack != 0 {
 		t.Fatalf("scan found %+v skipped %v held back %d\nwant %+v", scan.Found, scan.Skipped, scan.HeldBack, want)
@@ -77,8 +85,8 @@ func TestImportAllAgents(t *testing.T) {
 		}
 		added += rep.Added
 	}
-	if added != 10 {
-		t.Errorf("added %d, want 10", added)
+	if added != 18 {
+		t.Errorf("added %d, want 18", added)
 	}
 	// Again: nothing new.
 	for _, agent := range scan.Agents() {

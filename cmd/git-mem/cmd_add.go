@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -59,10 +61,8 @@ func addPath(e *env, m *memory.Memory, path, format string, opt memory.AddOption
 	if path == "-" {
 		name = "<stdin>"
 	}
-	switch format {
-	case "auto", "exchange", "claude-code", "codex", "aider":
-	default:
-		return total, nil, usagef("--format %q: use auto, exchange, claude-code, codex or aider", format)
+	if format != "auto" && format != "exchange" && !slices.Contains(hooks.Formats(), format) {
+		return total, nil, usagef("--format %q: use auto, exchange, %s", format, strings.Join(hooks.Formats(), ", "))
 	}
 	if format != "exchange" {
 		// Transcript readers work on files; spool standard input to one.
