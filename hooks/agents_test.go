@@ -15,7 +15,7 @@ import (
 
 // agentDirs are the fixture folders of the readers added for issue 16;
 // each fixture in them has an entry in the folder's PROVENANCE.json.
-var agentDirs = []string{"gemini", "cline", "roo-code", "continue"}
+var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory"}
 
 type provenance struct {
 	Synthetic   bool   `json:"synthetic"`
@@ -74,8 +74,11 @@ type agentCase struct {
 	toolCalls    int
 	files        []string // FilesTouched over all exchanges, in order
 	// arrayPath is where a whole-document format keeps its messages, for
-	// the growth test (nil: a JSON Lines format, grown by lines elsewhere).
+	// the growth test (nil: a line format, grown by lines in
+	// TestGrowingTranscripts).
 	arrayPath []string
+	// markdown: any line is valid, so there is no corrupt record to report.
+	markdown bool
 }
 
 var agentCases = []agentCase{
@@ -127,6 +130,19 @@ var agentCases = []agentCase{
 		toolCalls: 4,
 		files:     []string{"src/http.ts", "src/http.test.ts"},
 		arrayPath: []string{"history"},
+	},
+	{
+		// SpecStory (Markdown v2.0.0, Claude Code), real: _**User**_
+		// headers at lines 7, 407, 503, 576, 678; <tool-use> blocks Read,
+		// mcp__task-master__get_tasks | - | - | - | TodoWrite, Read, Edit,
+		// Edit, Edit, TodoWrite, Bash = 9; the three Edits all update
+		// future_development.md ("The file … has been updated").
+		format: FormatSpecStory, file: "testdata/specstory/MunsellSpace/.specstory/history/2025-12-06_19-04-39Z-hello-claude-we-have.md",
+		exchanges: 5, open: 4,
+		prompts:   []string{"Hello Claude, we have successfully worked", "Very good. You are listing five", "Ok you gave me an idea", "For 3 given that we start", "Yes please, add/amend the future"},
+		toolCalls: 9,
+		files:     []string{"/Users/chris/dev/projects/libraries/MunsellSpace/future_development.md"},
+		markdown:  true,
 	},
 	{
 		// JSON Lines: u-1, u-2, u-3 (rewound away by $rewindTo), u-4 → 3
@@ -298,6 +314,9 @@ func TestAgentGrowth(t *testing.T) {
 // at its line and the rest is read.
 func TestAgentCorrupt(t *testing.T) {
 	for _, c := range agentCases {
+		if c.markdown {
+			continue
+		}
 		t.Run(filepath.Base(c.file), func(t *testing.T) {
 			data, err := os.ReadFile(c.file)
 			if err != nil {
@@ -412,5 +431,20 @@ func FuzzContinue(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkReader(t, func(opt Options) (Result, error) { return ReadContinue(p, opt) })
+	})
+}
+
+func FuzzSpecStory(f *testing.F) {
+	seedFuzz(f, "testdata/specstory/*/.specstory/history/*.md", "")
+	dir := filepath.Join(f.TempDir(), ".specstory", "history")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "fuzz.md")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkReader(t, func(opt Options) (Result, error) { return ReadSpecStory(p, opt) })
 	})
 }

@@ -240,6 +240,9 @@ func ListSessions(kind, root string) ([]string, error) {
 		if root == "" {
 			home, _ := os.UserHomeDir()
 			roots := a.roots(home)
+			if len(roots) == 0 {
+				return nil, nil // found only where the user points (SpecStory)
+			}
 			root, extra = roots[0], roots[1:]
 			if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 				// Only the other roots may exist (another editor, an older layout).
@@ -257,7 +260,7 @@ func ListSessions(kind, root string) ([]string, error) {
 				return nil // an unreadable subfolder should not stop an import
 			}
 			if d.IsDir() {
-				if d.Name() == "subagents" || d.Name() == "tool-results" {
+				if d.Name() == "subagents" || d.Name() == "tool-results" || d.Name() == "node_modules" {
 					return fs.SkipDir
 				}
 				return nil
