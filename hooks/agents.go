@@ -46,6 +46,14 @@ var docAgents = map[string]docAgent{
 			return bytes.Contains(head, []byte(`"workspaceDirectory"`)) && bytes.Contains(head, []byte(`"history"`))
 		},
 	},
+	AgentCursor: {
+		read:  ReadCursor,
+		roots: CursorGlobalDBs,
+		keep:  isCursorDB,
+		sniff: func(p string, head []byte) bool {
+			return bytes.HasPrefix(head, []byte("SQLite format 3\x00")) && filepath.Base(p) == "state.vscdb"
+		},
+	},
 	// SpecStory exports live in the repositories themselves: import needs
 	// the folder (a repo or a tree of repos) named.
 	FormatSpecStory: {
@@ -61,7 +69,7 @@ const clineTaskFile = "api_conversation_history.json"
 func isClineTask(p string, d fs.DirEntry) bool { return d.Name() == clineTaskFile }
 
 // docAgentOrder is the order Detect tries the sniffers in.
-var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, FormatSpecStory}
+var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, FormatSpecStory}
 
 // Formats lists the transcript formats ReadFile reads.
 func Formats() []string {

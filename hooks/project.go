@@ -316,6 +316,8 @@ var editTools = map[string]string{
 	// Cline, Roo Code
 	"write_to_file": "path", "replace_in_file": "path", "apply_diff": "path",
 	"insert_content": "path", "search_and_replace": "path",
+	// Cursor
+	"edit_file": "target_file", "search_replace": "file_path",
 	// Continue
 	"edit_existing_file": "filepath", "create_new_file": "filepath",
 	"single_find_and_replace": "filepath", "multi_edit": "filepath",
