@@ -54,6 +54,14 @@ var docAgents = map[string]docAgent{
 			return bytes.HasPrefix(head, []byte("SQLite format 3\x00")) && filepath.Base(p) == "state.vscdb"
 		},
 	},
+	AgentCopilot: {
+		read:  ReadCopilot,
+		roots: CopilotChatRoots,
+		keep:  isCopilotChat,
+		sniff: func(_ string, head []byte) bool {
+			return bytes.Contains(head, []byte(`"requests"`)) && (bytes.Contains(head, []byte(`"responderUsername"`)) || bytes.Contains(head, []byte(`"requesterUsername"`)))
+		},
+	},
 	// SpecStory exports live in the repositories themselves: import needs
 	// the folder (a repo or a tree of repos) named.
 	FormatSpecStory: {
@@ -69,7 +77,7 @@ const clineTaskFile = "api_conversation_history.json"
 func isClineTask(p string, d fs.DirEntry) bool { return d.Name() == clineTaskFile }
 
 // docAgentOrder is the order Detect tries the sniffers in.
-var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, FormatSpecStory}
+var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, AgentCopilot, FormatSpecStory}
 
 // Formats lists the transcript formats ReadFile reads.
 func Formats() []string {

@@ -15,7 +15,7 @@ import (
 
 // agentDirs are the fixture folders of the readers added for issue 16;
 // each fixture in them has an entry in the folder's PROVENANCE.json.
-var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor"}
+var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor", "copilot"}
 
 type provenance struct {
 	Synthetic   bool   `json:"synthetic"`
@@ -143,6 +143,17 @@ var agentCases = []agentCase{
 		toolCalls: 9,
 		files:     []string{"/Users/chris/dev/projects/libraries/MunsellSpace/future_development.md"},
 		markdown:  true,
+	},
+	{
+		// Copilot Chat: 3 requests; calls copilot_readFile + the edit of
+		// DatePicker.tsx | the edit of format.ts + copilot_runInTerminal
+		// (declined) | none = 4. The third has no result yet: open.
+		format: FormatCopilot, file: "testdata/copilot/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json",
+		exchanges: 3, open: 2,
+		prompts:   []string{"why does the date picker show UTC", "also format it as YYYY-MM-DD", "thanks"},
+		toolCalls: 4,
+		files:     []string{"/nonexistent/calendar/src/DatePicker.tsx", "/nonexistent/calendar/src/format.ts"},
+		arrayPath: []string{"requests"},
 	},
 	{
 		// JSON Lines: u-1, u-2, u-3 (rewound away by $rewindTo), u-4 → 3
@@ -446,5 +457,20 @@ func FuzzSpecStory(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkReader(t, func(opt Options) (Result, error) { return ReadSpecStory(p, opt) })
+	})
+}
+
+func FuzzCopilot(f *testing.F) {
+	seedFuzz(f, "testdata/copilot/workspaceStorage/*/chatSessions/*.json", "")
+	dir := filepath.Join(f.TempDir(), "chatSessions")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "fuzz.json")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkReader(t, func(opt Options) (Result, error) { return ReadCopilot(p, opt) })
 	})
 }

@@ -15,8 +15,8 @@ import (
 // each agent's own folder, is found whole by a scan, per agent and project,
 // and imported with the same counts. Counts: Claude Code 7acd37a8 has 6
 // prompts with replies (hooks TestSharedClaudeCode), Codex 20-12-23 has 2
-// user_message events, the Gemini chat 2 user messages; Cline, Roo Code
-// and Continue as counted in hooks agentCases (their fixtures are
+// user_message events, the Gemini chat 2 user messages; Cline, Roo Code,
+// Continue and Copilot Chat as counted in hooks agentCases (their fixtures are
 // synthetic: no real public one was found).
 func TestImportAllAgents(t *testing.T) {
 	fixtures := filepath.Join(shared.Dir(), "fixtures")
@@ -56,6 +56,8 @@ func TestImportAllAgents(t *testing.T) {
 	place("../hooks/testdata/cline/1767080000000/api_conversation_history.json", ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1767080000000/api_conversation_history.json")
 	place("../hooks/testdata/roo-code/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json", ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json")
 	place("../hooks/testdata/continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json", ".continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json")
+	place("../hooks/testdata/copilot/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json", ".config/Code/User/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json")
+	place("../hooks/testdata/copilot/workspaceStorage/ab12cd/workspace.json", ".config/Code/User/workspaceStorage/ab12cd/workspace.json")
 	ctx := context.Background()
 	scan, err := ScanAgents(ctx, nil, "")
 	if err != nil {
@@ -66,6 +68,7 @@ func TestImportAllAgents(t *testing.T) {
 		{Agent: "cline", Project: "blog-engine", Sessions: 1, Exchanges: 3},
 		{Agent: "codex", Project: "spectora-labs-monorepo-v2", Sessions: 1, Exchanges: 2},
 		{Agent: "continue", Project: "http-client", Sessions: 1, Exchanges: 3},
+		{Agent: "copilot", Project: "calendar", Sessions: 1, Exchanges: 3},
 		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
 		{Agent: "roo-code", Project: "stats-cli", Sessions: 1, Exchanges: 2},
 	}
@@ -85,8 +88,8 @@ func TestImportAllAgents(t *testing.T) {
 		}
 		added += rep.Added
 	}
-	if added != 18 {
-		t.Errorf("added %d, want 18", added)
+	if added != 21 {
+		t.Errorf("added %d, want 21", added)
 	}
 	// Again: nothing new.
 	for _, agent := range scan.Agents() {
