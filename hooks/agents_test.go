@@ -357,34 +357,6 @@ func TestAgentCorrupt(t *testing.T) {
 	}
 }
 
-func FuzzGemini(f *testing.F) {
-	seedFuzz(f, "testdata/gemini/*", "")
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(dir, "fuzz.json")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		checkReader(t, func(opt Options) (Result, error) { return ReadGemini(p, opt) })
-	})
-}
-
-func FuzzCline(f *testing.F) {
-	seedFuzz(f, "testdata/cline/*/*.json", "")
-	seedFuzz(f, "testdata/roo-code/*/*.json", "")
-	dir := filepath.Join(f.TempDir(), "1767080000000")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(dir, "fuzz.json")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		checkReader(t, func(opt Options) (Result, error) { return ReadCline(p, opt) })
-	})
-}
-
 // TestAgentBadMessage: one message of the wrong shape is reported at the
 // line it starts on; the other messages are still read.
 func TestAgentBadMessage(t *testing.T) {
@@ -430,47 +402,41 @@ func TestAgentBadMessage(t *testing.T) {
 	}
 }
 
-func FuzzContinue(f *testing.F) {
-	seedFuzz(f, "testdata/continue/sessions/*.json", "")
-	dir := filepath.Join(f.TempDir(), "sessions")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		f.Fatal(err)
+// fuzzFile fuzzes a reader of files: each input is written as name in a
+// folder laid out as the agent lays it out (dirs), then read.
+func fuzzFile(f *testing.F, seeds []string, dirs []string, name string, read func(string, Options) (Result, error)) {
+	for _, s := range seeds {
+		seedFuzz(f, s, "")
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(dir, "fuzz.json")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		checkReader(t, func(opt Options) (Result, error) { return ReadContinue(p, opt) })
-	})
-}
-
-func FuzzSpecStory(f *testing.F) {
-	seedFuzz(f, "testdata/specstory/*/.specstory/history/*.md", "")
-	dir := filepath.Join(f.TempDir(), ".specstory", "history")
+	dir := filepath.Join(append([]string{f.TempDir()}, dirs...)...)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		f.Fatal(err)
 	}
+	p := filepath.Join(dir, name)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(dir, "fuzz.md")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		checkReader(t, func(opt Options) (Result, error) { return ReadSpecStory(p, opt) })
+		checkReader(t, func(opt Options) (Result, error) { return read(p, opt) })
 	})
 }
 
+func FuzzGemini(f *testing.F) {
+	fuzzFile(f, []string{"testdata/gemini/session-*"}, []string{"chats"}, "fuzz.json", ReadGemini)
+}
+
+func FuzzCline(f *testing.F) {
+	fuzzFile(f, []string{"testdata/cline/*/*.json", "testdata/roo-code/*/*.json"}, []string{"1767080000000"}, "fuzz.json", ReadCline)
+}
+
+func FuzzContinue(f *testing.F) {
+	fuzzFile(f, []string{"testdata/continue/sessions/*.json"}, []string{"sessions"}, "fuzz.json", ReadContinue)
+}
+
+func FuzzSpecStory(f *testing.F) {
+	fuzzFile(f, []string{"testdata/specstory/*/.specstory/history/*.md"}, []string{".specstory", "history"}, "fuzz.md", ReadSpecStory)
+}
+
 func FuzzCopilot(f *testing.F) {
-	seedFuzz(f, "testdata/copilot/workspaceStorage/*/chatSessions/*.json", "")
-	dir := filepath.Join(f.TempDir(), "chatSessions")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(dir, "fuzz.json")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		checkReader(t, func(opt Options) (Result, error) { return ReadCopilot(p, opt) })
-	})
+	fuzzFile(f, []string{"testdata/copilot/workspaceStorage/*/chatSessions/*.json"}, []string{"chatSessions"}, "fuzz.json", ReadCopilot)
 }

@@ -78,15 +78,9 @@ func clBlocks(raw json.RawMessage) ([]clBlock, error) {
 
 // ReadCline reads a Cline or Roo Code task's api_conversation_history.json.
 func ReadCline(path string, opt Options) (Result, error) {
-	data, err := readDoc(path)
-	if err != nil {
-		return Result{}, fmt.Errorf("read cline task %s: %w", path, err)
-	}
-	var res Result
-	elems, err := arrayAt(data)
-	if err != nil {
-		res.Problems = append(res.Problems, docProblem(path, data, err))
-		return res, nil
+	elems, res, ok, err := openDoc(path, "cline task", nil)
+	if !ok {
+		return res, err
 	}
 	task := filepath.Base(filepath.Dir(path))
 	agent := AgentCline

@@ -2,9 +2,7 @@ package hooks
 
 import (
 	"encoding/json"
-	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,34 +60,18 @@ type ctItem struct {
 
 // ReadContinue reads a Continue session file.
 func ReadContinue(path string, opt Options) (Result, error) {
-	data, err := readDoc(path)
-	if err != nil {
-		return Result{}, fmt.Errorf("read continue session %s: %w", path, err)
-	}
-	var res Result
 	var head struct {
 		SessionID          string `json:"sessionId"`
 		WorkspaceDirectory string `json:"workspaceDirectory"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		res.Problems = append(res.Problems, docProblem(path, data, err))
-		return res, nil
+	elems, res, ok, err := openDoc(path, "continue session", &head, "history")
+	if !ok {
+		return res, err
 	}
-	elems, err := arrayAt(data, "history")
-	if err != nil {
-		res.Problems = append(res.Problems, docProblem(path, data, err))
-		return res, nil
-	}
-	session := head.SessionID
-	if session == "" {
-		session = strings.TrimSuffix(filepath.Base(path), ".json")
-	}
+	session := sessionOr(head.SessionID, path)
 	cwd := opt.Cwd
 	if cwd == "" {
-		cwd = head.WorkspaceDirectory
-		if u, err := url.Parse(cwd); err == nil && u.Scheme == "file" {
-			cwd = u.Path
-		}
+		cwd = fileURLPath(head.WorkspaceDirectory)
 	}
 	project := ""
 	if cwd != "" {

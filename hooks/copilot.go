@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,28 +59,15 @@ type cpPart struct {
 
 // ReadCopilot reads a VS Code Copilot Chat session file.
 func ReadCopilot(path string, opt Options) (Result, error) {
-	data, err := readDoc(path)
-	if err != nil {
-		return Result{}, fmt.Errorf("read copilot chat %s: %w", path, err)
-	}
-	var res Result
 	var head struct {
 		SessionID    string `json:"sessionId"`
 		CreationDate int64  `json:"creationDate"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		res.Problems = append(res.Problems, docProblem(path, data, err))
-		return res, nil
+	elems, res, ok, err := openDoc(path, "copilot chat", &head, "requests")
+	if !ok {
+		return res, err
 	}
-	elems, err := arrayAt(data, "requests")
-	if err != nil {
-		res.Problems = append(res.Problems, docProblem(path, data, err))
-		return res, nil
-	}
-	session := head.SessionID
-	if session == "" {
-		session = strings.TrimSuffix(filepath.Base(path), ".json")
-	}
+	session := sessionOr(head.SessionID, path)
 	cwd := opt.Cwd
 	if cwd == "" {
 		cwd = vscodeWorkspaceFolder(filepath.Dir(filepath.Dir(path)))
@@ -204,10 +190,7 @@ func vscodeURIPath(raw json.RawMessage) string {
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		if p, err := url.Parse(s); err == nil && p.Scheme == "file" {
-			return p.Path
-		}
-		return s
+		return fileURLPath(s)
 	}
 	return ""
 }
@@ -224,10 +207,7 @@ func vscodeWorkspaceFolder(dir string) string {
 	if json.Unmarshal(b, &ws) != nil {
 		return ""
 	}
-	if u, err := url.Parse(ws.Folder); err == nil && u.Scheme == "file" {
-		return u.Path
-	}
-	return ws.Folder
+	return fileURLPath(ws.Folder)
 }
 
 // CopilotChatRoots are VS Code's workspace and global storage folders.

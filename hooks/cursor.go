@@ -254,19 +254,9 @@ func cursorProjects(globalDB string) map[string]string {
 	user := filepath.Dir(filepath.Dir(globalDB))
 	dirs, _ := filepath.Glob(filepath.Join(user, "workspaceStorage", "*"))
 	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "workspace.json"))
-		if err != nil {
+		folder := vscodeWorkspaceFolder(d)
+		if folder == "" {
 			continue
-		}
-		var ws struct {
-			Folder string `json:"folder"`
-		}
-		if json.Unmarshal(b, &ws) != nil || ws.Folder == "" {
-			continue
-		}
-		folder := ws.Folder
-		if u, err := url.Parse(folder); err == nil && u.Scheme == "file" {
-			folder = u.Path
 		}
 		db, err := openCursorDB(filepath.Join(d, "state.vscdb"))
 		if err != nil {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/gitmem/git-mem/exchange"
@@ -205,4 +207,44 @@ func joinNonEmpty(parts []string, sep string) string {
 		}
 	}
 	return strings.Join(keep, sep)
+}
+
+// openDoc reads a document transcript, decodes its top level into head
+// (nil: no header) and returns the elements of the array at path. A
+// document that does not parse is a problem in the result, not an error:
+// then ok is false and the caller stops.
+func openDoc(file, what string, head any, path ...string) (elems []docElem, res Result, ok bool, err error) {
+	data, err := readDoc(file)
+	if err != nil {
+		return nil, res, false, fmt.Errorf("read %s %s: %w", what, file, err)
+	}
+	if head != nil {
+		if err := json.Unmarshal(data, head); err != nil {
+			res.Problems = append(res.Problems, docProblem(file, data, err))
+			return nil, res, false, nil
+		}
+	}
+	elems, err = arrayAt(data, path...)
+	if err != nil {
+		res.Problems = append(res.Problems, docProblem(file, data, err))
+		return nil, res, false, nil
+	}
+	return elems, res, true, nil
+}
+
+// sessionOr is the session id a file names, else its base name.
+func sessionOr(id, file string) string {
+	if id != "" {
+		return id
+	}
+	return strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+}
+
+// fileURLPath turns a file:// URI (VS Code, Continue) into a path; other
+// strings are returned as they are.
+func fileURLPath(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme == "file" {
+		return u.Path
+	}
+	return s
 }

@@ -90,9 +90,7 @@ func ReadGemini(path string, opt Options) (Result, error) {
 	default:
 		session, msgs = readGeminiLines(data, path, &res)
 	}
-	if session == "" {
-		session = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".jsonl"), ".json")
-	}
+	session = sessionOr(session, path)
 	project := geminiProject(path, opt.Cwd)
 	var bs []*builder
 	var cur *builder
