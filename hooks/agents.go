@@ -62,6 +62,14 @@ var docAgents = map[string]docAgent{
 			return bytes.Contains(head, []byte(`"requests"`)) && (bytes.Contains(head, []byte(`"responderUsername"`)) || bytes.Contains(head, []byte(`"requesterUsername"`)))
 		},
 	},
+	AgentOpenCode: {
+		read:  ReadOpenCode,
+		roots: OpenCodeDataDirs,
+		keep:  isOpenCodeDB,
+		sniff: func(p string, head []byte) bool {
+			return bytes.HasPrefix(head, []byte("SQLite format 3\x00")) && strings.HasPrefix(filepath.Base(p), "opencode")
+		},
+	},
 	// SpecStory exports live in the repositories themselves: import needs
 	// the folder (a repo or a tree of repos) named.
 	FormatSpecStory: {
@@ -77,7 +85,7 @@ const clineTaskFile = "api_conversation_history.json"
 func isClineTask(p string, d fs.DirEntry) bool { return d.Name() == clineTaskFile }
 
 // docAgentOrder is the order Detect tries the sniffers in.
-var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, AgentCopilot, FormatSpecStory}
+var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, AgentCopilot, AgentOpenCode, FormatSpecStory}
 
 // Formats lists the transcript formats ReadFile reads.
 func Formats() []string {

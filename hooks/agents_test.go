@@ -15,7 +15,7 @@ import (
 
 // agentDirs are the fixture folders of the readers added for issue 16;
 // each fixture in them has an entry in the folder's PROVENANCE.json.
-var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor", "copilot"}
+var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor", "copilot", "opencode"}
 
 type provenance struct {
 	Synthetic   bool   `json:"synthetic"`

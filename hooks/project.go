@@ -318,6 +318,8 @@ var editTools = map[string]string{
 	"insert_content": "path", "search_and_replace": "path",
 	// Cursor
 	"edit_file": "target_file", "search_replace": "file_path",
+	// OpenCode
+	"edit": "filePath", "write": "filePath", "multiedit": "filePath",
 	// Continue
 	"edit_existing_file": "filepath", "create_new_file": "filepath",
 	"single_find_and_replace": "filepath", "multi_edit": "filepath",
