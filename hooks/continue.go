@@ -90,17 +90,12 @@ func ReadContinue(path string, opt Options) (Result, error) {
 		switch m.Role {
 		case "user":
 			prompt := strings.TrimSpace(cutGitMemContext(partsText(m.Content)))
-			if cur != nil {
-				cur.closed = true
-			}
-			cur = nil
+			cur = endTurn(cur)
 			if prompt == "" {
 				continue
 			}
 			ex := &exchange.Exchange{ID: session + "/" + strconv.Itoa(i), Session: session, Time: when, Project: project, Agent: AgentContinue}
-			cur = newBuilder(ex)
-			cur.command = strings.HasPrefix(prompt, "/")
-			cur.text(exchange.RoleUser, clip(prompt), nil)
+			cur = promptBuilder(ex, prompt)
 			var attached []string
 			for _, c := range it.ContextItems {
 				if c.Description != "" {

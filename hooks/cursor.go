@@ -197,17 +197,12 @@ func cursorExchanges(c cuComposer, bubbles []cuBubble, opt Options) []*exchange.
 		switch b.Type {
 		case 1:
 			prompt := strings.TrimSpace(cutGitMemContext(validUTF8(b.Text)))
-			if cur != nil {
-				cur.closed = true
-			}
-			cur = nil
+			cur = endTurn(cur)
 			if prompt == "" || b.BubbleID == "" {
 				continue
 			}
 			ex := &exchange.Exchange{ID: "cursor:" + c.ComposerID + "/" + b.BubbleID, Session: c.ComposerID, Time: when, Project: project, Agent: AgentCursor}
-			cur = newBuilder(ex)
-			cur.command = strings.HasPrefix(prompt, "/")
-			cur.text(exchange.RoleUser, clip(prompt), nil)
+			cur = promptBuilder(ex, prompt)
 			bs = append(bs, cur)
 		case 2:
 			if cur == nil {

@@ -98,10 +98,7 @@ func ReadGemini(path string, opt Options) (Result, error) {
 		switch m.Type {
 		case "user":
 			prompt := strings.TrimSpace(cutGitMemContext(partsText(m.Content)))
-			if cur != nil {
-				cur.closed = true
-			}
-			cur = nil
+			cur = endTurn(cur)
 			if prompt == "" {
 				continue
 			}
@@ -113,9 +110,7 @@ func ReadGemini(path string, opt Options) (Result, error) {
 			if _, err := exchange.ParseTime(m.Timestamp); err == nil {
 				ex.Time = m.Timestamp
 			}
-			cur = newBuilder(ex)
-			cur.command = strings.HasPrefix(prompt, "/")
-			cur.text(exchange.RoleUser, clip(prompt), nil)
+			cur = promptBuilder(ex, prompt)
 			bs = append(bs, cur)
 		case "gemini":
 			if cur == nil {

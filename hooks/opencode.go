@@ -150,10 +150,7 @@ func readOpenCodeSession(db *sql.DB, path, session, dir string, opt Options) ([]
 				}
 			}
 			text := strings.TrimSpace(cutGitMemContext(strings.Join(prompt, "\n")))
-			if cur != nil {
-				cur.closed = true
-			}
-			cur = nil
+			cur = endTurn(cur)
 			if text == "" {
 				continue
 			}
@@ -164,9 +161,7 @@ func readOpenCodeSession(db *sql.DB, path, session, dir string, opt Options) ([]
 				when = time.UnixMilli(created.Int64).UTC().Format(time.RFC3339)
 			}
 			ex := &exchange.Exchange{ID: "opencode:" + session + "/" + id, Session: session, Time: when, Project: project, Agent: AgentOpenCode}
-			cur = newBuilder(ex)
-			cur.command = strings.HasPrefix(text, "/")
-			cur.text(exchange.RoleUser, clip(text), nil)
+			cur = promptBuilder(ex, text)
 			cur.text(exchange.RoleSystem, clip(cutGitMemContext(strings.Join(side, "\n"))), nil)
 			bs = append(bs, cur)
 		case "assistant":

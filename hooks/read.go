@@ -522,3 +522,22 @@ func finish(bs []*builder, opt Options) []*exchange.Exchange {
 	}
 	return out
 }
+
+// endTurn closes the exchange being read (a new prompt, or a message of
+// git mem's own context only, ends it); it returns nil for the reader's
+// current builder.
+func endTurn(cur *builder) *builder {
+	if cur != nil {
+		cur.closed = true
+	}
+	return nil
+}
+
+// promptBuilder starts an exchange with the user's prompt. A slash command
+// is kept only if the agent replies to it.
+func promptBuilder(ex *exchange.Exchange, prompt string) *builder {
+	b := newBuilder(ex)
+	b.command = strings.HasPrefix(prompt, "/")
+	b.text(exchange.RoleUser, clip(prompt), nil)
+	return b
+}

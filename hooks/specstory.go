@@ -90,18 +90,13 @@ func ReadSpecStory(path string, opt Options) (Result, error) {
 		switch kind {
 		case "user":
 			prompt := strings.TrimSpace(cutGitMemContext(text))
-			if cur != nil {
-				cur.closed = true
-			}
-			cur = nil
+			cur = endTurn(cur)
 			n++
 			if prompt == "" {
 				return
 			}
 			ex := &exchange.Exchange{ID: session + "/" + strconv.Itoa(n), Session: session, Time: when, Project: project, Agent: agent}
-			cur = newBuilder(ex)
-			cur.command = strings.HasPrefix(prompt, "/")
-			cur.text(exchange.RoleUser, clip(prompt), nil)
+			cur = promptBuilder(ex, prompt)
 			bs = append(bs, cur)
 		case "agent":
 			if cur != nil && text != "" {
