@@ -135,3 +135,32 @@ func TestOpenCode(t *testing.T) {
 		t.Errorf("problems %v, %d exchanges", r.Problems, len(r.Exchanges))
 	}
 }
+
+// FuzzOpenCodePart: any JSON in one part's data column gives valid
+// exchanges and never a panic.
+func FuzzOpenCodePart(f *testing.F) {
+	f.Add([]byte(`{"type":"tool","tool":"edit","callID":"c","state":{"status":"completed","input":{"filePath":"a"},"output":"ok"}}`))
+	f.Add([]byte(`{"type":"text","text":"hi","synthetic":true}`))
+	f.Add([]byte(`{"type":"reasoning","text":""}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		db := writeOpenCodeDB(t, t.TempDir(), -1, func(table, id string, d []byte) []byte {
+			if id == "prt_005" || id == "prt_009" {
+				return data
+			}
+			return d
+		})
+		for _, ended := range []bool{false, true} {
+			res, err := ReadOpenCode(db, Options{SessionEnded: ended})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ex := range res.Exchanges {
+				if err := ex.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				_ = ex.Canonical()
+				_ = FilesTouched(ex)
+			}
+		}
+	})
+}
