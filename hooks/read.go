@@ -1,6 +1,8 @@
-// Package hooks turns coding-agent transcripts (Claude Code, Codex, Aider)
-// into exchanges — one real user prompt plus the agent's whole reply — and
-// installs the agent hooks that feed them to git mem.
+// Package hooks turns coding-agent transcripts (Claude Code, Codex, Aider,
+// Gemini CLI, Cline and Roo Code, Continue, Cursor, Copilot Chat, OpenCode,
+// SpecStory exports; docs/AGENTS.md) into exchanges — one real user prompt
+// plus the agent's whole reply — and installs the agent hooks that feed
+// them to git mem.
 //
 // Readers only ever return closed exchanges: one whose next prompt exists,
 // or whose session the caller says has ended, or whose final reply matches

@@ -50,7 +50,7 @@ func ScanAgents(ctx context.Context, agents []string, root string) (ScanReport, 
 			if err := ctx.Err(); err != nil {
 				return rep, err
 			}
-			res, ended, err := readSession(f, agent)
+			res, held, err := readSession(f, agent)
 			if err != nil {
 				rep.Skipped = append(rep.Skipped, err.Error())
 				continue
@@ -58,11 +58,7 @@ func ScanAgents(ctx context.Context, agents []string, root string) (ScanReport, 
 			for _, p := range res.Problems {
 				rep.Skipped = append(rep.Skipped, p.Error())
 			}
-			if !ended {
-				if all, err := hooks.ReadFile(f, agent, hooks.Options{SessionEnded: true}); err == nil {
-					rep.HeldBack += len(all.Exchanges) - len(res.Exchanges)
-				}
-			}
+			rep.HeldBack += held
 			projects := map[string]bool{}
 			for _, ex := range res.Exchanges {
 				k := key{agent, ex.Project}
@@ -92,14 +88,19 @@ func ScanAgents(ctx context.Context, agents []string, root string) (ScanReport, 
 
 // readSession reads one transcript as import does: a file written to in
 // the last LiveSession may be a running session, so its last exchange is
-// left open.
-func readSession(path, agent string) (hooks.Result, bool, error) {
+// left open; heldBack counts the exchanges so left out.
+func readSession(path, agent string) (res hooks.Result, heldBack int, err error) {
 	ended := true
 	if fi, err := os.Stat(path); err == nil && time.Since(fi.ModTime()) < LiveSession {
 		ended = false
 	}
-	res, err := hooks.ReadFile(path, agent, hooks.Options{SessionEnded: ended})
-	return res, ended, err
+	res, err = hooks.ReadFile(path, agent, hooks.Options{SessionEnded: ended})
+	if err == nil && !ended {
+		if all, err := hooks.ReadFile(path, agent, hooks.Options{SessionEnded: true}); err == nil {
+			heldBack = len(all.Exchanges) - len(res.Exchanges)
+		}
+	}
+	return res, heldBack, err
 }
 
 // Agents lists the agents of a scan that have something to store.

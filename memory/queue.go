@@ -28,7 +28,7 @@ type Job struct {
 	Cwd                  string    `json:"cwd,omitempty"`
 	Event                string    `json:"event,omitempty"`
 	LastAssistantMessage string    `json:"last_assistant_message,omitempty"`
-	InputMessages        []string  `json:"input_messages,omitempty"` // codex notify: the turn's prompts
+	InputMessages        []string  `json:"input_messages,omitempty"` // codex notify, gemini AfterAgent: the turn's prompts
 	Queued               time.Time `json:"queued"`
 	Attempts             int       `json:"attempts"`
 	LastError            string    `json:"last_error,omitempty"`
@@ -229,12 +229,8 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		res, ended, err := readSession(f, kind)
-		if err == nil && !ended {
-			if all, err := hooks.ReadFile(f, kind, hooks.Options{SessionEnded: true}); err == nil {
-				rep.HeldBack += len(all.Exchanges) - len(res.Exchanges)
-			}
-		}
+		res, held, err := readSession(f, kind)
+		rep.HeldBack += held
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, err.Error())
 		} else {
