@@ -39,9 +39,9 @@ const (
 	FormatCursor = "cursor"
 )
 
-// cursorLive is how recently a chat must have changed to be taken for one
-// still running.
-const cursorLive = 5 * time.Minute
+// LiveSession is how recently a transcript (or a chat inside a database)
+// must have changed to be taken for a session still running.
+const LiveSession = 5 * time.Minute
 
 type cuComposer struct {
 	ComposerID    string          `json:"composerId"`
@@ -171,7 +171,7 @@ func ReadCursor(path string, opt Options) (Result, error) {
 			}
 		}
 		o := opt
-		if c.LastUpdatedAt > 0 && now.Sub(time.UnixMilli(c.LastUpdatedAt)) >= cursorLive {
+		if c.LastUpdatedAt > 0 && now.Sub(time.UnixMilli(c.LastUpdatedAt)) >= LiveSession {
 			o.SessionEnded = true
 		}
 		if o.Cwd == "" {

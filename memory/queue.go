@@ -203,7 +203,7 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 
 // LiveSession is how recently a transcript must have changed to be taken
 // for a session still running.
-const LiveSession = 5 * time.Minute
+const LiveSession = hooks.LiveSession
 
 // ImportReport sums an import of many transcripts.
 type ImportReport struct {
