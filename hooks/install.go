@@ -21,6 +21,10 @@ type InstallOptions struct {
 	// MCPPath overrides where the MCP server is registered (default: see
 	// ClaudeMCPPath, derived from the settings path).
 	MCPPath string
+	// MemDir, when set, is written into every installed command
+	// (--mem-dir DIR), so hooks and the MCP server use the memory they were
+	// installed for, not the default ~/.git-mem.
+	MemDir string
 }
 
 // Scopes of an installation.
@@ -110,6 +114,53 @@ func gitMemArgv(cmd string) []string {
 		return []string{"git", "mem"}
 	}
 	return []string{cmd}
+}
+
+// commandFor is gitMemCommand with the memory named (see MemDir).
+func (o InstallOptions) commandFor(cmd string) string {
+	c := gitMemCommand(cmd)
+	if o.MemDir != "" {
+		c += " --mem-dir " + shellWord(o.MemDir)
+	}
+	return c
+}
+
+// argvFor is gitMemArgv with the memory named (see MemDir).
+func (o InstallOptions) argvFor(cmd string) []string {
+	argv := gitMemArgv(cmd)
+	if o.MemDir != "" {
+		argv = append(argv, "--mem-dir", o.MemDir)
+	}
+	return argv
+}
+
+// stripMemDirArg removes a trailing " --mem-dir WORD" from a shell command
+// prefix, WORD plain or single-quoted as shellWord writes it.
+func stripMemDirArg(prog string) string {
+	i := strings.LastIndex(prog, " --mem-dir ")
+	if i < 0 {
+		return prog
+	}
+	w := strings.TrimSpace(prog[i+len(" --mem-dir "):])
+	if shellWord(shellUnquote(w)) != w {
+		return prog
+	}
+	return strings.TrimSpace(prog[:i])
+}
+
+func shellUnquote(w string) string {
+	if len(w) >= 2 && w[0] == '\'' && w[len(w)-1] == '\'' {
+		return strings.ReplaceAll(w[1:len(w)-1], `'\''`, "'")
+	}
+	return w
+}
+
+// stripMemDirArgv removes a trailing "--mem-dir", DIR from an argv prefix.
+func stripMemDirArgv(argv []string) []string {
+	if n := len(argv); n >= 2 && argv[n-2] == "--mem-dir" {
+		return argv[:n-2]
+	}
+	return argv
 }
 
 // --- ordered JSON: settings files are edited, not regenerated, so every key
@@ -404,16 +455,19 @@ type claudeHook struct {
 	event   string
 	command string
 	timeout int
+	// ours recognises a handler git mem installed for this agent (default
+	// isOurClaudeCommand).
+	ours func(string) bool
 }
 
 func claudeHooks(gitMemCmd string, opt InstallOptions) []claudeHook {
-	c := gitMemCommand(gitMemCmd)
+	c := opt.commandFor(gitMemCmd)
 	hs := []claudeHook{
-		{"SessionEnd", c + " hook claude-code", claudeHookTimeout},
-		{"PreCompact", c + " hook claude-code", claudeHookTimeout},
+		{"SessionEnd", c + " hook claude-code", claudeHookTimeout, nil},
+		{"PreCompact", c + " hook claude-code", claudeHookTimeout, nil},
 	}
 	if !opt.NoContext {
-		hs = append(hs, claudeHook{"SessionStart", c + " context --hook claude-code", claudeContextTimeout})
+		hs = append(hs, claudeHook{"SessionStart", c + " context --hook claude-code", claudeContextTimeout, nil})
 	}
 	return hs
 }
@@ -421,13 +475,23 @@ func claudeHooks(gitMemCmd string, opt InstallOptions) []claudeHook {
 // isOurClaudeCommand recognises a handler git mem installed, whatever path
 // it was installed with.
 func isOurClaudeCommand(cmd string) bool {
+	return isOurCommand(cmd, " hook claude-code", " context --hook claude-code")
+}
+
+// isOurCommand says whether cmd is git mem (any path, with or without
+// --mem-dir) followed by one of the given argument tails.
+func isOurCommand(cmd string, tails ...string) bool {
 	cmd = strings.TrimSpace(cmd)
-	if !strings.HasSuffix(cmd, " hook claude-code") && !strings.HasSuffix(cmd, " context --hook claude-code") {
-		return false
+	for _, tail := range tails {
+		if !strings.HasSuffix(cmd, tail) {
+			continue
+		}
+		prog := strings.Trim(stripMemDirArg(strings.TrimSpace(strings.TrimSuffix(cmd, tail))), `'"`)
+		if prog == "git mem" || prog == "git-mem" || filepath.Base(prog) == "git-mem" {
+			return true
+		}
 	}
-	prog := strings.TrimSuffix(strings.TrimSuffix(cmd, " hook claude-code"), " context --hook claude-code")
-	prog = strings.Trim(strings.TrimSpace(prog), `'"`)
-	return prog == "git mem" || prog == "git-mem" || filepath.Base(prog) == "git-mem"
+	return false
 }
 
 func isContextCommand(cmd string) bool {
@@ -473,7 +537,7 @@ func InstallClaudeCode(settingsPath, gitMemCmd string, opt InstallOptions) (stri
 		msg = fmt.Sprintf("wrote claude-code hooks (%s) to %s", strings.Join(events, ", "), settingsPath)
 	}
 	if opt.MCP {
-		m, err := installClaudeMCP(mcpPathFor(settingsPath, opt), gitMemCmd)
+		m, err := installClaudeMCP(mcpPathFor(settingsPath, opt), opt.argvFor(gitMemCmd))
 		if err != nil {
 			return "", err
 		}
@@ -561,7 +625,11 @@ func ensureClaudeHook(hooks *jobj, h claudeHook) error {
 				continue
 			}
 			cmd, _ := handler.vals["command"].(string)
-			if !isOurClaudeCommand(cmd) || isContextCommand(cmd) != isContextCommand(h.command) {
+			ours := isOurClaudeCommand
+			if h.ours != nil {
+				ours = h.ours
+			}
+			if !ours(cmd) || isContextCommand(cmd) != isContextCommand(h.command) {
 				continue
 			}
 			if found {
@@ -652,7 +720,7 @@ func cleanHooks(root, hooks *jobj) {
 	}
 }
 
-func installClaudeMCP(path, gitMemCmd string) (string, error) {
+func installClaudeMCP(path string, argv []string) (string, error) {
 	jf, err := loadJSON(path)
 	if err != nil {
 		return "", fmt.Errorf("register git mem MCP server: %w", err)
@@ -665,7 +733,6 @@ func installClaudeMCP(path, gitMemCmd string) (string, error) {
 		}
 		servers = s
 	}
-	argv := gitMemArgv(gitMemCmd)
 	args := []any{}
 	for _, a := range argv[1:] {
 		args = append(args, a)

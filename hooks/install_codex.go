@@ -230,8 +230,8 @@ func tomlArray(items []string) string {
 }
 
 // codexNotifyArgv is the notify command git mem installs.
-func codexNotifyArgv(gitMemCmd string) []string {
-	return append(gitMemArgv(gitMemCmd), "hook", "codex")
+func codexNotifyArgv(gitMemCmd string, opt InstallOptions) []string {
+	return append(opt.argvFor(gitMemCmd), "hook", "codex")
 }
 
 // isOurNotify recognises a notify git mem installed, whatever the path.
@@ -240,9 +240,20 @@ func isOurNotify(argv []string) bool {
 	if n < 3 || argv[n-2] != "hook" || argv[n-1] != "codex" {
 		return false
 	}
-	prog := argv[:n-2]
+	prog := stripMemDirArgv(argv[:n-2])
 	return len(prog) == 1 && filepath.Base(prog[0]) == "git-mem" ||
 		len(prog) == 2 && prog[0] == "git" && prog[1] == "mem"
+}
+
+// isOurMCPTable says whether a [mcp_servers.git-mem] table holds only the
+// command and args lines git mem writes, so it may be rewritten.
+func isOurMCPTable(table string) bool {
+	for _, it := range scanTOML(table) {
+		if !it.header && it.name != "command" && it.name != "args" {
+			return false
+		}
+	}
+	return true
 }
 
 func isMCPHeader(h string) bool {
@@ -292,7 +303,7 @@ func InstallCodex(configTomlPath, gitMemCmd string, opt InstallOptions) (string,
 		return "", fmt.Errorf("install codex hook: %w", err)
 	}
 	src := tf.src
-	want := codexNotifyArgv(gitMemCmd)
+	want := codexNotifyArgv(gitMemCmd, opt)
 	line := "notify = " + tomlArray(want) + "\n"
 	items := scanTOML(src)
 	firstHeader := len(src)
@@ -328,15 +339,33 @@ func InstallCodex(configTomlPath, gitMemCmd string, opt InstallOptions) (string,
 		src = before + ins + src[firstHeader:]
 	}
 	if opt.MCP {
+		argv := opt.argvFor(gitMemCmd)
+		table := "[mcp_servers.git-mem]\ncommand = " + tomlString(argv[0]) + "\nargs = " + tomlArray(append(argv[1:], "mcp")) + "\n"
 		has := false
-		for _, it := range scanTOML(src) {
-			if it.header && isMCPHeader(it.name) {
-				has = true
+		items := scanTOML(src)
+		for i, it := range items {
+			if !it.header || !isMCPHeader(it.name) {
+				continue
 			}
+			has = true
+			end := len(src)
+			for _, nx := range items[i+1:] {
+				if nx.header {
+					end = nx.start
+					break
+				}
+			}
+			// A table we wrote for another memory (or command) is
+			// rewritten; one the user extended is left alone.
+			old := src[it.start:end]
+			body := strings.TrimRight(old, "\n")
+			blank := strings.TrimPrefix(old[len(body):], "\n")
+			if body+"\n" != table && isOurMCPTable(old) {
+				src = src[:it.start] + table + blank + src[end:]
+			}
+			break
 		}
 		if !has {
-			argv := gitMemArgv(gitMemCmd)
-			table := "[mcp_servers.git-mem]\ncommand = " + tomlString(argv[0]) + "\nargs = " + tomlArray(append(argv[1:], "mcp")) + "\n"
 			if src != "" && !strings.HasSuffix(src, "\n") {
 				src += "\n"
 			}

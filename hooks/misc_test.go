@@ -190,7 +190,7 @@ func TestListSessions(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, []string{a, b}) {
 		t.Errorf("codex: %q %v", got, err)
 	}
-	if _, err := ListSessions("gemini", croot); err == nil {
+	if _, err := ListSessions("zed", croot); err == nil {
 		t.Error("unknown kind accepted")
 	}
 	if _, err := ListSessions(FormatCodex, filepath.Join(croot, "missing")); err == nil {

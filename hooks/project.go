@@ -232,7 +232,24 @@ func ListSessions(kind, root string) ([]string, error) {
 			return strings.HasPrefix(n, "rollout-") && strings.HasSuffix(n, ".jsonl")
 		}
 	default:
-		return nil, fmt.Errorf("list sessions: unknown kind %q (use claude-code or codex)", kind)
+		a, ok := docAgents[kind]
+		if !ok {
+			return nil, fmt.Errorf("list sessions: unknown agent %q (use %s)", kind, strings.Join(Formats(), ", "))
+		}
+		keep = a.keep
+		if root == "" {
+			home, _ := os.UserHomeDir()
+			roots := a.roots(home)
+			if len(roots) == 0 {
+				return nil, nil // found only where the user points (SpecStory)
+			}
+			root, extra = roots[0], roots[1:]
+			if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+				// Only the other roots may exist (another editor, an older layout).
+				extra = roots
+				root = ""
+			}
+		}
 	}
 	walk := func(root string) error {
 		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -243,7 +260,7 @@ func ListSessions(kind, root string) ([]string, error) {
 				return nil // an unreadable subfolder should not stop an import
 			}
 			if d.IsDir() {
-				if d.Name() == "subagents" || d.Name() == "tool-results" {
+				if d.Name() == "subagents" || d.Name() == "tool-results" || d.Name() == "node_modules" {
 					return fs.SkipDir
 				}
 				return nil
@@ -259,9 +276,10 @@ func ListSessions(kind, root string) ([]string, error) {
 			return nil
 		})
 	}
-	err := walk(root)
-	if err != nil {
-		return nil, fmt.Errorf("list %s sessions under %s: %w", kind, root, err)
+	if root != "" {
+		if err := walk(root); err != nil {
+			return nil, fmt.Errorf("list %s sessions under %s: %w", kind, root, err)
+		}
 	}
 	for _, r := range extra {
 		if err := walk(r); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -293,6 +311,18 @@ func ListSessions(kind, root string) ([]string, error) {
 var editTools = map[string]string{
 	"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
 	"NotebookEdit": "notebook_path",
+	// Gemini CLI
+	"replace": "file_path", "write_file": "file_path",
+	// Cline, Roo Code
+	"write_to_file": "path", "replace_in_file": "path", "apply_diff": "path",
+	"insert_content": "path", "search_and_replace": "path",
+	// Cursor
+	"edit_file": "target_file", "search_replace": "file_path",
+	// OpenCode
+	"edit": "filePath", "write": "filePath", "multiedit": "filePath",
+	// Continue
+	"edit_existing_file": "filepath", "create_new_file": "filepath",
+	"single_find_and_replace": "filepath", "multi_edit": "filepath",
 }
 
 var patchHeaderRe = regexp.MustCompile(`(?m)^\*\*\* (?:Update File|Add File|Delete File|Move to): *(.+?)\s*$`)

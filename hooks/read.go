@@ -1,6 +1,8 @@
-// Package hooks turns coding-agent transcripts (Claude Code, Codex, Aider)
-// into exchanges — one real user prompt plus the agent's whole reply — and
-// installs the agent hooks that feed them to git mem.
+// Package hooks turns coding-agent transcripts (Claude Code, Codex, Aider,
+// Gemini CLI, Cline and Roo Code, Continue, Cursor, Copilot Chat, OpenCode,
+// SpecStory exports; docs/AGENTS.md) into exchanges — one real user prompt
+// plus the agent's whole reply — and installs the agent hooks that feed
+// them to git mem.
 //
 // Readers only ever return closed exchanges: one whose next prompt exists,
 // or whose session the caller says has ended, or whose final reply matches
@@ -82,6 +84,15 @@ type Options struct {
 	// that must not keep the text (the hook's queue files: a reply may
 	// quote a secret, and the queue is written before any redaction).
 	LastAssistantDigest string
+	// TurnComplete says the agent reported its current turn finished
+	// (Codex notify agent-turn-complete): the last exchange is closed if it
+	// has a reply and, when InputMessages are given, its prompt is one of
+	// them — a notify for a turn the file does not show yet closes nothing.
+	TurnComplete  bool
+	InputMessages []string
+	// Cwd is the session's folder when a hook says it (Gemini CLI's files
+	// do not name their project).
+	Cwd string
 }
 
 // LastDigest is the hex SHA-256 of a final reply with its white space
@@ -139,7 +150,10 @@ func ReadFile(path, format string, opt Options) (Result, error) {
 	case FormatExchange:
 		return Result{}, fmt.Errorf("read %s: the plain exchange format is read with exchange.ReadJSONL, not by the transcript readers", path)
 	default:
-		return Result{}, fmt.Errorf("read %s: unknown format %q (use exchange, claude-code, codex or aider)", path, format)
+		if a, ok := docAgents[format]; ok {
+			return a.read(path, opt)
+		}
+		return Result{}, fmt.Errorf("read %s: unknown format %q (use exchange, %s)", path, format, strings.Join(Formats(), ", "))
 	}
 }
 
@@ -155,10 +169,18 @@ func Detect(path string) (string, error) {
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return "", fmt.Errorf("detect format of %s: %w", path, err)
 	}
+	if bytes.Contains(head[:min(n, 4096)], []byte(`"projectHash"`)) && bytes.Contains(head[:min(n, 4096)], []byte(`"sessionId"`)) {
+		return FormatGemini, nil
+	}
 	if format := detectBytes(head[:n]); format != "" {
 		return format, nil
 	}
-	return "", fmt.Errorf("detect format of %s: not a transcript git mem knows (pass --format exchange, claude-code, codex or aider)", path)
+	for _, name := range docAgentOrder {
+		if a := docAgents[name]; a.sniff != nil && a.sniff(path, head[:n]) {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("detect format of %s: not a transcript git mem knows (pass --format exchange, %s)", path, strings.Join(Formats(), ", "))
 }
 
 var claudeTypes = map[string]bool{
@@ -506,6 +528,25 @@ func (b *builder) matchesLast(opt Options) bool {
 	return false
 }
 
+// turnReported says whether the hook reported this exchange's turn as
+// complete (see Options.TurnComplete).
+func (b *builder) turnReported(opt Options) bool {
+	if !opt.TurnComplete || !b.hasReply() {
+		return false
+	}
+	if len(opt.InputMessages) == 0 {
+		return true
+	}
+	prompt := squash(b.ex.UserText())
+	for _, m := range opt.InputMessages {
+		m, _ = splitIDEContext(cutGitMemContext(m))
+		if squash(m) == prompt {
+			return true
+		}
+	}
+	return false
+}
+
 // finish returns the closed exchanges: all but the last, and the last too
 // when the session ended, a marker closed it, or the hook's final reply
 // matches. Command-only exchanges (/exit, /model) are dropped.
@@ -513,7 +554,7 @@ func finish(bs []*builder, opt Options) []*exchange.Exchange {
 	var out []*exchange.Exchange
 	for i, b := range bs {
 		last := i == len(bs)-1
-		if last && !(opt.SessionEnded || b.closed || b.matchesLast(opt)) {
+		if last && !(opt.SessionEnded || b.closed || b.matchesLast(opt) || b.turnReported(opt)) {
 			break
 		}
 		if b.command && !b.hasReply() {
@@ -525,4 +566,23 @@ func finish(bs []*builder, opt Options) []*exchange.Exchange {
 		out = append(out, b.ex)
 	}
 	return out
+}
+
+// endTurn closes the exchange being read (a new prompt, or a message of
+// git mem's own context only, ends it); it returns nil for the reader's
+// current builder.
+func endTurn(cur *builder) *builder {
+	if cur != nil {
+		cur.closed = true
+	}
+	return nil
+}
+
+// promptBuilder starts an exchange with the user's prompt. A slash command
+// is kept only if the agent replies to it.
+func promptBuilder(ex *exchange.Exchange, prompt string) *builder {
+	b := newBuilder(ex)
+	b.command = strings.HasPrefix(prompt, "/")
+	b.text(exchange.RoleUser, clip(prompt), nil)
+	return b
 }

@@ -283,6 +283,8 @@ func TestGrowingTranscripts(t *testing.T) {
 	add("testdata/claude/*.jsonl", FormatClaudeCode)
 	add("testdata/codex/*.jsonl", FormatCodex)
 	add("testdata/aider/*.md", FormatAider)
+	add("testdata/gemini/*.jsonl", FormatGemini)
+	add("testdata/specstory/*/.specstory/history/*.md", FormatSpecStory)
 	add(sharedFixtures+"/claude-code/*.jsonl", FormatClaudeCode)
 	add(sharedFixtures+"/codex/*.jsonl", FormatCodex)
 	add(sharedFixtures+"/aider/.aider.chat.history.md", FormatAider)
@@ -345,7 +347,7 @@ func TestGrowingTranscripts(t *testing.T) {
 					if err != nil {
 						t.Fatalf("prefix %d: %v", n, err)
 					}
-					if s.format != FormatAider && vi == 1 && (len(res.Problems) == 0 || !strings.Contains(res.Problems[len(res.Problems)-1].Msg, "incomplete last record")) {
+					if s.format != FormatAider && s.format != FormatSpecStory && vi == 1 && (len(res.Problems) == 0 || !strings.Contains(res.Problems[len(res.Problems)-1].Msg, "incomplete last record")) {
 						t.Errorf("prefix %d+half: torn last line not reported: %v", n, res.Problems)
 					}
 					for _, ex := range res.Exchanges {
@@ -633,7 +635,7 @@ func TestDetect(t *testing.T) {
 	if _, err := ReadFile(plain, "", Options{}); err == nil || !strings.Contains(err.Error(), "exchange.ReadJSONL") {
 		t.Errorf("exchange format: %v", err)
 	}
-	if _, err := ReadFile(plain, "gemini", Options{}); err == nil {
+	if _, err := ReadFile(plain, "zed", Options{}); err == nil {
 		t.Error("unknown format accepted")
 	}
 	if res, err := ReadFile("testdata/claude/rewind.jsonl", "auto", Options{SessionEnded: true}); err != nil || len(res.Exchanges) != 3 {

@@ -53,14 +53,29 @@ func ClaudeHookJob(r io.Reader) (Job, error) {
 func CodexHookJob(arg string) (Job, error) {
 	n, err := hooks.ParseCodexNotify(arg)
 	return Job{Kind: hooks.FormatCodex, ThreadID: n.ThreadID, Cwd: n.Cwd, Event: n.Type,
-		LastAssistantMessage: n.LastAssistantMessage}, err
+		LastAssistantMessage: n.LastAssistantMessage, InputMessages: n.InputMessages}, err
 }
+
+// GeminiHookJob reads Gemini CLI's hook JSON (stdin).
+func GeminiHookJob(r io.Reader) (Job, error) {
+	in, err := hooks.ParseGeminiHook(r)
+	job := Job{Kind: hooks.FormatGemini, Transcript: in.TranscriptPath, SessionID: in.SessionID,
+		Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.PromptResponse}
+	if in.Prompt != "" {
+		job.InputMessages = []string{in.Prompt}
+	}
+	return job, err
+}
+
+// ImportAgents lists the agents `git mem import AGENT` reads.
+func ImportAgents() []string { return hooks.ImportAgents() }
 
 // InstallOptions say what an installation writes.
 type InstallOptions struct {
 	Scope     string // ScopeUser (default) or ScopeProject
 	NoContext bool   // no SessionStart recall
 	NoMCP     bool   // do not register the MCP server
+	MemDir    string // the memory the commands name ("" = the default)
 }
 
 // InstallHooks installs (or, with uninstall, removes) git mem's hooks and
@@ -74,7 +89,7 @@ func InstallHooks(agent string, uninstall bool, opt InstallOptions) (string, err
 	if opt.Scope == "" {
 		opt.Scope = ScopeUser
 	}
-	ho := hooks.InstallOptions{Scope: opt.Scope, NoContext: opt.NoContext, MCP: !opt.NoMCP}
+	ho := hooks.InstallOptions{Scope: opt.Scope, NoContext: opt.NoContext, MCP: !opt.NoMCP, MemDir: opt.MemDir}
 	switch agent {
 	case hooks.FormatClaudeCode:
 		path := hooks.ClaudeSettingsPath(opt.Scope, home, cwd)
@@ -91,8 +106,14 @@ func InstallHooks(agent string, uninstall bool, opt InstallOptions) (string, err
 			return hooks.UninstallCodex(path, ho)
 		}
 		return hooks.InstallCodex(path, gitMemCommand(), ho)
+	case hooks.FormatGemini:
+		path := hooks.GeminiSettingsPath(opt.Scope, home, cwd)
+		if uninstall {
+			return hooks.UninstallGemini(path, ho)
+		}
+		return hooks.InstallGemini(path, gitMemCommand(), ho)
 	}
-	return "", invalid(fmt.Errorf("unknown agent %q: use claude-code or codex", agent))
+	return "", invalid(fmt.Errorf("unknown agent %q: use claude-code, codex or gemini", agent))
 }
 
 // gitMemCommand is what hooks run: git-mem from PATH when it is there (so

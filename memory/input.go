@@ -10,13 +10,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/hooks"
 )
 
 // Formats are what AddFiles reads: "auto" sniffs the file.
-var Formats = []string{"auto", hooks.FormatExchange, hooks.FormatClaudeCode, hooks.FormatCodex, hooks.FormatAider}
+// (every transcript reader of package hooks).
+var Formats = append([]string{"auto", hooks.FormatExchange}, hooks.Formats()...)
 
 // StdinPath names standard input among AddFiles' paths.
 const StdinPath = "-"
@@ -40,7 +42,7 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, format string, opt AddOptions) (AddReport, error) {
 	total := AddReport{Commits: []AddedCommit{}, Skipped: []string{}}
 	if !validFormat(format) {
-		return total, invalid(fmt.Errorf("--format %q: use auto, exchange, claude-code, codex or aider", format))
+		return total, invalid(fmt.Errorf("--format %q: use one of %s", format, strings.Join(Formats, ", ")))
 	}
 	if len(paths) == 0 {
 		paths = []string{StdinPath}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gitmem/git-mem/gitstore"
 	"github.com/gitmem/git-mem/hooks"
+	"github.com/gitmem/git-mem/redact"
 )
 
 // Job is one piece of background work queued by a hook: read a transcript
@@ -29,6 +30,7 @@ type Job struct {
 	Event                string    `json:"event,omitempty"`
 	LastAssistantMessage string    `json:"last_assistant_message,omitempty"` // never written: see writeJob
 	LastAssistantDigest  string    `json:"last_assistant_digest,omitempty"`
+	InputMessages        []string  `json:"input_messages,omitempty"` // codex notify, gemini AfterAgent: the turn's prompts (redacted when written)
 	Queued               time.Time `json:"queued"`
 	Attempts             int       `json:"attempts"`
 	LastError            string    `json:"last_error,omitempty"`
@@ -61,6 +63,13 @@ func writeJob(path string, j Job) error {
 	if j.LastAssistantMessage != "" {
 		j.LastAssistantDigest = hooks.LastDigest(j.LastAssistantMessage)
 		j.LastAssistantMessage = ""
+	}
+	if len(j.InputMessages) > 0 {
+		msgs := make([]string, len(j.InputMessages))
+		for i, s := range j.InputMessages {
+			msgs[i], _ = redact.String(s)
+		}
+		j.InputMessages = msgs
 	}
 	return WriteFileAtomic(path, func(f *os.File) error { return json.NewEncoder(f).Encode(j) })
 }
@@ -198,15 +207,19 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 		return AddReport{}, errors.New("the job names no transcript")
 	}
 	ended := j.Event == "SessionEnd"
-	// The hook may not have known the cwd, or the config changed since:
-	// AddFile checks the exclusions against what the transcript records.
+	// Codex's notify and Gemini CLI's AfterAgent report a finished turn:
+	// that turn is closed. The hook may not have known the cwd, or the
+	// config changed since: AddFile checks the exclusions against what the
+	// transcript records.
+	turnDone := j.Kind == "codex" && j.Event == "agent-turn-complete" || j.Kind == hooks.FormatGemini && j.Event == "AfterAgent"
 	return m.AddFile(ctx, path, j.Kind, hooks.Options{SessionEnded: ended,
-		LastAssistantMessage: j.LastAssistantMessage, LastAssistantDigest: j.LastAssistantDigest}, AddOptions{excludable: true})
+		LastAssistantMessage: j.LastAssistantMessage, LastAssistantDigest: j.LastAssistantDigest,
+		TurnComplete: turnDone, InputMessages: j.InputMessages, Cwd: j.Cwd}, AddOptions{excludable: true})
 }
 
-// liveSession is how recently a transcript must have changed to be taken
+// LiveSession is how recently a transcript must have changed to be taken
 // for a session still running.
-const liveSession = 5 * time.Minute
+const LiveSession = hooks.LiveSession
 
 // ImportReport sums an import of many transcripts.
 type ImportReport struct {
@@ -215,6 +228,10 @@ type ImportReport struct {
 	Present  int      `json:"present"`
 	Excluded int      `json:"excluded"` // sessions the config's exclude keys skip
 	Skipped  []string `json:"skipped"`
+	// HeldBack counts the open last exchanges of transcripts written to in
+	// the last LiveSession: their session may still be running, so they
+	// are left for the agent's hook or a later import.
+	HeldBack int `json:"held_back"`
 }
 
 // Import backfills every transcript of an agent under root (default: the
@@ -236,8 +253,10 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 		// A transcript written to in the last minutes may be a live
 		// session: its last exchange is left for the hook to close.
 		ended := true
-		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) < liveSession {
+		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) < LiveSession {
 			ended = false
+			_, held, _ := readSession(f, kind)
+			rep.HeldBack += held
 		}
 		ar, err := m.AddFile(ctx, f, kind, hooks.Options{SessionEnded: ended}, AddOptions{NoIndex: true, excludable: true})
 		switch {

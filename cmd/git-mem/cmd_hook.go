@@ -6,6 +6,9 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,6 +50,18 @@ func newHookCmd(e *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, a []string) error {
 			job, err := memory.CodexHookJob(a[len(a)-1])
 			return e.queueHook(job, err)
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "gemini",
+		Short: "Gemini CLI hook (AfterAgent, SessionEnd): the hook's JSON on stdin",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			job, err := memory.GeminiHookJob(e.in)
+			err = e.queueHook(job, err)
+			// Gemini CLI parses a hook's stdout as JSON: say nothing, as JSON.
+			fmt.Fprintln(e.out, "{}")
+			return err
 		},
 	})
 	for _, action := range []string{"install", "uninstall"} {
@@ -104,7 +119,7 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 		Short: map[string]string{"install": "Install git mem's hooks (and MCP server) into an agent's settings", "uninstall": "Remove git mem's hooks and MCP server from an agent's settings"}[action],
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			msg, err := memory.InstallHooks(a[0], action == "uninstall", memory.InstallOptions{Scope: scope, NoContext: noContext, NoMCP: noMCP})
+			msg, err := memory.InstallHooks(a[0], action == "uninstall", memory.InstallOptions{Scope: scope, NoContext: noContext, NoMCP: noMCP, MemDir: e.explicitMemDir()})
 			if err != nil {
 				return err
 			}
@@ -124,36 +139,68 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 }
 
 func newImportCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "import claude-code|codex [DIR]",
-		Short: "Backfill whole agent histories (default ~/.claude/projects, ~/.codex/sessions)",
-		Args:  args(cobra.RangeArgs(1, 2)),
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "import [AGENT [DIR]] [--dry-run]",
+		Short: "Backfill agent histories: one agent (" + strings.Join(memory.ImportAgents(), ", ") + "), or every agent found on this machine",
+		Long: "With no AGENT, finds every known agent's sessions under $HOME, says what it found (per agent\n" +
+			"and project) and stores them; on a terminal it asks first. --dry-run only lists the counts.",
+		Args: args(cobra.RangeArgs(0, 2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			kind := a[0]
-			if kind != "claude-code" && kind != "codex" {
-				return usagef("unknown agent %q: use claude-code or codex", kind)
-			}
+			var agents []string
 			root := ""
+			if len(a) > 0 {
+				if !slices.Contains(memory.ImportAgents(), a[0]) {
+					return usagef("unknown agent %q: use %s", a[0], strings.Join(memory.ImportAgents(), ", "))
+				}
+				agents = a[:1]
+			}
 			if len(a) == 2 {
 				root = a[1]
+			}
+			if len(agents) == 0 || dryRun {
+				scan, err := memory.ScanAgents(e.ctx, agents, root)
+				if err != nil {
+					return err
+				}
+				if err := e.printScan(scan, dryRun); err != nil || dryRun {
+					return err
+				}
+				agents = scan.Agents()
+				if len(agents) == 0 {
+					return nil
+				}
+				if !e.json && isTerminal(e.in) && !confirm(e.in, e.errOut, "store them? [Y/n] ") {
+					return nil
+				}
 			}
 			m, err := e.open()
 			if err != nil {
 				return err
 			}
-			progress := func(done, total int) {}
-			if isTerminal(e.errOut) && !e.json {
-				progress = func(done, total int) {
-					fmt.Fprintf(e.errOut, "\rimporting %s sessions: %d/%d", kind, done, total)
-					if done == total {
-						fmt.Fprintln(e.errOut)
+			total := memory.ImportReport{Skipped: []string{}}
+			for _, kind := range agents {
+				progress := func(done, total int) {}
+				if isTerminal(e.errOut) && !e.json {
+					progress = func(done, total int) {
+						fmt.Fprintf(e.errOut, "\rimporting %s sessions: %d/%d", kind, done, total)
+						if done == total {
+							fmt.Fprintln(e.errOut)
+						}
 					}
 				}
+				rep, err := m.Import(e.ctx, kind, root, progress)
+				if err != nil {
+					return err
+				}
+				total.Sessions += rep.Sessions
+				total.Added += rep.Added
+				total.Present += rep.Present
+				total.HeldBack += rep.HeldBack
+				total.Excluded += rep.Excluded
+				total.Skipped = append(total.Skipped, rep.Skipped...)
 			}
-			rep, err := m.Import(e.ctx, kind, root, progress)
-			if err != nil {
-				return err
-			}
+			rep := total
 			if e.json {
 				if err := e.printJSON(rep); err != nil {
 					return err
@@ -169,6 +216,9 @@ func newImportCmd(e *env) *cobra.Command {
 				if len(rep.Skipped) > 0 {
 					fmt.Fprintf(e.out, ", skipped %d", len(rep.Skipped))
 				}
+				if rep.HeldBack > 0 {
+					fmt.Fprintf(e.out, ", held back %d open exchange(s): their transcript changed in the last %d minutes, so the session may still be running (its hook or a later import stores them)", rep.HeldBack, int(memory.LiveSession.Minutes()))
+				}
 				fmt.Fprintln(e.out)
 			}
 			if len(rep.Skipped) > 0 {
@@ -177,10 +227,63 @@ func newImportCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be imported (sessions and exchanges per agent and project); store nothing")
+	return cmd
+}
+
+// printScan prints what import found: a table, or with --json the scan.
+func (e *env) printScan(s memory.ScanReport, dryRun bool) error {
+	if e.json {
+		if dryRun {
+			return e.printJSON(s)
+		}
+		return nil
+	}
+	if len(s.Found) == 0 {
+		fmt.Fprintln(e.out, "found no agent sessions")
+		return nil
+	}
+	fmt.Fprintln(e.out, "found:")
+	for _, f := range s.Found {
+		project := f.Project
+		if project == "" {
+			project = "(no project)"
+		}
+		fmt.Fprintf(e.out, "  %-12s %-30s %4d sessions %6d exchanges\n", f.Agent, project, f.Sessions, f.Exchanges)
+	}
+	if s.HeldBack > 0 {
+		fmt.Fprintf(e.out, "  (%d open exchange(s) of sessions changed in the last %d minutes held back)\n", s.HeldBack, int(memory.LiveSession.Minutes()))
+	}
+	return nil
+}
+
+// confirm asks a yes/no question on a terminal; Enter means yes.
+func confirm(in io.Reader, out io.Writer, q string) bool {
+	fmt.Fprint(out, q)
+	var answer string
+	_, _ = fmt.Fscanln(in, &answer)
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	return answer == "" || answer == "y" || answer == "yes"
+}
+
+// explicitMemDir is the memory named by --mem-dir or GIT_MEM_DIR, made
+// absolute (hooks run in other directories), or "" for the default.
+func (e *env) explicitMemDir() string {
+	d := e.memDir
+	if d == "" {
+		d = os.Getenv("GIT_MEM_DIR")
+	}
+	if d == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
 }
 
 // isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

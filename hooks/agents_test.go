@@ -1,0 +1,442 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+// agentDirs are the fixture folders of the readers added for issue 16;
+// each fixture in them has an entry in the folder's PROVENANCE.json.
+var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor", "copilot", "opencode"}
+
+type provenance struct {
+	Synthetic   bool   `json:"synthetic"`
+	Repository  string `json:"repository"`
+	Commit      string `json:"commit"`
+	Path        string `json:"path"`
+	License     string `json:"license"`
+	WrittenFrom string `json:"written_from"`
+}
+
+func TestFixtureProvenance(t *testing.T) {
+	for _, dir := range agentDirs {
+		b, err := os.ReadFile(filepath.Join("testdata", dir, "PROVENANCE.json"))
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		var prov map[string]provenance
+		if err := json.Unmarshal(b, &prov); err != nil {
+			t.Errorf("%s/PROVENANCE.json: %v", dir, err)
+			continue
+		}
+		var files []string
+		root := filepath.Join("testdata", dir)
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, p)
+			}
+			return nil
+		})
+		for _, f := range files {
+			name, _ := filepath.Rel(root, f)
+			name = filepath.ToSlash(name)
+			if name == "PROVENANCE.json" {
+				continue
+			}
+			p, ok := prov[name]
+			switch {
+			case !ok:
+				t.Errorf("%s: fixture without provenance", f)
+			case p.Synthetic && p.WrittenFrom == "":
+				t.Errorf("%s: synthetic fixture does not say what it was written from", f)
+			case !p.Synthetic && (p.Repository == "" || len(p.Commit) != 40 || p.Path == "" || p.License == ""):
+				t.Errorf("%s: provenance needs repository, commit, path and license: %+v", f, p)
+			}
+		}
+	}
+}
+
+// agentCase is one fixture with the numbers counted by hand from the file.
+type agentCase struct {
+	format, file string
+	exchanges    int // exchanges of the ended session
+	open         int // exchanges returned while the session may still run
+	prompts      []string
+	toolCalls    int
+	files        []string // FilesTouched over all exchanges, in order
+	// arrayPath is where a whole-document format keeps its messages, for
+	// the growth test (nil: a line format, grown by lines in
+	// TestGrowingTranscripts).
+	arrayPath []string
+	// markdown: any line is valid, so there is no corrupt record to report.
+	markdown bool
+}
+
+var agentCases = []agentCase{
+	{
+		// Legacy JSON: messages[] of 11; type user at [0] and [9] (2
+		// prompts); toolCalls arrays of [1..7] hold 1,2,1,1,1,1,1 = 8
+		// calls; the only edit is the replace at [6] (file_path below).
+		format: FormatGemini, file: "testdata/gemini/session-2025-12-30T07-44-a1c91f1a.json",
+		exchanges: 2, open: 1,
+		prompts:   []string{"fix the gemini web app link", "nope that just created a link"},
+		toolCalls: 8,
+		files:     []string{"/home/mischa/.local/share/applications/chrome-gdfaincndogidkdcdkhapmbffkckdkhn-Default.desktop"},
+		arrayPath: []string{"messages"},
+	},
+	{
+		// Cline, XML tools: prompts are the <task> of message 0, the
+		// <feedback> of 8 and the <answer> of 12; calls read_file,
+		// replace_in_file, execute_command, attempt_completion |
+		// replace_in_file (denied), ask_followup_question |
+		// replace_in_file, attempt_completion = 8; the denied edit
+		// touched nothing. attempt_completion closes an exchange, so the
+		// open task already gives all 3.
+		format: FormatCline, file: "testdata/cline/1767080000000/api_conversation_history.json",
+		exchanges: 3, open: 3,
+		prompts:   []string{"slugify() keeps accents", "also collapse repeated dashes", "after trimming"},
+		toolCalls: 8,
+		files:     []string{"src/slug.ts", "src/slug.ts"},
+		arrayPath: []string{},
+	},
+	{
+		// Roo Code, native tools: the <task> of message 0 and the
+		// <feedback> inside the tool_result of 6; calls read_file,
+		// apply_diff, attempt_completion | apply_diff = 4.
+		format: FormatCline, file: "testdata/roo-code/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json",
+		exchanges: 2, open: 1,
+		prompts:   []string{"Add a --json flag to the stats command", "name the flag --format json instead"},
+		toolCalls: 4,
+		files:     []string{"cmd/stats.go", "cmd/stats.go"},
+		arrayPath: []string{},
+	},
+	{
+		// Continue: history items 0, 7 and 10 are user messages (7's
+		// git-mem-context is cut; 10, "thanks", has no reply yet); calls
+		// read_file, edit_existing_file | create_new_file,
+		// run_terminal_command (canceled) = 4.
+		format: FormatContinue, file: "testdata/continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json",
+		exchanges: 3, open: 2,
+		prompts:   []string{"Add retries with exponential backoff", "now cap the wait at 2 s", "thanks"},
+		toolCalls: 4,
+		files:     []string{"src/http.ts", "src/http.test.ts"},
+		arrayPath: []string{"history"},
+	},
+	{
+		// SpecStory (Markdown v2.0.0, Claude Code), real: _**User**_
+		// headers at lines 7, 407, 503, 576, 678; <tool-use> blocks Read,
+		// mcp__task-master__get_tasks | - | - | - | TodoWrite, Read, Edit,
+		// Edit, Edit, TodoWrite, Bash = 9; the three Edits all update
+		// future_development.md ("The file … has been updated").
+		format: FormatSpecStory, file: "testdata/specstory/MunsellSpace/.specstory/history/2025-12-06_19-04-39Z-hello-claude-we-have.md",
+		exchanges: 5, open: 4,
+		prompts:   []string{"Hello Claude, we have successfully worked", "Very good. You are listing five", "Ok you gave me an idea", "For 3 given that we start", "Yes please, add/amend the future"},
+		toolCalls: 9,
+		files:     []string{"/Users/chris/dev/projects/libraries/MunsellSpace/future_development.md"},
+		markdown:  true,
+	},
+	{
+		// Copilot Chat: 3 requests; calls copilot_readFile + the edit of
+		// DatePicker.tsx | the edit of format.ts + copilot_runInTerminal
+		// (declined) | none = 4. The third has no result yet: open.
+		format: FormatCopilot, file: "testdata/copilot/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json",
+		exchanges: 3, open: 2,
+		prompts:   []string{"why does the date picker show UTC", "also format it as YYYY-MM-DD", "thanks"},
+		toolCalls: 4,
+		files:     []string{"/nonexistent/calendar/src/DatePicker.tsx", "/nonexistent/calendar/src/format.ts"},
+		arrayPath: []string{"requests"},
+	},
+	{
+		// JSON Lines: u-1, u-2, u-3 (rewound away by $rewindTo), u-4 → 3
+		// prompts; calls read_file, replace | write_file, run_shell_command
+		// (cancelled) | none = 4; edits replace src/export.ts, write_file
+		// src/export.test.ts.
+		format: FormatGemini, file: "testdata/gemini/session-2026-03-01T10-00-7c1e0d2a.jsonl",
+		exchanges: 3, open: 2,
+		prompts:   []string{"The CSV export drops the header row", "Now add a test for the header", "also export as TSV, with a --tsv flag"},
+		toolCalls: 4,
+		files:     []string{"src/export.ts", "src/export.test.ts"},
+	},
+}
+
+func countTools(exs []*exchange.Exchange) int {
+	n := 0
+	for _, ex := range exs {
+		for _, t := range ex.Turns {
+			if t.Role == exchange.RoleTool && t.Name != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestAgentFixtures(t *testing.T) {
+	for _, c := range agentCases {
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			if f, err := Detect(c.file); err != nil || f != c.format {
+				t.Errorf("Detect = %q, %v; want %s", f, err, c.format)
+			}
+			res, err := ReadFile(c.file, c.format, Options{SessionEnded: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Problems) != 0 {
+				t.Errorf("problems: %v", res.Problems)
+			}
+			mustValid(t, res.Exchanges)
+			if len(res.Exchanges) != c.exchanges {
+				t.Fatalf("got %d exchanges %q, want %d", len(res.Exchanges), prompts(res.Exchanges), c.exchanges)
+			}
+			for i, p := range c.prompts {
+				if got := res.Exchanges[i].UserText(); !strings.HasPrefix(got, p) {
+					t.Errorf("prompt %d = %.60q, want %q…", i, got, p)
+				}
+				if strings.Contains(res.Exchanges[i].UserText(), "git-mem-context") {
+					t.Errorf("prompt %d keeps git mem's own context", i)
+				}
+			}
+			if n := countTools(res.Exchanges); n != c.toolCalls {
+				t.Errorf("got %d tool calls, want %d", n, c.toolCalls)
+			}
+			var files []string
+			for _, ex := range res.Exchanges {
+				files = append(files, FilesTouched(ex)...)
+			}
+			if !reflect.DeepEqual(files, c.files) {
+				t.Errorf("files touched %q, want %q", files, c.files)
+			}
+			open, err := ReadFile(c.file, c.format, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(open.Exchanges) != c.open {
+				t.Errorf("open session: %d exchanges, want %d", len(open.Exchanges), c.open)
+			}
+			// The same file read again gives the same ids and bytes.
+			again, _ := ReadFile(c.file, c.format, Options{SessionEnded: true})
+			for i := range again.Exchanges {
+				if !bytes.Equal(again.Exchanges[i].Canonical(), res.Exchanges[i].Canonical()) {
+					t.Errorf("exchange %s differs on a second read", res.Exchanges[i].ID)
+				}
+			}
+		})
+	}
+}
+
+// truncateArray returns the document with the array at path cut to its
+// first n elements: the same session, earlier.
+func truncateArray(t *testing.T, data []byte, path []string, n int) []byte {
+	t.Helper()
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(path) == 0 {
+		return mustJSON(t, doc.([]any)[:n])
+	}
+	obj := doc.(map[string]any)
+	for _, k := range path[:len(path)-1] {
+		obj = obj[k].(map[string]any)
+	}
+	k := path[len(path)-1]
+	obj[k] = obj[k].([]any)[:n]
+	return mustJSON(t, doc)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAgentGrowth: a document format rewritten as the session grows gives,
+// at every earlier length, only exchanges of the full read, byte for byte;
+// the longer copy adds exactly the new ones.
+func TestAgentGrowth(t *testing.T) {
+	for _, c := range agentCases {
+		if c.arrayPath == nil {
+			continue // JSON Lines: TestGrowingTranscripts
+		}
+		c := c
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			data, err := os.ReadFile(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Same folder names: Cline's task id and agent come from them.
+			name := filepath.Join(t.TempDir(), c.file)
+			if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// The full read from the same place as the shorter copies.
+			if err := os.WriteFile(name, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			full, err := ReadFile(name, c.format, Options{SessionEnded: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byID := map[string][]byte{}
+			for _, ex := range full.Exchanges {
+				byID[ex.ID] = ex.Canonical()
+			}
+			elems, err := arrayAt(data, c.arrayPath...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := map[string]bool{}
+			for n := 0; n <= len(elems); n++ {
+				if err := os.WriteFile(name, truncateArray(t, data, c.arrayPath, n), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				res, err := ReadFile(name, c.format, Options{})
+				if err != nil {
+					t.Fatalf("length %d: %v", n, err)
+				}
+				for _, ex := range res.Exchanges {
+					want, ok := byID[ex.ID]
+					if !ok || !bytes.Equal(ex.Canonical(), want) {
+						t.Errorf("length %d: exchange %s is not the full read's", n, ex.ID)
+					}
+					stored[ex.ID] = true
+				}
+			}
+			if len(stored) != c.open {
+				t.Errorf("growing reads stored %d exchanges, want %d (the last one waits for the session's end)", len(stored), c.open)
+			}
+		})
+	}
+}
+
+// TestAgentCorrupt: a document cut off or broken in the middle is reported
+// at its line and yields nothing; a message of the wrong shape is reported
+// at its line and the rest is read.
+func TestAgentCorrupt(t *testing.T) {
+	for _, c := range agentCases {
+		if c.markdown {
+			continue
+		}
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			data, err := os.ReadFile(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := filepath.Join(t.TempDir(), c.file)
+			if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			lines := bytes.SplitAfter(data, []byte("\n"))
+			mid := len(lines) / 2
+			broken := bytes.Join(append(append(append([][]byte{}, lines[:mid]...), []byte("}}} not json {{{\n")), lines[mid:]...), nil)
+			if err := os.WriteFile(name, broken, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := ReadFile(name, c.format, Options{SessionEnded: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Problems) == 0 || res.Problems[0].Line != mid+1 || !strings.HasPrefix(res.Problems[0].Error(), name+":") {
+				t.Fatalf("problems %v, want one at line %d", res.Problems, mid+1)
+			}
+			if c.arrayPath == nil && len(res.Exchanges) == 0 {
+				t.Errorf("JSON Lines: the good records around a bad line are still read")
+			}
+		})
+	}
+}
+
+// TestAgentBadMessage: one message of the wrong shape is reported at the
+// line it starts on; the other messages are still read.
+func TestAgentBadMessage(t *testing.T) {
+	src := "testdata/roo-code/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json"
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []map[string]any
+	if err := json.Unmarshal(b, &msgs); err != nil {
+		t.Fatal(err)
+	}
+	msgs[4]["content"] = 5 // the result of the first apply_diff
+	data := mustJSON(t, msgs)
+	name := filepath.Join(t.TempDir(), "roo-code", "task", "api_conversation_history.json")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadCline(name, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	if len(res.Problems) != 1 || res.Problems[0].Line < 2 || strings.TrimSpace(lines[res.Problems[0].Line-1]) != "{" {
+		t.Fatalf("problems %v", res.Problems)
+	}
+	// Element 4 (0-based) starts on the 5th line that opens a top-level
+	// element ("  {" as MarshalIndent writes it).
+	n := 0
+	for i, l := range lines {
+		if l == "  {" {
+			n++
+			if n == 5 && i+1 != res.Problems[0].Line {
+				t.Errorf("problem at line %d, element 4 starts at %d", res.Problems[0].Line, i+1)
+			}
+		}
+	}
+	if len(res.Exchanges) != 2 {
+		t.Errorf("got %d exchanges, want 2", len(res.Exchanges))
+	}
+}
+
+// fuzzFile fuzzes a reader of files: each input is written as name in a
+// folder laid out as the agent lays it out (dirs), then read.
+func fuzzFile(f *testing.F, seeds []string, dirs []string, name string, read func(string, Options) (Result, error)) {
+	for _, s := range seeds {
+		seedFuzz(f, s, "")
+	}
+	dir := filepath.Join(append([]string{f.TempDir()}, dirs...)...)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		checkReader(t, func(opt Options) (Result, error) { return read(p, opt) })
+	})
+}
+
+func FuzzGemini(f *testing.F) {
+	fuzzFile(f, []string{"testdata/gemini/session-*"}, []string{"chats"}, "fuzz.json", ReadGemini)
+}
+
+func FuzzCline(f *testing.F) {
+	fuzzFile(f, []string{"testdata/cline/*/*.json", "testdata/roo-code/*/*.json"}, []string{"1767080000000"}, "fuzz.json", ReadCline)
+}
+
+func FuzzContinue(f *testing.F) {
+	fuzzFile(f, []string{"testdata/continue/sessions/*.json"}, []string{"sessions"}, "fuzz.json", ReadContinue)
+}
+
+func FuzzSpecStory(f *testing.F) {
+	fuzzFile(f, []string{"testdata/specstory/*/.specstory/history/*.md"}, []string{".specstory", "history"}, "fuzz.md", ReadSpecStory)
+}
+
+func FuzzCopilot(f *testing.F) {
+	fuzzFile(f, []string{"testdata/copilot/workspaceStorage/*/chatSessions/*.json"}, []string{"chatSessions"}, "fuzz.json", ReadCopilot)
+}

@@ -1,0 +1,228 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+// GitHub Copilot Chat in VS Code saves each chat as
+// <Code>/User/workspaceStorage/<workspace>/chatSessions/<sessionId>.json
+// (chats outside a folder: globalStorage/emptyWindowChatSessions/), the
+// serialised chat model of microsoft/vscode
+// src/vs/workbench/contrib/chat/common/chatModel.ts: {version, sessionId,
+// creationDate, requests: [{requestId, message: {text, parts}, response:
+// [parts], result, isCanceled, timestamp, modelId}]}. Response parts: a
+// markdown string ({value} or {kind: "markdownContent", content: {value}}),
+// {kind: "thinking", value}, {kind: "toolInvocationSerialized", toolId,
+// toolCallId, invocationMessage, pastTenseMessage, resultDetails}, {kind:
+// "textEditGroup", uri, edits} (an edit of a file), and UI parts
+// (inlineReference, codeblockUri, undoStop, …) that are left out. The
+// workspace's folder is in workspace.json beside chatSessions/.
+
+const (
+	AgentCopilot  = "copilot"
+	FormatCopilot = "copilot"
+)
+
+type cpRequest struct {
+	RequestID string `json:"requestId"`
+	Message   struct {
+		Text string `json:"text"`
+	} `json:"message"`
+	Response   []json.RawMessage `json:"response"`
+	Result     json.RawMessage   `json:"result"`
+	IsCanceled bool              `json:"isCanceled"`
+	Timestamp  int64             `json:"timestamp"`
+}
+
+type cpPart struct {
+	Kind    string          `json:"kind"`
+	Value   json.RawMessage `json:"value"`
+	Content *struct {
+		Value string `json:"value"`
+	} `json:"content"`
+	ToolID            string          `json:"toolId"`
+	ToolCallID        string          `json:"toolCallId"`
+	InvocationMessage json.RawMessage `json:"invocationMessage"`
+	PastTenseMessage  json.RawMessage `json:"pastTenseMessage"`
+	ResultDetails     json.RawMessage `json:"resultDetails"`
+	IsConfirmed       *bool           `json:"isConfirmed"`
+	URI               json.RawMessage `json:"uri"`
+}
+
+// ReadCopilot reads a VS Code Copilot Chat session file.
+func ReadCopilot(path string, opt Options) (Result, error) {
+	var head struct {
+		SessionID    string `json:"sessionId"`
+		CreationDate int64  `json:"creationDate"`
+	}
+	elems, res, ok, err := openDoc(path, "copilot chat", &head, "requests")
+	if !ok {
+		return res, err
+	}
+	session := sessionOr(head.SessionID, path)
+	cwd := opt.Cwd
+	if cwd == "" {
+		cwd = vscodeWorkspaceFolder(filepath.Dir(filepath.Dir(path)))
+	}
+	project := ""
+	if cwd != "" {
+		project = ProjectFromCwd(cwd)
+	}
+	var bs []*builder
+	for _, e := range elems {
+		var r cpRequest
+		if err := json.Unmarshal(e.raw, &r); err != nil {
+			res.Problems = append(res.Problems, badElem(path, e, err))
+			continue
+		}
+		prompt := strings.TrimSpace(cutGitMemContext(validUTF8(r.Message.Text)))
+		if prompt == "" || r.RequestID == "" {
+			continue
+		}
+		when := ""
+		if r.Timestamp > 0 {
+			when = time.UnixMilli(r.Timestamp).UTC().Format(time.RFC3339)
+		} else if head.CreationDate > 0 {
+			when = time.UnixMilli(head.CreationDate).UTC().Format(time.RFC3339)
+		}
+		ex := &exchange.Exchange{ID: session + "/" + r.RequestID, Session: session, Time: when, Project: project, Agent: AgentCopilot}
+		b := newBuilder(ex)
+		b.command = strings.HasPrefix(prompt, "/")
+		b.text(exchange.RoleUser, clip(prompt), nil)
+		var md []string
+		flush := func() {
+			b.text(exchange.RoleAssistant, clip(strings.TrimSpace(strings.Join(md, ""))), nil)
+			md = md[:0]
+		}
+		for k, raw := range r.Response {
+			var p cpPart
+			if json.Unmarshal(raw, &p) != nil {
+				continue
+			}
+			switch p.Kind {
+			case "", "markdownContent", "markdownVuln":
+				if p.Content != nil {
+					md = append(md, validUTF8(p.Content.Value))
+				} else if s := cpText(p.Value); s != "" {
+					md = append(md, s)
+				}
+			case "thinking":
+				flush()
+				b.text(exchange.RoleAssistant, clip(cpText(p.Value)), map[string]any{"thinking": true})
+			case "toolInvocationSerialized":
+				flush()
+				id := p.ToolCallID
+				if id == "" {
+					id = fmt.Sprintf("%s-%d", r.RequestID, k)
+				}
+				input := map[string]any{}
+				if s := cpText(p.InvocationMessage); s != "" {
+					input["message"] = clip(s)
+				}
+				var details struct {
+					Input  any `json:"input"`
+					Output any `json:"output"`
+				}
+				if json.Unmarshal(p.ResultDetails, &details) == nil && details.Input != nil {
+					input["input"] = sanitize(details.Input)
+				}
+				b.toolCall(id, validUTF8(p.ToolID), input)
+				out := cpText(p.PastTenseMessage)
+				if details.Output != nil {
+					if o, err := json.Marshal(details.Output); err == nil {
+						out = strings.TrimSpace(out + "\n" + string(o))
+					}
+				}
+				b.toolResult(id, out, p.IsConfirmed != nil && !*p.IsConfirmed)
+			case "textEditGroup":
+				flush()
+				if file := vscodeURIPath(p.URI); file != "" {
+					// An edit the chat applied: recorded under the name
+					// FilesTouched knows.
+					b.toolCall("", "Write", map[string]any{"file_path": file, "tool": "textEditGroup"})
+				}
+			}
+		}
+		flush()
+		// A request with its result written (or cancelled) is finished.
+		b.closed = r.IsCanceled || len(r.Result) > 0 && string(r.Result) != "null"
+		bs = append(bs, b)
+	}
+	res.Exchanges = finish(bs, opt)
+	return res, nil
+}
+
+// cpText is a string or a {value} markdown string.
+func cpText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return validUTF8(s)
+	}
+	var m struct {
+		Value string `json:"value"`
+	}
+	if json.Unmarshal(raw, &m) == nil {
+		return validUTF8(m.Value)
+	}
+	return ""
+}
+
+// vscodeURIPath is the file path of a serialised VS Code URI ({scheme,
+// path, fsPath} or a string).
+func vscodeURIPath(raw json.RawMessage) string {
+	var u struct {
+		FsPath string `json:"fsPath"`
+		Path   string `json:"path"`
+	}
+	if json.Unmarshal(raw, &u) == nil {
+		if u.FsPath != "" {
+			return u.FsPath
+		}
+		return u.Path
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return fileURLPath(s)
+	}
+	return ""
+}
+
+// vscodeWorkspaceFolder reads <dir>/workspace.json's folder as a path.
+func vscodeWorkspaceFolder(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "workspace.json"))
+	if err != nil {
+		return ""
+	}
+	var ws struct {
+		Folder string `json:"folder"`
+	}
+	if json.Unmarshal(b, &ws) != nil {
+		return ""
+	}
+	return fileURLPath(ws.Folder)
+}
+
+// CopilotChatRoots are VS Code's workspace and global storage folders.
+func CopilotChatRoots(home string) []string {
+	var roots []string
+	for _, base := range []string{filepath.Join(home, ".config"), filepath.Join(home, "Library", "Application Support")} {
+		for _, editor := range []string{"Code", "Code - Insiders"} {
+			roots = append(roots, filepath.Join(base, editor, "User", "workspaceStorage"),
+				filepath.Join(base, editor, "User", "globalStorage", "emptyWindowChatSessions"))
+		}
+	}
+	return roots
+}
+
+func isCopilotChat(p string, d fs.DirEntry) bool {
+	parent := filepath.Base(filepath.Dir(p))
+	return strings.HasSuffix(d.Name(), ".json") && (parent == "chatSessions" || parent == "emptyWindowChatSessions")
+}

@@ -1,0 +1,216 @@
+package hooks
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+// OpenCode (sst/opencode) keeps sessions in SQLite,
+// $XDG_DATA_HOME/opencode/opencode.db (packages/opencode/src/session/
+// session.sql.ts): session (id, directory, …), message (id, session_id,
+// time_created, data: {role, time {created, completed}, finish, …}) and
+// part (id, message_id, session_id, data: {type: text | reasoning | tool |
+// file | step-start | step-finish | patch | …}). A tool part is {tool,
+// callID, state {status, input, output, error}}. Ids sort in creation
+// order. Opened read only and immutable, like Cursor's database.
+
+const (
+	AgentOpenCode  = "opencode"
+	FormatOpenCode = "opencode"
+)
+
+type ocMessage struct {
+	Role string `json:"role"`
+	Time struct {
+		Created   int64 `json:"created"`
+		Completed int64 `json:"completed"`
+	} `json:"time"`
+	Finish string `json:"finish"`
+}
+
+type ocPart struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Synthetic bool   `json:"synthetic"`
+	Filename  string `json:"filename"`
+	Tool      string `json:"tool"`
+	CallID    string `json:"callID"`
+	State     struct {
+		Status string          `json:"status"`
+		Input  json.RawMessage `json:"input"`
+		Output string          `json:"output"`
+		Error  string          `json:"error"`
+	} `json:"state"`
+}
+
+// ReadOpenCode reads every session of an opencode.db.
+func ReadOpenCode(path string, opt Options) (Result, error) {
+	var res Result
+	db, err := openCursorDB(path)
+	if err != nil {
+		return res, fmt.Errorf("read opencode database %s: %w", path, err)
+	}
+	defer db.Close()
+	type session struct{ id, dir string }
+	var sessions []session
+	rows, err := db.Query(`SELECT id, directory FROM session ORDER BY id`)
+	if err != nil {
+		return res, fmt.Errorf("read opencode database %s: %w (is it OpenCode's opencode.db?)", path, err)
+	}
+	for rows.Next() {
+		var s session
+		var dir sql.NullString
+		if err := rows.Scan(&s.id, &dir); err != nil {
+			rows.Close()
+			return res, fmt.Errorf("read opencode database %s: %w", path, err)
+		}
+		s.dir = dir.String
+		sessions = append(sessions, s)
+	}
+	rows.Close()
+	for _, s := range sessions {
+		exs, probs, err := readOpenCodeSession(db, path, s.id, s.dir, opt)
+		if err != nil {
+			return res, fmt.Errorf("read opencode database %s: session %s: %w", path, s.id, err)
+		}
+		res.Exchanges = append(res.Exchanges, exs...)
+		res.Problems = append(res.Problems, probs...)
+	}
+	return res, nil
+}
+
+func readOpenCodeSession(db *sql.DB, path, session, dir string, opt Options) ([]*exchange.Exchange, []Problem, error) {
+	var probs []Problem
+	parts := map[string][]ocPart{}
+	prow, err := db.Query(`SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY id`, session)
+	if err != nil {
+		return nil, nil, err
+	}
+	for prow.Next() {
+		var id, msg string
+		var data []byte
+		if err := prow.Scan(&id, &msg, &data); err != nil {
+			prow.Close()
+			return nil, nil, err
+		}
+		var p ocPart
+		if err := json.Unmarshal(data, &p); err != nil {
+			probs = append(probs, Problem{path, 0, fmt.Sprintf("part %s: not JSON: %v; skipped", id, err)})
+			continue
+		}
+		parts[msg] = append(parts[msg], p)
+	}
+	prow.Close()
+	mrow, err := db.Query(`SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY id`, session)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer mrow.Close()
+	cwd := opt.Cwd
+	if cwd == "" {
+		cwd = dir
+	}
+	project := ""
+	if cwd != "" {
+		project = ProjectFromCwd(cwd)
+	}
+	var bs []*builder
+	var cur *builder
+	for mrow.Next() {
+		var id string
+		var created sql.NullInt64
+		var data []byte
+		if err := mrow.Scan(&id, &created, &data); err != nil {
+			return nil, nil, err
+		}
+		var m ocMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			probs = append(probs, Problem{path, 0, fmt.Sprintf("message %s: not JSON: %v; skipped", id, err)})
+			continue
+		}
+		switch m.Role {
+		case "user":
+			var prompt, side []string
+			for _, p := range parts[id] {
+				switch {
+				case p.Type == "text" && !p.Synthetic:
+					prompt = append(prompt, validUTF8(p.Text))
+				case p.Type == "text":
+					side = append(side, validUTF8(p.Text))
+				case p.Type == "file":
+					side = append(side, "[file "+validUTF8(p.Filename)+"]")
+				}
+			}
+			text := strings.TrimSpace(cutGitMemContext(strings.Join(prompt, "\n")))
+			cur = endTurn(cur)
+			if text == "" {
+				continue
+			}
+			when := ""
+			if ms := m.Time.Created; ms > 0 {
+				when = time.UnixMilli(ms).UTC().Format(time.RFC3339)
+			} else if created.Valid {
+				when = time.UnixMilli(created.Int64).UTC().Format(time.RFC3339)
+			}
+			ex := &exchange.Exchange{ID: "opencode:" + session + "/" + id, Session: session, Time: when, Project: project, Agent: AgentOpenCode}
+			cur = promptBuilder(ex, text)
+			cur.text(exchange.RoleSystem, clip(cutGitMemContext(strings.Join(side, "\n"))), nil)
+			bs = append(bs, cur)
+		case "assistant":
+			if cur == nil || cur.closed {
+				continue
+			}
+			for _, p := range parts[id] {
+				switch p.Type {
+				case "reasoning":
+					cur.text(exchange.RoleAssistant, clip(validUTF8(p.Text)), map[string]any{"thinking": true})
+				case "text":
+					cur.text(exchange.RoleAssistant, clip(validUTF8(p.Text)), nil)
+				case "tool":
+					var input any
+					if v, err := decodeAny(p.State.Input); err == nil {
+						input = v
+					}
+					cur.toolCall(p.CallID, validUTF8(p.Tool), input)
+					out := p.State.Output
+					if p.State.Status == "error" {
+						out = p.State.Error
+					}
+					if out != "" || p.State.Status == "error" {
+						cur.toolResult(p.CallID, validUTF8(out), p.State.Status == "error")
+					}
+				}
+			}
+			// The turn is over when a step finished for another reason
+			// than to run tools.
+			if m.Time.Completed > 0 && m.Finish != "" && m.Finish != "tool-calls" && m.Finish != "unknown" {
+				cur.closed = true
+			}
+		}
+	}
+	if err := mrow.Err(); err != nil {
+		return nil, nil, err
+	}
+	return finish(bs, opt), probs, nil
+}
+
+// OpenCodeDataDirs is where OpenCode keeps opencode.db.
+func OpenCodeDataDirs(home string) []string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return []string{filepath.Join(d, "opencode")}
+	}
+	return []string{filepath.Join(home, ".local", "share", "opencode")}
+}
+
+func isOpenCodeDB(p string, d fs.DirEntry) bool {
+	n := d.Name()
+	return strings.HasPrefix(n, "opencode") && strings.HasSuffix(n, ".db") && filepath.Base(filepath.Dir(p)) == "opencode"
+}

@@ -1,0 +1,100 @@
+package memory
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/gitmem/git-mem/internal/shared"
+)
+
+// TestImportAllAgents: a HOME holding one real session of each agent, in
+// each agent's own folder, is found whole by a scan, per agent and project,
+// and imported with the same counts. Counts: Claude Code 7acd37a8 has 6
+// prompts with replies (hooks TestSharedClaudeCode), Codex 20-12-23 has 2
+// user_message events, the Gemini chat 2 user messages; Cline, Roo Code,
+// Continue and Copilot Chat as counted in hooks agentCases (their fixtures are
+// synthetic: no real public one was found).
+func TestImportAllAgents(t *testing.T) {
+	fixtures := filepath.Join(shared.Dir(), "fixtures")
+	claude := filepath.Join(fixtures, "claude-code", "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
+	codex := filepath.Join(fixtures, "codex", "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl")
+	for _, p := range []string{claude, codex} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("shared fixture %s not present", p)
+		}
+	}
+	m := newMemory(t) // sets HOME
+	home := os.Getenv("HOME")
+	old := time.Now().Add(-time.Hour)
+	place := func(src, dst string) {
+		t.Helper()
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst = filepath.Join(home, dst)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(dst, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	place(claude, ".claude/projects/-Users-dain-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
+	place(codex, ".codex/sessions/2025/09/24/"+filepath.Base(codex))
+	place("../hooks/testdata/gemini/session-2025-12-30T07-44-a1c91f1a.json", ".gemini/tmp/helium-fix/chats/session-2025-12-30T07-44-a1c91f1a.json")
+	if err := os.WriteFile(filepath.Join(home, ".gemini/tmp/helium-fix/.project_root"), []byte("/nonexistent/helium-fix\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	place("../hooks/testdata/cline/1767080000000/api_conversation_history.json", ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1767080000000/api_conversation_history.json")
+	place("../hooks/testdata/roo-code/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json", ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json")
+	place("../hooks/testdata/continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json", ".continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json")
+	place("../hooks/testdata/copilot/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json", ".config/Code/User/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json")
+	place("../hooks/testdata/copilot/workspaceStorage/ab12cd/workspace.json", ".config/Code/User/workspaceStorage/ab12cd/workspace.json")
+	ctx := context.Background()
+	scan, err := ScanAgents(ctx, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Found{
+		{Agent: "claude-code", Project: "JSSoundRecorder", Sessions: 1, Exchanges: 6},
+		{Agent: "cline", Project: "blog-engine", Sessions: 1, Exchanges: 3},
+		{Agent: "codex", Project: "spectora-labs-monorepo-v2", Sessions: 1, Exchanges: 2},
+		{Agent: "continue", Project: "http-client", Sessions: 1, Exchanges: 3},
+		{Agent: "copilot", Project: "calendar", Sessions: 1, Exchanges: 3},
+		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
+		{Agent: "roo-code", Project: "stats-cli", Sessions: 1, Exchanges: 2},
+	}
+	if !reflect.DeepEqual(scan.Found, want) || len(scan.Skipped) != 0 || scan.HeldBack != 0 {
+		t.Fatalf("scan found %+v skipped %v held back %d\nwant %+v", scan.Found, scan.Skipped, scan.HeldBack, want)
+	}
+	added := 0
+	for _, agent := range scan.Agents() {
+		rep, err := m.Import(ctx, agent, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range want {
+			if f.Agent == agent && rep.Added != f.Exchanges {
+				t.Errorf("%s: imported %d, scan counted %d", agent, rep.Added, f.Exchanges)
+			}
+		}
+		added += rep.Added
+	}
+	if added != 21 {
+		t.Errorf("added %d, want 21", added)
+	}
+	// Again: nothing new.
+	for _, agent := range scan.Agents() {
+		if rep, _ := m.Import(ctx, agent, "", nil); rep.Added != 0 {
+			t.Errorf("%s: second import added %d", agent, rep.Added)
+		}
+	}
+}
