@@ -2,6 +2,7 @@ package embed
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -20,13 +21,13 @@ const AnalyzerVersion = "ident-snowball/2"
 // indexed by their parts.
 const MaxWordBytes = 64
 
-var stopWords = func() analysis.TokenMap {
+var stopWords = sync.OnceValue(func() analysis.TokenMap {
 	m := analysis.NewTokenMap()
 	if err := m.LoadBytes(en.EnglishStopWords); err != nil {
 		panic("embed: English stop list: " + err.Error()) // compiled-in data
 	}
 	return m
-}()
+})
 
 // Words splits text into raw identifier-aware words: a word is a run of
 // letters, digits and '_' that may be joined by '.', '/', '-' or ':' (so
@@ -169,7 +170,7 @@ func (a *Analyzer) Term(w string) string {
 // Term normalises one word as Analyze does; "" means the word is dropped.
 func Term(w string) string {
 	w = strings.ToLower(w)
-	if _, stop := stopWords[w]; stop {
+	if _, stop := stopWords()[w]; stop {
 		return ""
 	}
 	if strings.ContainsAny(w, "./-:_") {
