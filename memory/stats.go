@@ -28,17 +28,20 @@ type Stats struct {
 	Last            *time.Time     `json:"last,omitempty"`
 }
 
-// tokenCache keeps per-exchange verbatim token counts under mem/cache so
-// stats does not re-read and re-tokenise every blob each time.
+// tokenCache keeps token counts under mem/cache so stats does not
+// re-tokenise everything each time: verbatim counts by exchange id, card
+// counts by commit (a card is fixed by its commit). Counting every card
+// afresh was 72% of a `git mem stats` at 15,000 exchanges (955 ms CPU;
+// docs/BENCHMARKS.md, "Scale").
 type tokenCache map[string]int
 
-func (m *Memory) tokenCachePath() string {
-	return filepath.Join(m.Repo.MemDir(), "cache", "verbatim-tokens.gob")
+func (m *Memory) tokenCachePath(name string) string {
+	return filepath.Join(m.Repo.MemDir(), "cache", name)
 }
 
-func (m *Memory) loadTokenCache() tokenCache {
+func (m *Memory) loadTokenCache(name string) tokenCache {
 	c := tokenCache{}
-	f, err := os.Open(m.tokenCachePath())
+	f, err := os.Open(m.tokenCachePath(name))
 	if err != nil {
 		return c
 	}
@@ -49,9 +52,14 @@ func (m *Memory) loadTokenCache() tokenCache {
 	return c
 }
 
-func (m *Memory) saveTokenCache(c tokenCache) {
-	_ = WriteFileAtomic(m.tokenCachePath(), func(f *os.File) error { return gob.NewEncoder(f).Encode(c) })
+func (m *Memory) saveTokenCache(name string, c tokenCache) {
+	_ = WriteFileAtomic(m.tokenCachePath(name), func(f *os.File) error { return gob.NewEncoder(f).Encode(c) })
 }
+
+const (
+	verbatimTokensFile = "verbatim-tokens.gob"
+	cardTokensFile     = "card-tokens.gob"
+)
 
 // Stats computes the memory's statistics.
 func (m *Memory) Stats() (*Stats, error) {
@@ -61,8 +69,9 @@ func (m *Memory) Stats() (*Stats, error) {
 	}
 	st := &Stats{Distillers: map[string]int{}, Agents: map[string]int{}}
 	sessions, projects, rooms := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	cache := m.loadTokenCache()
-	var missing []*Entry
+	cache := m.loadTokenCache(verbatimTokensFile)
+	cards := m.loadTokenCache(cardTokensFile)
+	var missing, missingCards []*Entry
 	for _, e := range entries {
 		st.Exchanges++
 		if e.Session != "" {
@@ -79,7 +88,9 @@ func (m *Memory) Stats() (*Stats, error) {
 		if e.Agent != "" {
 			st.Agents[e.Agent]++
 		}
-		st.DistilledTokens += int64(tokens.Count(e.Core + " " + e.Context))
+		if _, ok := cards[e.Commit]; !ok {
+			missingCards = append(missingCards, e)
+		}
 		if _, ok := cache[e.Exchange]; !ok {
 			missing = append(missing, e)
 		}
@@ -107,10 +118,25 @@ func (m *Memory) Stats() (*Stats, error) {
 		}
 	}
 	if len(missing) > 0 {
-		m.saveTokenCache(cache)
+		m.saveTokenCache(verbatimTokensFile, cache)
+	}
+	cardCounts := make([]int, len(missingCards))
+	parallel(len(missingCards), func(i int) {
+		cardCounts[i] = tokens.Count(missingCards[i].Core + " " + missingCards[i].Context)
+	})
+	for i, e := range missingCards {
+		cards[e.Commit] = cardCounts[i]
+	}
+	if len(missingCards) > 0 {
+		kept := make(tokenCache, len(entries)) // commits forgotten or rewritten drop out
+		for _, e := range entries {
+			kept[e.Commit] = cards[e.Commit]
+		}
+		m.saveTokenCache(cardTokensFile, kept)
 	}
 	for _, e := range entries {
 		st.VerbatimTokens += int64(cache[e.Exchange])
+		st.DistilledTokens += int64(cards[e.Commit])
 	}
 	st.Sessions, st.Projects, st.Rooms = len(sessions), len(projects), len(rooms)
 	if st.DistilledTokens > 0 {

@@ -91,6 +91,13 @@ func isJoiner(r rune) bool { return r == '.' || r == '/' || r == '-' || r == ':'
 // splitIdent cuts an identifier on joiners, '_', lower→Upper (camelCase),
 // UPPER→Upper+lower (HTTPServer → HTTP Server) and letter/digit changes.
 func splitIdent(w string) []string {
+	if isASCII(w) {
+		return splitASCII(w)
+	}
+	return splitRunes(w)
+}
+
+func splitRunes(w string) []string {
 	var parts []string
 	rs := []rune(w)
 	start := 0
@@ -123,6 +130,56 @@ func splitIdent(w string) []string {
 	flush(len(rs))
 	return parts
 }
+
+// splitASCII is splitIdent for ASCII words (nearly all of them), on bytes
+// and returning substrings of w: the rune slice and a string per part were
+// a quarter of Words' time in `git mem add` (docs/BENCHMARKS.md, "Adding").
+func splitASCII(w string) []string {
+	var parts []string
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			parts = append(parts, w[start:end])
+		}
+		start = end
+	}
+	for j := 0; j < len(w); j++ {
+		c := w[j]
+		if c == '_' || isJoiner(rune(c)) {
+			flush(j)
+			start = j + 1
+			continue
+		}
+		if j == start {
+			continue
+		}
+		p := w[j-1]
+		switch {
+		case isLowerASCII(p) && isUpperASCII(c):
+			flush(j)
+		case isUpperASCII(p) && isUpperASCII(c) && j+1 < len(w) && isLowerASCII(w[j+1]):
+			flush(j)
+		case isDigitASCII(p) != isDigitASCII(c) && (isLetterASCII(p) || isLetterASCII(c)):
+			flush(j)
+		}
+	}
+	flush(len(w))
+	return parts
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerASCII(c byte) bool  { return 'a' <= c && c <= 'z' }
+func isUpperASCII(c byte) bool  { return 'A' <= c && c <= 'Z' }
+func isDigitASCII(c byte) bool  { return '0' <= c && c <= '9' }
+func isLetterASCII(c byte) bool { return isLowerASCII(c) || isUpperASCII(c) }
 
 // Analyze is the one text pipeline of git mem search: Words, lower case,
 // English stop words removed, Snowball English stemming. Identifiers and
