@@ -288,35 +288,84 @@ func (z zones) at(off int64) *time.Location {
 }
 
 func decodeEntryCache(b []byte) (entryCacheFile, error) {
-	if len(b) < len(entryCacheMagic) || string(b[:len(entryCacheMagic)]) != entryCacheMagic {
-		return entryCacheFile{}, errCacheCorrupt
-	}
-	d := &decoder{b: b[len(entryCacheMagic):]}
-	cf := entryCacheFile{Version: int(d.uvarint()), Head: d.str()}
-	if d.err != nil || cf.Version != entryCacheVersion {
-		return entryCacheFile{}, fmt.Errorf("%w: version %d", errCacheCorrupt, cf.Version)
-	}
-	n := d.uvarint()
-	if d.err != nil || n > uint64(len(d.b)) {
-		return entryCacheFile{}, errCacheCorrupt
+	cf, d, n, err := decodeEntryCacheHeader(b)
+	if err != nil {
+		return entryCacheFile{}, err
 	}
 	cf.Entries = make([]Entry, n)
 	z := zones{}
 	for i := range cf.Entries {
-		e := &cf.Entries[i]
-		e.Commit, e.Exchange, e.Session, e.Project = d.str(), d.str(), d.str(), d.str()
-		e.Agent, e.Core, e.Context, e.Distiller = d.str(), d.str(), d.str(), d.str()
-		nanos, off := d.varint(), d.varint()
-		e.Time = time.Unix(0, nanos).In(z.at(off))
-		e.Redacted = int(d.uvarint())
-		e.Rooms, e.Files = d.strs(), d.strs()
-		if d.err != nil || len(e.Commit) < 7 {
-			return entryCacheFile{}, errCacheCorrupt
+		if err := d.entry(&cf.Entries[i], z); err != nil {
+			return entryCacheFile{}, err
 		}
-		e.Short = e.Commit[:7]
 	}
 	if len(d.b) != 0 {
 		return entryCacheFile{}, fmt.Errorf("%w: %d trailing bytes", errCacheCorrupt, len(d.b))
 	}
 	return cf, nil
+}
+
+// decodeEntryCacheHeader reads up to the number of cards, leaving d at the
+// first card.
+func decodeEntryCacheHeader(b []byte) (entryCacheFile, *decoder, int, error) {
+	if len(b) < len(entryCacheMagic) || string(b[:len(entryCacheMagic)]) != entryCacheMagic {
+		return entryCacheFile{}, nil, 0, errCacheCorrupt
+	}
+	d := &decoder{b: b[len(entryCacheMagic):]}
+	cf := entryCacheFile{Version: int(d.uvarint()), Head: d.str()}
+	if d.err != nil || cf.Version != entryCacheVersion {
+		return entryCacheFile{}, nil, 0, fmt.Errorf("%w: version %d", errCacheCorrupt, cf.Version)
+	}
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		return entryCacheFile{}, nil, 0, errCacheCorrupt
+	}
+	return cf, d, int(n), nil
+}
+
+// entry decodes the next card into e.
+func (d *decoder) entry(e *Entry, z zones) error {
+	e.Commit, e.Exchange, e.Session, e.Project = d.str(), d.str(), d.str(), d.str()
+	e.Agent, e.Core, e.Context, e.Distiller = d.str(), d.str(), d.str(), d.str()
+	nanos, off := d.varint(), d.varint()
+	e.Time = time.Unix(0, nanos).In(z.at(off))
+	e.Redacted = int(d.uvarint())
+	e.Rooms, e.Files = d.strs(), d.strs()
+	if d.err != nil || len(e.Commit) < 7 {
+		return errCacheCorrupt
+	}
+	e.Short = e.Commit[:7]
+	return nil
+}
+
+// firstEntries returns the first n cards that match f, in Entries' order,
+// decoding only as far as it must: `git mem log -n 20` decoded all 15,000
+// cards for 20 (half of its 72 ms CPU; docs/BENCHMARKS.md, "Scale"). ok is
+// false when the cache is not current for head or cannot be read; the caller
+// then goes through Entries, which rebuilds it.
+func (m *Memory) firstEntries(f Filter, n int) (out []*Entry, ok bool) {
+	head, err := m.Repo.Head()
+	if err != nil || head.IsZero() {
+		return nil, false
+	}
+	b, err := os.ReadFile(m.EntryCachePath())
+	if err != nil {
+		return nil, false
+	}
+	cf, d, total, err := decodeEntryCacheHeader(b)
+	if err != nil || cf.Head != head.String() {
+		return nil, false
+	}
+	out = []*Entry{}
+	z := zones{}
+	for i := 0; i < total && len(out) < n; i++ {
+		e := &Entry{}
+		if d.entry(e, z) != nil {
+			return nil, false
+		}
+		if f.Match(e) {
+			out = append(out, e)
+		}
+	}
+	return out, true
 }
