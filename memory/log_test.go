@@ -47,6 +47,12 @@ func TestLogFirstNMatchesFullLog(t *testing.T) {
 		}
 	}
 	check("current cache")
+	// The same through prefixes of the cache far smaller than a card, so
+	// that every read is cut off and extended.
+	saved := entryPrefix
+	entryPrefix = 16
+	check("short prefixes")
+	entryPrefix = saved
 	// main moves on: the cache is stale until Entries runs again.
 	if _, err := m.Add(ctx, []*exchange.Exchange{ex("new", "s1", "2026-02-01T00:00:00Z", "newest task", "done")}, AddOptions{}); err != nil {
 		t.Fatal(err)
