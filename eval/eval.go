@@ -189,6 +189,7 @@ type built struct {
 	dir     string
 	mem     *memory.Memory
 	ix      *search.Index // nil: search through Memory.Search
+	release func()
 	seconds float64
 }
 
@@ -226,12 +227,12 @@ func build(ctx context.Context, s Set, tempDir string) (*built, error) {
 	if m.Config.Embedder == "builtin" {
 		// The index Memory.Search would open, opened once: the same Query,
 		// without reopening Bleve for each of thousands of queries.
-		ix, err := search.OpenReadOnly(m.IndexDir(), search.Options{})
+		ix, release, err := m.OpenIndex(ctx)
 		if err != nil {
 			b.close()
 			return nil, fmt.Errorf("eval: %s: %w", s.Name, err)
 		}
-		b.ix = ix
+		b.ix, b.release = ix, release
 	}
 	return b, nil
 }
@@ -239,8 +240,8 @@ func build(ctx context.Context, s Set, tempDir string) (*built, error) {
 func (b *built) close() error {
 	var err error
 	if b.ix != nil {
-		err = b.ix.Close()
-		b.ix = nil
+		b.release()
+		b.ix, b.release = nil, nil
 	}
 	if rerr := os.RemoveAll(b.dir); rerr != nil && err == nil {
 		err = rerr

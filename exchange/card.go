@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gitmem/git-mem/internal/lazy"
 )
@@ -92,10 +93,25 @@ const (
 )
 
 // oneLine makes a value safe for a trailer or a paragraph: no newlines, no
-// runs of blanks.
+// runs of blanks, and no control characters (a NUL in a commit message
+// fails `git fsck` and hosted remotes' receive checks, and git cuts the
+// message there; the exchange's own text keeps them in its blob).
 func oneLine(s string) string {
+	if strings.IndexFunc(s, isControl) >= 0 {
+		s = strings.Map(func(r rune) rune {
+			if isControl(r) {
+				return ' '
+			}
+			return r
+		}, s)
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	return strings.Join(strings.Fields(s), " ")
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
 
 // paragraph keeps a body paragraph from ending the message early or being
 // taken for the trailer block: no blank lines inside, and a text that looks

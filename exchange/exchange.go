@@ -161,6 +161,9 @@ func FromMap(obj map[string]any) (*Exchange, error) {
 
 // Validate reports the first problem that makes the exchange unstorable.
 func (ex *Exchange) Validate() error {
+	if err := CheckID(ex.ID); err != nil {
+		return err
+	}
 	if len(ex.Turns) == 0 {
 		return errors.New(`no turns: an exchange needs at least one user turn`)
 	}
@@ -207,6 +210,30 @@ func (ex *Exchange) Validate() error {
 	if ex.Time != "" {
 		if _, err := ParseTime(ex.Time); err != nil {
 			return fmt.Errorf("field \"time\": %q is not RFC 3339 (e.g. 2026-03-01T10:00:00Z)", ex.Time)
+		}
+	}
+	return nil
+}
+
+// CheckID refuses an id that the Exchange: trailer cannot carry exactly:
+// the trailer folds whitespace and a commit message cannot hold control
+// characters, so "   " or "x  y" would be stored under one id and found
+// under another (the blob path hashes the raw id). Such ids are refused, not
+// normalised, so that two runs never disagree on what an id became. The
+// empty id means "content hash".
+func CheckID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if !utf8.ValidString(id) {
+		return errors.New(`field "id" is not valid UTF-8`)
+	}
+	if strings.Join(strings.Fields(id), " ") != id {
+		return fmt.Errorf(`field "id": %q has leading, trailing or repeated whitespace, which a commit trailer cannot keep: use an id without it (or none, for a content hash)`, id)
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf(`field "id": %q holds a control character: use printable characters only`, id)
 		}
 	}
 	return nil

@@ -74,9 +74,10 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 	}
 	var rootTree plumbing.Hash
 	if !head.IsZero() {
-		c, err := r.Commit(head)
+		// No retry here: Append's own loop retries with a fresh pack list.
+		c, err := object.GetCommit(r.st, head)
 		if err != nil {
-			return res, err
+			return res, fmt.Errorf("read commit %s: %w", head, err)
 		}
 		rootTree = c.TreeHash
 	}
@@ -142,10 +143,42 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 	if err := r.flush(mem, order); err != nil {
 		return res, err
 	}
+	if testHookBeforeCAS != nil {
+		testHookBeforeCAS(r)
+	}
+	// Main must never name a commit that is not there (a repack that deleted
+	// a pack before main referenced it lost history once): check the new tip
+	// and its tree, with a fresh pack list, before moving main.
+	if err := r.present(parent); err != nil {
+		return res, err
+	}
 	if err := r.casMain(head, parent, timeout); err != nil {
 		return res, err
 	}
 	return res, nil
+}
+
+// testHookBeforeCAS runs between writing a batch's objects and moving main
+// (tests put a repack there).
+var testHookBeforeCAS func(*Repo)
+
+// present checks that commit h and its tree can be read, refreshing the
+// pack list once if need be.
+func (r *Repo) present(h plumbing.Hash) error {
+	check := func() error {
+		c, err := object.GetCommit(r.st, h)
+		if err != nil {
+			return err
+		}
+		return r.st.HasEncodedObject(c.TreeHash)
+	}
+	if err := check(); err != nil {
+		r.st.refresh()
+		if err := check(); err != nil {
+			return fmt.Errorf("commit %s is not in the memory after writing it: %w", h, err)
+		}
+	}
+	return nil
 }
 
 // flush writes the batch's objects into the repo: loose for a few, one

@@ -16,10 +16,23 @@ var DefaultLockTimeout = 30 * time.Second
 
 // FileLock is an exclusive flock on a file. The kernel drops it when its
 // process dies, so a killed git mem never leaves it stale.
-type FileLock struct{ f *os.File }
+type FileLock struct {
+	f    *os.File
+	also *FileLock // released with this one (writeLock's objects level)
+}
 
 // LockFile takes an exclusive lock on path, waiting up to timeout.
 func LockFile(path string, timeout time.Duration) (*FileLock, error) {
+	return lockFile(path, syscall.LOCK_EX, timeout)
+}
+
+// LockFileShared takes a shared lock on path, waiting up to timeout: any
+// number of shared holders, none while an exclusive one holds it.
+func LockFileShared(path string, timeout time.Duration) (*FileLock, error) {
+	return lockFile(path, syscall.LOCK_SH, timeout)
+}
+
+func lockFile(path string, how int, timeout time.Duration) (*FileLock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -30,7 +43,7 @@ func LockFile(path string, timeout time.Duration) (*FileLock, error) {
 	deadline := time.Now().Add(timeout)
 	delay := time.Millisecond
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
 			return &FileLock{f: f}, nil
 		}
@@ -43,7 +56,7 @@ func LockFile(path string, timeout time.Duration) (*FileLock, error) {
 			return nil, fmt.Errorf("%w (waited %s for %s)", ErrLocked, timeout, path)
 		}
 		time.Sleep(delay)
-		if delay < 50*time.Millisecond {
+		if delay < 20*time.Millisecond {
 			delay *= 2
 		}
 	}
@@ -68,18 +81,67 @@ func TryLockFile(path string) (l *FileLock, ok bool, err error) {
 	return &FileLock{f: f}, true, nil
 }
 
+// With makes other released together with l.
+func (l *FileLock) With(other *FileLock) *FileLock {
+	l.also = other
+	return l
+}
+
 // Unlock releases the lock.
 func (l *FileLock) Unlock() {
 	if l != nil && l.f != nil {
 		_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 		l.f.Close()
 		l.f = nil
+		l.also.Unlock()
 	}
 }
 
-// writeLock serialises git mem writers of one memory.
+// Lock levels of a memory's objects and refs (restic's lock levels; the
+// contract's "Writers and locks" says who takes what):
+//
+//   - mem/write.lock, exclusive: one writer at a time builds on main and
+//     moves it (append, a sync's merge, forget's switch);
+//   - mem/objects.lock, shared: held by whoever writes objects that main does
+//     not reference yet (append, sync from fetch to push), so that nothing
+//     deletes them before they are referenced;
+//   - mem/objects.lock, exclusive: held by the one operation that deletes
+//     unreachable objects (Purge), only for two short moments: to take its
+//     snapshot and to delete what the snapshot proved unreachable.
+//
+// The background repack deletes nothing it has not copied (geometric
+// roll-up of whole packs, loose objects included), so it takes no level.
+const (
+	writeLockFile   = "write.lock"
+	objectsLockFile = "objects.lock"
+)
+
+// writeLock serialises git mem writers of one memory. It also holds the
+// objects lock shared, since every writer writes objects main does not
+// reference yet.
 func (r *Repo) writeLock(timeout time.Duration) (*FileLock, error) {
-	return LockFile(filepath.Join(r.MemDir(), "write.lock"), timeout)
+	obj, err := r.ObjectsShared(timeout)
+	if err != nil {
+		return nil, err
+	}
+	l, err := LockFile(filepath.Join(r.MemDir(), writeLockFile), timeout)
+	if err != nil {
+		obj.Unlock()
+		return nil, err
+	}
+	l.also = obj
+	return l, nil
+}
+
+// ObjectsShared takes the objects lock shared, for work that writes objects
+// and references them later (a sync between its fetch and its merge).
+func (r *Repo) ObjectsShared(timeout time.Duration) (*FileLock, error) {
+	return LockFileShared(filepath.Join(r.MemDir(), objectsLockFile), timeout)
+}
+
+// objectsExclusive takes the objects lock exclusively (Purge only).
+func (r *Repo) objectsExclusive(timeout time.Duration) (*FileLock, error) {
+	return LockFile(filepath.Join(r.MemDir(), objectsLockFile), timeout)
 }
 
 // errRefMoved means main moved under us (e.g. plain git); the caller rebuilds.
@@ -192,4 +254,26 @@ func (r *Repo) WithWriteLock(timeout time.Duration, fn func(cas func(old, new pl
 	}
 	defer l.Unlock()
 	return fn(func(old, new plumbing.Hash) error { return r.casMain(old, new, timeout) })
+}
+
+// StaleRefLock reports whether refs/heads/main.lock is one a killed git mem
+// left (the next writer removes it anyway).
+func (r *Repo) StaleRefLock() bool {
+	li, err1 := os.Stat(filepath.Join(r.dir, "refs", "heads", Branch+".lock"))
+	oi, err2 := os.Stat(filepath.Join(r.MemDir(), "main.new"))
+	return err1 == nil && err2 == nil && os.SameFile(li, oi)
+}
+
+// RecoverStaleRefLock removes such a lock now, under the write lock.
+func (r *Repo) RecoverStaleRefLock() bool {
+	if !r.StaleRefLock() {
+		return false
+	}
+	l, err := r.writeLock(time.Second)
+	if err != nil {
+		return false
+	}
+	defer l.Unlock()
+	r.recoverStaleRefLock()
+	return !r.StaleRefLock()
 }

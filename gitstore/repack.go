@@ -7,39 +7,40 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // looseLimit is how many loose objects (estimated like `git gc --auto`
 // does, from one fan-out folder) trigger a background repack.
 const looseLimit = 2000
 
-// packLimit is how many packs trigger a consolidating repack.
+// packLimit is how many packs trigger a background repack.
 const packLimit = 12
+
+// repackArgs is the background maintenance: a geometric roll-up. It packs
+// the loose objects and combines the smaller packs into one, copying every
+// object of the packs it rolls up, reachable or not, before it deletes them
+// (`--stdin-packs`). So it is safe by construction beside a writer whose
+// new pack main does not reference yet: `repack -a -d`, used before, kept
+// only what the refs reached when it started and deleted such a pack (lost
+// commits, issue 13). It is also incremental: the big pack of an old memory
+// is left alone instead of being rewritten on every trigger.
+var repackArgs = []string{"repack", "-d", "-q", "--geometric=2"}
 
 func (r *Repo) countPacks() int {
 	packs, _ := filepath.Glob(filepath.Join(r.dir, "objects", "pack", "pack-*.pack"))
 	return len(packs)
 }
 
-// maybeRepack packs loose objects with the git CLI in a detached process
-// when there are many: go-git never packs, and git's own `gc --auto` would
-// otherwise start in the user's next git command. go-git's repack was 3x
-// slower and 3x larger here, so the git CLI does it.
+// maybeRepack packs loose objects and rolls up packs with the git CLI in a
+// detached process when there are many: go-git never packs, and git's own
+// `gc --auto` would otherwise start in the user's next git command. One
+// runs at a time (flock on mem/pack.lock, held by the child).
 func (r *Repo) maybeRepack() {
 	if gitCLI() == "" || os.Getenv("GIT_MEM_AUTO_REPACK") == "0" {
 		return
 	}
-	// Many loose objects: pack them (cheap). Many packs (each batch writes
-	// one, undeltified): consolidate them with fresh deltas, which also
-	// shrinks the trees a commit per exchange leaves behind (38 → 20 MiB at
-	// 15k exchanges, 2.4 s, docs/BENCHMARKS.md).
-	args := ""
-	switch {
-	case r.countPacks() >= packLimit:
-		args = "-a -d -f --window=10"
-	case r.estimateLoose() >= looseLimit:
-		args = "-d"
-	default:
+	if r.countPacks() < packLimit && r.estimateLoose() < looseLimit {
 		return
 	}
 	l, ok, err := TryLockFile(filepath.Join(r.MemDir(), "pack.lock"))
@@ -47,9 +48,9 @@ func (r *Repo) maybeRepack() {
 		return
 	}
 	l.Unlock()
-	// The child takes pack.lock itself via flock(1)-like wrapper: a shell
-	// keeps it simple and independent of this process's lifetime.
-	cmd := exec.Command("sh", "-c", `exec 9>"$1/mem/pack.lock" && flock -n 9 && git --git-dir "$1" repack $2 -q && git --git-dir "$1" prune-packed -q`, "repack", r.dir, args)
+	args := append([]string{"-c", `exec 9>"$1/mem/pack.lock" && flock -n 9 && shift && exec git --git-dir "$@"`,
+		"repack", r.dir, r.dir}, repackArgs...)
+	cmd := exec.Command("sh", args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err == nil {
 		go func() { _ = cmd.Wait() }() // the process outlives us when we exit first
@@ -67,11 +68,58 @@ func (r *Repo) estimateLoose() int {
 	return n * 256 / 8
 }
 
-// Repack packs loose objects now (used by tests and `git mem gc`-like paths).
+// Repack runs the maintenance repack now, in this process, waiting for a
+// background one to finish first.
 func (r *Repo) Repack() error {
-	cmd := exec.Command("git", "--git-dir", r.dir, "repack", "-d", "-q")
+	l, err := LockFile(filepath.Join(r.MemDir(), "pack.lock"), 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	cmd := exec.Command("git", append([]string{"--git-dir", r.dir}, repackArgs...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("git repack: %v: %s", err, strings.TrimSpace(string(out)))
 	}
+	r.st.refresh()
 	return nil
+}
+
+// leftoverAge is how old a temporary pack file must be before it counts as
+// left by a killed writer (one being written is seconds old).
+const leftoverAge = 15 * time.Minute
+
+// Leftovers lists temporary files of killed writers and repacks under
+// objects/ (git mem's tmp_gitmem_* and git's own tmp_pack_*/tmp_idx_*).
+func (r *Repo) Leftovers() []string {
+	var out []string
+	for _, pat := range []string{"tmp_gitmem_*", "tmp_pack_*", "tmp_idx_*", ".tmp-*"} {
+		m, _ := filepath.Glob(filepath.Join(r.dir, "objects", "pack", pat))
+		for _, p := range m {
+			if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) > leftoverAge {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// RemoveLeftovers deletes what Leftovers lists. It runs only when it can
+// take the objects level exclusively at once, i.e. while no git mem writer
+// is writing a pack; git's own files are old enough not to be in use.
+func (r *Repo) RemoveLeftovers() (removed int) {
+	left := r.Leftovers()
+	if len(left) == 0 {
+		return 0
+	}
+	l, err := r.objectsExclusive(0)
+	if err != nil {
+		return 0
+	}
+	defer l.Unlock()
+	for _, p := range left {
+		if os.Remove(p) == nil {
+			removed++
+		}
+	}
+	return removed
 }

@@ -282,14 +282,19 @@ func (r *Repo) ReadPath(at plumbing.Hash, path string) (data []byte, ok bool, er
 	return data, ok, err
 }
 
+// retryBudget bounds the retries of one read.
+const retryBudget = 2 * time.Second
+
 // retry runs fn again with a fresh list of packs while it fails, for up to
-// about two seconds: a background `git repack -a -d` replaces the packs this
+// retryBudget in all: a background repack or a purge replaces the packs this
 // process listed, deleting them one by one (git's own readers re-scan the
-// pack folder the same way). A real error costs that wait once.
+// pack folder the same way). A real error costs that wait once. It is the
+// one retry layer of a read: functions called inside fn do not retry.
 func (r *Repo) retry(fn func() error) error {
 	err := fn()
-	for i := 0; err != nil && i < 20; i++ {
-		time.Sleep(time.Duration(10+10*i) * time.Millisecond)
+	deadline := time.Now().Add(retryBudget)
+	for i := 0; err != nil && time.Now().Before(deadline); i++ {
+		time.Sleep(min(time.Duration(10+10*i)*time.Millisecond, time.Until(deadline)))
 		r.st.refresh()
 		err = fn()
 	}
@@ -302,9 +307,11 @@ func (r *Repo) readPath(at plumbing.Hash, path string) (data []byte, ok bool, er
 			return nil, false, err
 		}
 	}
-	c, err := r.Commit(at)
+	// Commit's own retry would nest inside ReadPath's (48 s to fail with
+	// the head object missing): read it plainly here.
+	c, err := object.GetCommit(r.st, at)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("read commit %s: %w", at, err)
 	}
 	t, err := c.Tree()
 	if err != nil {

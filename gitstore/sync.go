@@ -159,8 +159,21 @@ func (r *Repo) fetch(ctx context.Context, remote string, a *remoteAuth) (plumbin
 	return tip, max(packBytes(r.dir)-before, 0), err
 }
 
+// syncLock is one sync at a time, holding the objects level shared from
+// the fetch (whose objects only a tracking ref references, and only once the
+// fetch is done) to the push.
 func (r *Repo) syncLock(timeout time.Duration) (*FileLock, error) {
-	return LockFile(filepath.Join(r.MemDir(), "sync.lock"), timeout)
+	obj, err := r.ObjectsShared(timeout)
+	if err != nil {
+		return nil, err
+	}
+	l, err := LockFile(filepath.Join(r.MemDir(), "sync.lock"), timeout)
+	if err != nil {
+		obj.Unlock()
+		return nil, err
+	}
+	l.also = obj
+	return l, nil
 }
 
 // packBytes is the size of the repo's packs (to report what a fetch received).
@@ -199,8 +212,20 @@ func (r *Repo) Sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		return SyncResult{Remote: remote}, err
 	}
 	defer done()
-	return s.sync(ctx, remote, opt)
+	res, err := s.sync(ctx, remote, opt)
+	if errors.Is(err, errForgottenOnRemote) {
+		// The fetch brought the forgotten objects along; no ref reaches
+		// them now: purge them again.
+		if _, perr := r.Purge(opt.LockTimeout); perr != nil {
+			return res, fmt.Errorf("%w (and purging what the fetch brought failed: %v)", err, perr)
+		}
+	}
+	return res, err
 }
+
+// errForgottenOnRemote marks a sync refused because the remote holds
+// exchanges this memory forgot.
+var errForgottenOnRemote = errors.New("the remote holds forgotten exchanges")
 
 func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncResult, error) {
 	opt.defaults()
@@ -252,6 +277,13 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		if !known.IsZero() && !theirs.IsZero() && !theirsAnc[known] {
 			if _, err := r.Commit(known); err == nil {
 				restore()
+				if tomb, _ := r.TombstoneTip(); !tomb.IsZero() {
+					// This side forgot exchanges (its tracking ref was
+					// rewritten with main): say so rather than blame the remote.
+					return res, fmt.Errorf("%w: %w: this memory forgot exchanges that %s's main (%s) may still hold; sync does not carry forgets yet, so nothing was merged (merging would bring them back). "+
+						"To replace %s's main with this one: `git --git-dir %s push --force-with-lease=main:%s %s main`; other machines then adopt it with `git --git-dir <their memory> fetch %s +main:main`",
+						ErrRewritten, errForgottenOnRemote, remote, short(theirs), remote, r.dir, theirs, remote, remote)
+				}
 				return res, fmt.Errorf("%w: %s's main (%s) no longer contains %s, which it held at the last sync; "+
 					"git mem will not merge it or force-push over it, nothing was changed. "+
 					"To merge anyway (bringing back what the rewrite removed): `git --git-dir %s update-ref -d %s` then `git mem sync`. "+
@@ -277,6 +309,16 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			if err := r.checkMemory(remote, theirs, theirsOnly, opt); err != nil {
 				restore()
 				return res, err
+			}
+			if len(theirsOnly) > 0 {
+				if n, err := r.tombstonedIn(theirs); err != nil {
+					return res, err
+				} else if n > 0 {
+					restore()
+					return res, fmt.Errorf("%w: %w: %s's main (%s) holds %d exchange(s) this memory forgot; sync does not carry forgets yet, so nothing was merged (merging would bring them back). "+
+						"To replace %s's main with this one: `git --git-dir %s push --force-with-lease=main:%s %s main`; other machines then adopt it with `git --git-dir <their memory> fetch %s +main:main`",
+						ErrRewritten, errForgottenOnRemote, remote, short(theirs), n, remote, r.dir, theirs, remote, remote)
+				}
 			}
 			n, err := r.countRecords(theirsOnly, fetched)
 			if err != nil {

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -99,9 +100,9 @@ func (r *Repo) has(paths []string) ([]bool, error) {
 	if err != nil || head.IsZero() {
 		return out, err
 	}
-	c, err := r.Commit(head)
+	c, err := object.GetCommit(r.st, head) // Has retries; no second layer
 	if err != nil {
-		return out, err
+		return out, fmt.Errorf("read commit %s: %w", head, err)
 	}
 	ed := newTreeEditor(r.st, nil, c.TreeHash)
 	for i, p := range paths {
@@ -110,4 +111,33 @@ func (r *Repo) has(paths []string) ([]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// BlobHashAt returns the id of the blob at path in the tree of commit; ok
+// is false when there is none.
+func (r *Repo) BlobHashAt(commit plumbing.Hash, path string) (h plumbing.Hash, ok bool, err error) {
+	err = r.retry(func() error {
+		c, err := object.GetCommit(r.st, commit)
+		if err != nil {
+			return err
+		}
+		t, err := object.GetTree(r.st, c.TreeHash)
+		if err != nil {
+			return err
+		}
+		e, err := t.FindEntry(path)
+		if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+			h, ok = plumbing.ZeroHash, false
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		h, ok = e.Hash, e.Mode.IsFile()
+		return nil
+	})
+	if err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("read %s at %s: %w", path, commit, err)
+	}
+	return h, ok, nil
 }

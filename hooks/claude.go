@@ -279,6 +279,7 @@ func readClaude(r io.Reader, name, stem string, sub func(string) string, opt Opt
 		}
 	}
 	res.Exchanges = out
+	res.Cwd = cwd
 	return res, nil
 }
 

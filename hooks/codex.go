@@ -165,6 +165,7 @@ func readCodex(r io.Reader, name, thread string, opt Options) (Result, error) {
 		return res, err
 	}
 	res.Exchanges = finish(bs, opt)
+	res.Cwd = cwd
 	return res, nil
 }
 

@@ -35,6 +35,8 @@ package hooks
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,6 +78,21 @@ type Options struct {
 	// Stop, Codex notify). When the last exchange's final reply matches it,
 	// that exchange is closed.
 	LastAssistantMessage string
+	// LastAssistantDigest is LastDigest(LastAssistantMessage), for callers
+	// that must not keep the text (the hook's queue files: a reply may
+	// quote a secret, and the queue is written before any redaction).
+	LastAssistantDigest string
+}
+
+// LastDigest is the hex SHA-256 of a final reply with its white space
+// squashed: what matchesLast compares when only a digest was kept.
+func LastDigest(s string) string {
+	w := squash(s)
+	if w == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(w))
+	return hex.EncodeToString(sum[:])
 }
 
 // Result is what a reader found: the closed exchanges in session order and
@@ -83,6 +100,9 @@ type Options struct {
 type Result struct {
 	Exchanges []*exchange.Exchange
 	Problems  []Problem
+	// Cwd is the session's working directory as the transcript records it
+	// ("" when it does not): what the config's project exclusions match.
+	Cwd string
 }
 
 // Problem is a record that was skipped. The rest of the file is still read.
@@ -148,6 +168,7 @@ var claudeTypes = map[string]bool{
 }
 
 func detectBytes(head []byte) string {
+	head = bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")) // a UTF-8 BOM some editors write
 	lines := bytes.Split(head, []byte("\n"))
 	jsonSeen := 0
 	for i, line := range lines {
@@ -167,12 +188,10 @@ func detectBytes(head []byte) string {
 		var rec map[string]json.RawMessage
 		if json.Unmarshal(line, &rec) != nil {
 			// A first record larger than the sniffed head is cut off: go
-			// by the keys that name each format.
-			switch {
-			case bytes.Contains(line, []byte(`"type":"session_meta"`)):
-				return FormatCodex
-			case bytes.Contains(line, []byte(`"parentUuid"`)) || bytes.Contains(line, []byte(`"sessionId"`)):
-				return FormatClaudeCode
+			// by the key that names each format, the first one in the
+			// line (a 50 MB exchange may quote a transcript's keys).
+			if f := firstKeyFormat(line); f != "" {
+				return f
 			}
 			continue
 		}
@@ -196,6 +215,27 @@ func detectBytes(head []byte) string {
 		}
 	}
 	return ""
+}
+
+// formatKeys are keys that only one format has at its top level.
+var formatKeys = []struct {
+	key, format string
+}{
+	{`"type":"session_meta"`, FormatCodex},
+	{`"parentUuid"`, FormatClaudeCode},
+	{`"sessionId"`, FormatClaudeCode},
+	{`"turns"`, FormatExchange},
+}
+
+// firstKeyFormat is the format of the format key that comes first in line.
+func firstKeyFormat(line []byte) string {
+	best, format := -1, ""
+	for _, k := range formatKeys {
+		if i := bytes.Index(line, []byte(k.key)); i >= 0 && (best < 0 || i < best) {
+			best, format = i, k.format
+		}
+	}
+	return format
 }
 
 // line is one record of a JSON Lines transcript.
@@ -446,18 +486,21 @@ func (b *builder) finalReply() string {
 
 // matchesLast says whether the hook's last assistant message is this
 // exchange's final reply (whole, or its last block).
-func (b *builder) matchesLast(last string) bool {
-	want := squash(last)
+func (b *builder) matchesLast(opt Options) bool {
+	want := LastDigest(opt.LastAssistantMessage)
+	if want == "" {
+		want = opt.LastAssistantDigest
+	}
 	if want == "" {
 		return false
 	}
-	if squash(b.finalReply()) == want {
+	if LastDigest(b.finalReply()) == want {
 		return true
 	}
 	for i := len(b.ex.Turns) - 1; i >= 0; i-- {
 		t := b.ex.Turns[i]
 		if t.Role == exchange.RoleAssistant && t.Extra["thinking"] == nil {
-			return squash(t.Text) == want
+			return LastDigest(t.Text) == want
 		}
 	}
 	return false
@@ -470,7 +513,7 @@ func finish(bs []*builder, opt Options) []*exchange.Exchange {
 	var out []*exchange.Exchange
 	for i, b := range bs {
 		last := i == len(bs)-1
-		if last && !(opt.SessionEnded || b.closed || b.matchesLast(opt.LastAssistantMessage)) {
+		if last && !(opt.SessionEnded || b.closed || b.matchesLast(opt)) {
 			break
 		}
 		if b.command && !b.hasReply() {

@@ -40,19 +40,8 @@ type Filters struct {
 }
 
 func (f Filters) filter() (memory.Filter, error) {
-	out := memory.Filter{Rooms: f.Room, Files: f.File, Project: f.Project, Agent: f.Agent, Session: f.Session}
-	var err error
-	if f.Since != "" {
-		if out.Since, err = memory.ParseTime(f.Since, false); err != nil {
-			return out, fmt.Errorf("since: %w", err)
-		}
-	}
-	if f.Until != "" {
-		if out.Until, err = memory.ParseTime(f.Until, true); err != nil {
-			return out, fmt.Errorf("until: %w", err)
-		}
-	}
-	return out, nil
+	return memory.FilterSpec{Rooms: f.Room, Files: f.File, Project: f.Project, Agent: f.Agent,
+		Session: f.Session, Since: f.Since, Until: f.Until}.Filter()
 }
 
 // Card is a stored exchange's card as the tools return it (the CLI's

@@ -17,6 +17,8 @@ type Config struct {
 	Embedder  string       `yaml:"embedder"`  // builtin (default) | openai
 	OpenAI    OpenAIConfig `yaml:"openai"`
 	Search    SearchConfig `yaml:"search"`
+	// Exclude names sessions the hooks and import skip.
+	Exclude ExcludeConfig `yaml:"exclude"`
 }
 
 // OpenAIConfig is an OpenAI-compatible endpoint for the LLM distiller and
@@ -89,6 +91,9 @@ func LoadConfig(memDir string) (Config, error) {
 	case "builtin", "openai":
 	default:
 		return cfg, fmt.Errorf("config: unknown embedder %q (use builtin or openai)", cfg.Embedder)
+	}
+	if err := cfg.Exclude.validate(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -12,11 +12,13 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/gitmem/git-mem/search"
 )
 
 // entryCacheVersion changes whenever the cached fields or their meaning
 // change; a cache of another version is rebuilt.
-const entryCacheVersion = 3
+const entryCacheVersion = 4 // 4: the set digest after the count
 
 // entryCacheFile is <gitdir>/mem/cache/entries.bin: every card of main once,
 // newest first, and the commit main pointed at when it was written. Walking
@@ -63,6 +65,9 @@ func (m *Memory) Entries() ([]*Entry, error) {
 	}
 	all := fresh
 	if reached {
+		if fresh, err = m.dropDead(head, fresh, old.Entries); err != nil {
+			return nil, err
+		}
 		all = merge(fresh, old.Entries)
 	}
 	// A cache that cannot be saved only costs the next run a walk.
@@ -83,15 +88,27 @@ func walkNew(m *Memory, head, stop plumbing.Hash) (out []Entry, reached bool, er
 		}
 		return false
 	}
+	where := map[string]int{}
 	err = m.Repo.Walk(head, skip, func(c *object.Commit) error {
 		if len(c.ParentHashes) > 1 {
 			return nil
 		}
 		e := *entryOf(c)
-		if e.Exchange == "" || seen[e.Exchange] {
+		if e.Exchange == "" {
+			return nil
+		}
+		if seen[e.Exchange] {
+			// Stored on two machines: the card whose blob main's tree
+			// holds is the living one (as in the search index).
+			if living, err := m.isLiving(head, c.Hash, e.Exchange); err != nil {
+				return err
+			} else if living {
+				out[where[e.Exchange]] = e
+			}
 			return nil
 		}
 		seen[e.Exchange] = true
+		where[e.Exchange] = len(out)
 		out = append(out, e)
 		return nil
 	})
@@ -100,6 +117,33 @@ func walkNew(m *Memory, head, stop plumbing.Hash) (out []Entry, reached bool, er
 	}
 	sortEntries(out)
 	return out, reached, nil
+}
+
+// dropDead removes from fresh the cards of exchanges the cache already has
+// whose blob is not the one main's tree holds (a sync brought a losing
+// copy of an exchange stored on both machines).
+func (m *Memory) dropDead(head plumbing.Hash, fresh, old []Entry) ([]Entry, error) {
+	if len(fresh) == 0 || len(old) == 0 {
+		return fresh, nil
+	}
+	known := make(map[string]bool, len(old))
+	for i := range old {
+		known[old[i].Exchange] = true
+	}
+	kept := fresh[:0]
+	for _, e := range fresh {
+		if known[e.Exchange] {
+			living, err := m.isLiving(head, plumbing.NewHash(e.Commit), e.Exchange)
+			if err != nil {
+				return nil, err
+			}
+			if !living {
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	return kept, nil
 }
 
 // merge puts the new cards before the cached ones (the first seen from main
@@ -169,7 +213,7 @@ func saveEntryCache(path string, cf entryCacheFile) error {
 // hook decodes 15k cards on every session start, and gob took ~80 ms of
 // the 300 ms it has; this takes a fraction of that.
 //
-//	magic "gmrc" | uvarint version | string head | uvarint n | n × card
+//	magic "gmrc" | uvarint version | string head | uvarint n | u64 digest | n × card
 //	card = strings commit exchange session project agent core context distiller,
 //	       varint unix-nanos, varint zone-offset-seconds, uvarint redacted,
 //	       uvarint len(rooms), rooms…, uvarint len(files), files…
@@ -184,6 +228,7 @@ func encodeEntryCache(cf entryCacheFile) []byte {
 	b = binary.AppendUvarint(b, uint64(cf.Version))
 	b = appendString(b, cf.Head)
 	b = binary.AppendUvarint(b, uint64(len(cf.Entries)))
+	b = binary.LittleEndian.AppendUint64(b, entriesDigest(cf.Entries))
 	for i := range cf.Entries {
 		e := &cf.Entries[i]
 		for _, s := range []string{e.Commit, e.Exchange, e.Session, e.Project, e.Agent, e.Core, e.Context, e.Distiller} {
@@ -288,8 +333,45 @@ func (z zones) at(off int64) *time.Location {
 	return l
 }
 
+// entriesDigest is the set digest of the cards, the same as the search
+// index keeps of its documents (search.DocDigest), so that status compares
+// the two without listing either.
+func entriesDigest(es []Entry) uint64 {
+	var d uint64
+	for i := range es {
+		d ^= search.DocDigest(es[i].Exchange, es[i].Commit)
+	}
+	return d
+}
+
+// entryCacheSummary reads only the cache's header: the head it describes,
+// how many cards and their digest.
+func entryCacheSummary(path string) (head string, n int, digest uint64, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, 0, false
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	k, _ := io.ReadFull(f, buf)
+	buf = buf[:k]
+	if len(buf) < len(entryCacheMagic) || string(buf[:len(entryCacheMagic)]) != entryCacheMagic {
+		return "", 0, 0, false
+	}
+	d := &decoder{b: buf[len(entryCacheMagic):]}
+	if int(d.uvarint()) != entryCacheVersion {
+		return "", 0, 0, false
+	}
+	head = d.str()
+	cnt := d.uvarint()
+	if d.err != nil || len(d.b) < 8 {
+		return "", 0, 0, false
+	}
+	return head, int(cnt), binary.LittleEndian.Uint64(d.b), true
+}
+
 func decodeEntryCache(b []byte) (entryCacheFile, error) {
-	cf, d, n, err := decodeEntryCacheHeader(b)
+	cf, d, n, digest, err := decodeEntryCacheHeader(b)
 	if err != nil {
 		return entryCacheFile{}, err
 	}
@@ -303,25 +385,30 @@ func decodeEntryCache(b []byte) (entryCacheFile, error) {
 	if len(d.b) != 0 {
 		return entryCacheFile{}, fmt.Errorf("%w: %d trailing bytes", errCacheCorrupt, len(d.b))
 	}
+	if entriesDigest(cf.Entries) != digest {
+		return entryCacheFile{}, fmt.Errorf("%w: digest", errCacheCorrupt)
+	}
 	return cf, nil
 }
 
-// decodeEntryCacheHeader reads up to the number of cards, leaving d at the
+// decodeEntryCacheHeader reads up to the cards' digest, leaving d at the
 // first card.
-func decodeEntryCacheHeader(b []byte) (entryCacheFile, *decoder, int, error) {
+func decodeEntryCacheHeader(b []byte) (cf entryCacheFile, d *decoder, n int, digest uint64, err error) {
 	if len(b) < len(entryCacheMagic) || string(b[:len(entryCacheMagic)]) != entryCacheMagic {
-		return entryCacheFile{}, nil, 0, errCacheCorrupt
+		return entryCacheFile{}, nil, 0, 0, errCacheCorrupt
 	}
-	d := &decoder{b: b[len(entryCacheMagic):]}
-	cf := entryCacheFile{Version: int(d.uvarint()), Head: d.str()}
+	d = &decoder{b: b[len(entryCacheMagic):]}
+	cf = entryCacheFile{Version: int(d.uvarint()), Head: d.str()}
 	if d.err != nil || cf.Version != entryCacheVersion {
-		return entryCacheFile{}, nil, 0, fmt.Errorf("%w: version %d", errCacheCorrupt, cf.Version)
+		return entryCacheFile{}, nil, 0, 0, fmt.Errorf("%w: version %d", errCacheCorrupt, cf.Version)
 	}
-	n := d.uvarint()
-	if d.err != nil || n > uint64(len(d.b)) {
-		return entryCacheFile{}, nil, 0, errCacheCorrupt
+	cnt := d.uvarint()
+	if d.err != nil || cnt > uint64(len(d.b)) || len(d.b) < 8 {
+		return entryCacheFile{}, nil, 0, 0, errCacheCorrupt
 	}
-	return cf, d, int(n), nil
+	digest = binary.LittleEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return cf, d, int(cnt), digest, nil
 }
 
 // entry decodes the next card into e.
@@ -377,7 +464,7 @@ var entryPrefix = 256 << 10
 // until n match f; ok is false on any decoding error (a card cut off by
 // the prefix, or corruption) or a cache of another head.
 func firstInCache(b []byte, head string, f Filter, n int) (out []*Entry, ok bool) {
-	cf, d, total, err := decodeEntryCacheHeader(b)
+	cf, d, total, _, err := decodeEntryCacheHeader(b)
 	if err != nil || cf.Head != head {
 		return nil, false
 	}

@@ -2,15 +2,42 @@ package memory
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/gitstore"
 	"github.com/gitmem/git-mem/search"
+)
+
+// The one indexer: it makes the search index equal to the set of exchanges
+// in main, adding what came and rebuilding when something left (a rewind, a
+// rewrite, a forget). Its locks live outside the index folder (git-bug's
+// cache: lock → load → rebuild on mismatch, under the lock):
+//
+//   - mem/index.lock shared: a search or status reads the current
+//     generation; exclusive: a catch-up changes it in place, or a rebuild
+//     switches CURRENT to a new generation and deletes the old ones. Nobody
+//     reads the manifest or opens Bleve before holding it.
+//   - mem/index-build.lock exclusive: one rebuild at a time builds a whole
+//     new generation in a folder nobody else reads, without the index
+//     lock, so searches go on meanwhile; only the switch is exclusive.
+//
+// mem/index/CURRENT names the generation folder (mem/index/g-…) in use.
+const (
+	indexLockFile = "index.lock"
+	indexGateFile = "index.gate"
+	buildLockFile = "index-build.lock"
+	currentFile   = "CURRENT"
 )
 
 // IndexReport says what an index update did.
@@ -21,6 +48,18 @@ type IndexReport struct {
 	Docs    int    `json:"docs"`
 }
 
+// indexLockTimeout bounds a wait for the index lock. A holder keeps it for
+// one batch of a catch-up (about a second) or a rebuild's switch.
+var indexLockTimeout = 30 * time.Second
+
+// catchUpBatch is how many commits a catch-up indexes per hold of the
+// exclusive lock: searches wait at most one batch.
+const catchUpBatch = 500
+
+// rebuildAbove is how many pending commits make a catch-up a rebuild into a
+// new generation instead (searches go on over the old one meanwhile).
+const rebuildAbove = 20 * catchUpBatch
+
 func (m *Memory) searchOptions() (search.Options, error) {
 	emb, err := newEmbedder(m.Config)
 	if err != nil {
@@ -29,82 +68,348 @@ func (m *Memory) searchOptions() (search.Options, error) {
 	return search.Options{Embedder: emb}, nil
 }
 
-// openIndexForWrite opens the index for writing; a corrupt or mismatched
-// index is a cache, so it is rebuilt and the reason reported.
-func (m *Memory) openIndexForWrite() (*search.Index, string, error) {
-	opt, err := m.searchOptions()
-	if err != nil {
-		return nil, "", err
+func (m *Memory) progress(done, total int) {
+	if m.Progress != nil {
+		m.Progress(done, total)
 	}
-	ix, err := search.Open(m.IndexDir(), opt)
-	if errors.Is(err, search.ErrCorrupt) || errors.Is(err, search.ErrMismatch) {
-		// The advice to run reindex is what happens next: keep the cause.
-		reason := err.Error()
-		for _, e := range []error{search.ErrCorrupt, search.ErrMismatch} {
-			reason = strings.TrimSuffix(reason, ": "+e.Error())
-		}
-		if rerr := search.Remove(m.IndexDir()); rerr != nil {
-			return nil, "", rerr
-		}
-		ix, err = search.Open(m.IndexDir(), opt)
-		return ix, reason, err
-	}
-	return ix, "", err
 }
 
-// UpdateIndex indexes the commits not yet indexed (after add, sync or a
-// plain `git fetch origin main:main`). Corrupt or mismatched indexes are
-// rebuilt from the commits.
+// lockIndex takes the index lock. flock does not queue: searches that
+// overlap would hold the shared level without a gap and starve a writer
+// for good (measured: adds waited out the 30 s beside two searchers). So a
+// writer first closes a gate (mem/index.gate, exclusive) that every reader
+// passes (shared, for a moment) before it takes its shared level: readers
+// that come after a waiting writer wait behind it.
+func (m *Memory) lockIndex(shared bool) (*gitstore.FileLock, error) {
+	p := filepath.Join(m.Repo.MemDir(), indexLockFile)
+	gate := filepath.Join(m.Repo.MemDir(), indexGateFile)
+	if shared {
+		g, err := gitstore.LockFileShared(gate, indexLockTimeout)
+		if err != nil {
+			return nil, err
+		}
+		defer g.Unlock()
+		return gitstore.LockFileShared(p, indexLockTimeout)
+	}
+	g, err := gitstore.LockFile(gate, indexLockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	l, err := gitstore.LockFile(p, indexLockTimeout)
+	if err != nil {
+		g.Unlock()
+		return nil, err
+	}
+	return l.With(g), nil
+}
+
+// currentGen is the folder of the index generation in use ("" for none).
+// The caller holds the index lock.
+func (m *Memory) currentGen() string {
+	b, err := os.ReadFile(filepath.Join(m.IndexDir(), currentFile))
+	name := strings.TrimSpace(string(b))
+	if err != nil || name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return ""
+	}
+	return filepath.Join(m.IndexDir(), name)
+}
+
+// IndexGeneration names the generation in use; a long-lived reader that
+// sees it change reopens its index.
+func (m *Memory) IndexGeneration() string { return filepath.Base(m.currentGen()) }
+
+// errRebuild asks for a rebuild, with the reason.
+type errRebuild struct{ reason string }
+
+func (e errRebuild) Error() string { return "index needs a rebuild: " + e.reason }
+
+func rebuildReason(err error) string {
+	reason := err.Error()
+	for _, e := range []error{search.ErrCorrupt, search.ErrMismatch} {
+		reason = strings.TrimSuffix(reason, ": "+e.Error())
+	}
+	return reason
+}
+
+// UpdateIndex makes the index equal to main: the commits not yet indexed
+// are added (after add, sync, or a plain `git fetch origin main:main`); a
+// missing, corrupt or mismatched index, or one holding exchanges that left
+// main, is rebuilt from the commits.
+//
+// A writer (add, sync, the worker) never waits for another process's
+// rebuild: that one catches up with main when it switches, so this returns
+// at once, with Reason saying so.
 func (m *Memory) UpdateIndex(ctx context.Context) (IndexReport, error) {
-	ix, reason, err := m.openIndexForWrite()
-	if err != nil {
-		return IndexReport{}, err
+	return m.updateIndex(ctx, false)
+}
+
+func (m *Memory) updateIndex(ctx context.Context, wait bool) (IndexReport, error) {
+	rep, err := m.catchUpInPlace(ctx)
+	var rb errRebuild
+	if !errors.As(err, &rb) {
+		return rep, err
 	}
-	defer ix.Close()
-	rep, err := m.catchUp(ctx, ix)
-	if reason != "" {
-		rep.Rebuilt, rep.Reason = true, reason
+	if !wait {
+		bl, ok, lerr := gitstore.TryLockFile(filepath.Join(m.Repo.MemDir(), buildLockFile))
+		if lerr == nil && !ok {
+			return IndexReport{Reason: "being rebuilt by another git mem process, which indexes this too"}, nil
+		}
+		if bl != nil {
+			bl.Unlock()
+		}
 	}
+	return m.rebuild(ctx, rb.reason, "")
+}
+
+// Reindex builds a new index from the commits alone and switches to it;
+// searches go on over the old one until the switch.
+func (m *Memory) Reindex(ctx context.Context) (IndexReport, error) {
+	rep, err := m.rebuild(ctx, "asked for", replaceAlways)
+	rep.Reason = ""
 	return rep, err
 }
 
-// Reindex deletes the index and builds it again from the commits alone.
-func (m *Memory) Reindex(ctx context.Context) (IndexReport, error) {
+// catchUpInPlace adds main's new commits to the current generation, a batch
+// per hold of the exclusive lock. It returns errRebuild when that cannot be
+// done in place.
+func (m *Memory) catchUpInPlace(ctx context.Context) (IndexReport, error) {
+	var rep IndexReport
 	opt, err := m.searchOptions()
 	if err != nil {
-		return IndexReport{}, err
+		return rep, err
 	}
-	// Take the index as a writer first, so a live writer is not pulled out
-	// from under: it answers ErrBusy instead.
-	ix, err := search.Open(m.IndexDir(), opt)
-	if err == nil {
-		ix.Close()
-	} else if errors.Is(err, search.ErrBusy) {
-		return IndexReport{}, err
+	for {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		l, err := m.lockIndex(false)
+		if err != nil {
+			return rep, fmt.Errorf("update the search index: %w", err)
+		}
+		done, err := m.catchUpBatchLocked(ctx, opt, &rep)
+		l.Unlock()
+		if err != nil || done {
+			return rep, err
+		}
 	}
-	if err := search.Remove(m.IndexDir()); err != nil {
-		return IndexReport{}, err
-	}
-	ix, err = search.Open(m.IndexDir(), opt)
-	if err != nil {
-		return IndexReport{}, err
-	}
-	defer ix.Close()
-	rep, err := m.catchUp(ctx, ix)
-	rep.Rebuilt = true
-	return rep, err
 }
 
-// pendingCommits lists the commits main has that the index has not seen,
-// oldest first.
-func (m *Memory) pendingCommits(last string) ([]*object.Commit, error) {
+// catchUpBatchLocked indexes up to catchUpBatch pending commits; the caller
+// holds the exclusive index lock. done means the index has caught up.
+func (m *Memory) catchUpBatchLocked(ctx context.Context, opt search.Options, rep *IndexReport) (done bool, err error) {
+	gen := m.currentGen()
+	if gen == "" {
+		return false, errRebuild{"no index yet"}
+	}
+	ix, err := search.Open(gen, opt)
+	if errors.Is(err, search.ErrCorrupt) || errors.Is(err, search.ErrMismatch) {
+		return false, errRebuild{rebuildReason(err)}
+	}
+	if err != nil {
+		return false, err
+	}
+	defer ix.Close()
+	head, err := m.Repo.Head()
+	if err != nil {
+		return false, err
+	}
+	rep.Docs = ix.Count()
+	if head.IsZero() {
+		if ix.Count() > 0 {
+			return false, errRebuild{"main is empty"}
+		}
+		return true, nil
+	}
+	if ix.LastCommit() == head.String() {
+		return true, nil
+	}
+	pending, reached, err := m.pendingCommits(head, ix.LastCommit())
+	if err != nil {
+		return false, err
+	}
+	if !reached {
+		return false, errRebuild{"main no longer holds the last indexed commit (history rewound or rewritten)"}
+	}
+	if len(pending) > rebuildAbove {
+		return false, errRebuild{fmt.Sprintf("%d new commits", len(pending))}
+	}
+	n := min(len(pending), catchUpBatch)
+	seq, err := m.indexCommits(ctx, ix, head, pending[:n], ix.LastSeq()+1)
+	if err != nil {
+		return false, err
+	}
+	rep.Indexed += n
+	rep.Docs = ix.Count()
+	m.progress(rep.Indexed, rep.Indexed+len(pending)-n)
+	last := pending[n-1].Hash
+	if n == len(pending) {
+		last = head
+	}
+	if err := ix.SetLastCommit(last.String(), seq); err != nil {
+		return false, err
+	}
+	return n == len(pending), nil
+}
+
+// replaceAlways makes rebuild build whatever the current generation is.
+const replaceAlways = "*"
+
+// rebuild builds a new generation from main's commits in a fresh folder,
+// then switches to it. replace says when: "" when the current generation
+// cannot be caught up in place (checked again under the build lock: another
+// process may have rebuilt while this one waited), a generation's folder
+// when that one was found damaged and is still current, replaceAlways for
+// `git mem reindex`.
+func (m *Memory) rebuild(ctx context.Context, reason string, replace string) (IndexReport, error) {
+	rep := IndexReport{Rebuilt: true, Reason: reason}
+	opt, err := m.searchOptions()
+	if err != nil {
+		return rep, err
+	}
+	bl, err := gitstore.LockFile(filepath.Join(m.Repo.MemDir(), buildLockFile), 30*time.Minute)
+	if err != nil {
+		return rep, fmt.Errorf("rebuild the search index: %w", err)
+	}
+	defer bl.Unlock()
+	switch {
+	case replace == "":
+		r, err := m.catchUpInPlace(ctx)
+		if !errors.As(err, new(errRebuild)) {
+			r.Rebuilt, r.Reason = false, ""
+			return r, err
+		}
+	case replace != replaceAlways:
+		if l, err := m.lockIndex(true); err == nil {
+			cur := m.currentGen()
+			l.Unlock()
+			if cur != replace {
+				return m.catchUpInPlace(ctx) // rebuilt meanwhile
+			}
+		}
+	}
+	if err := os.MkdirAll(m.IndexDir(), 0o755); err != nil {
+		return rep, err
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	gen := filepath.Join(m.IndexDir(), fmt.Sprintf("g-%d-%s", time.Now().UnixNano(), hex.EncodeToString(rnd[:])))
+	ix, err := search.Open(gen, opt)
+	if err != nil {
+		return rep, err
+	}
+	// Nobody reads this folder yet: build with no index lock.
+	fail := func(err error) (IndexReport, error) {
+		ix.Close()
+		os.RemoveAll(gen)
+		return rep, err
+	}
+	head, err := m.Repo.Head()
+	if err != nil {
+		return fail(err)
+	}
+	if rep.Indexed, err = m.indexAll(ctx, ix, head); err != nil {
+		return fail(err)
+	}
+	// The switch: catch up with what came meanwhile, name the new folder in
+	// CURRENT, delete the others. Readers hold the shared lock while they
+	// use a generation, so none is using what is deleted.
+	l, err := m.lockIndex(false)
+	if err != nil {
+		return fail(fmt.Errorf("switch to the rebuilt search index: %w", err))
+	}
+	defer l.Unlock()
+	if now, err := m.Repo.Head(); err != nil {
+		return fail(err)
+	} else if now != head {
+		pending, reached, err := m.pendingCommits(now, head.String())
+		if err != nil {
+			return fail(err)
+		}
+		if !reached {
+			return fail(errors.New("main was rewritten during the rebuild: run the command again"))
+		}
+		seq, err := m.indexCommits(ctx, ix, now, pending, ix.LastSeq()+1)
+		if err == nil {
+			err = ix.SetLastCommit(now.String(), seq)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		rep.Indexed += len(pending)
+	}
+	rep.Docs = ix.Count()
+	if err := ix.Close(); err != nil {
+		os.RemoveAll(gen)
+		return rep, err
+	}
+	if err := WriteFileAtomic(filepath.Join(m.IndexDir(), currentFile), func(f *os.File) error {
+		_, err := f.WriteString(filepath.Base(gen) + "\n")
+		return err
+	}); err != nil {
+		os.RemoveAll(gen)
+		return rep, fmt.Errorf("switch to the rebuilt search index: %w", err)
+	}
+	m.removeOtherGenerations(gen)
+	return rep, nil
+}
+
+// removeOtherGenerations deletes every index folder and file but the
+// generation in use (older generations, a rebuild killed half-way, the
+// single-folder layout of schema 4). The caller holds the exclusive index
+// lock and the build lock.
+func (m *Memory) removeOtherGenerations(keep string) {
+	ents, err := os.ReadDir(m.IndexDir())
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Name() == currentFile || e.Name() == filepath.Base(keep) {
+			continue
+		}
+		_ = os.RemoveAll(filepath.Join(m.IndexDir(), e.Name()))
+	}
+}
+
+// indexAll indexes every commit of main up to head into a new index, with
+// progress for the person waiting.
+func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.Hash) (int, error) {
+	if head.IsZero() {
+		return 0, ix.SetLastCommit("", -1)
+	}
+	pending, _, err := m.pendingCommits(head, "")
+	if err != nil {
+		return 0, err
+	}
+	n, seq := 0, 0
+	for start := 0; start < len(pending); start += catchUpBatch {
+		end := min(start+catchUpBatch, len(pending))
+		if seq, err = m.indexCommits(ctx, ix, head, pending[start:end], seq); err != nil {
+			return n, err
+		}
+		seq++
+		n = end
+		m.progress(n, len(pending))
+	}
+	return n, ix.SetLastCommit(head.String(), seq-1)
+}
+
+// pendingCommits lists the commits from head back to (not including) last,
+// oldest first. reached reports whether last is in head's history; when it
+// is not, the index holds commits that left main.
+func (m *Memory) pendingCommits(head plumbing.Hash, last string) (walked []*object.Commit, reached bool, err error) {
 	lastHash := plumbing.ZeroHash
 	if last != "" {
 		lastHash = plumbing.NewHash(last)
 	}
-	var walked []*object.Commit
+	reached = lastHash.IsZero()
 	merges := false
-	err := m.Repo.Walk(plumbing.ZeroHash, func(h plumbing.Hash) bool { return h == lastHash }, func(c *object.Commit) error {
+	err = m.Repo.Walk(head, func(h plumbing.Hash) bool {
+		if h == lastHash {
+			reached = true
+			return true
+		}
+		return false
+	}, func(c *object.Commit) error {
 		if len(c.ParentHashes) > 1 {
 			merges = true
 		}
@@ -112,9 +417,9 @@ func (m *Memory) pendingCommits(last string) ([]*object.Commit, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if merges && !lastHash.IsZero() {
+	if merges && !lastHash.IsZero() && reached {
 		// A merge brought in a side branch: drop what was already indexed
 		// through the last indexed commit's ancestry.
 		old := map[plumbing.Hash]bool{}
@@ -123,7 +428,7 @@ func (m *Memory) pendingCommits(last string) ([]*object.Commit, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		kept := walked[:0]
 		for _, c := range walked {
@@ -136,50 +441,60 @@ func (m *Memory) pendingCommits(last string) ([]*object.Commit, error) {
 	for i, j := 0, len(walked)-1; i < j; i, j = i+1, j-1 {
 		walked[i], walked[j] = walked[j], walked[i]
 	}
-	return walked, nil
+	return walked, reached, nil
 }
 
-// catchUp feeds the pending commits to the index in batches.
-func (m *Memory) catchUp(ctx context.Context, ix *search.Index) (IndexReport, error) {
-	var rep IndexReport
-	head, err := m.Repo.Head()
-	if err != nil || head.IsZero() {
-		rep.Docs = ix.Count()
-		return rep, err
+// indexCommits adds the exchanges of commits (oldest first) to ix. An
+// exchange id stored on two machines with different blobs keeps the one in
+// main's tree (sync's rule): a commit whose blob is not the one at head is
+// not the living version and is skipped.
+//
+// It returns the Seq of the last commit, for SetLastCommit: Seq counts
+// commits, so that a rebuild gives every exchange the same Seq.
+func (m *Memory) indexCommits(ctx context.Context, ix *search.Index, head plumbing.Hash, commits []*object.Commit, seq int) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return seq - 1, err
 	}
-	if ix.LastCommit() == head.String() {
-		rep.Docs = ix.Count()
-		return rep, nil
-	}
-	pending, err := m.pendingCommits(ix.LastCommit())
+	docs, err := m.docsOf(commits, seq)
 	if err != nil {
-		return rep, err
+		return seq - 1, err
 	}
-	seq := ix.LastSeq() + 1
-	const batch = 500
-	for start := 0; start < len(pending); start += batch {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		end := min(start+batch, len(pending))
-		docs, err := m.docsOf(pending[start:end], seq)
-		if err != nil {
-			return rep, err
-		}
-		if err := ix.Add(docs); err != nil {
-			return rep, fmt.Errorf("index: %w", err)
-		}
-		seq += end - start
-		rep.Indexed += len(docs)
-		if err := ix.SetLastCommit(pending[end-1].Hash.String(), seq-1); err != nil {
-			return rep, err
-		}
+	count := map[string]int{}
+	for _, d := range docs {
+		count[d.ID]++
 	}
-	if err := ix.SetLastCommit(head.String(), seq-1); err != nil {
-		return rep, err
+	kept := docs[:0]
+	for _, d := range docs {
+		if count[d.ID] > 1 || ix.Known(d.ID) {
+			living, err := m.isLiving(head, plumbing.NewHash(d.Commit), d.ID)
+			if err != nil {
+				return seq - 1, err
+			}
+			if !living {
+				continue
+			}
+		}
+		kept = append(kept, d)
 	}
-	rep.Docs = ix.Count()
-	return rep, nil
+	if err := ix.Add(kept); err != nil {
+		return seq - 1, fmt.Errorf("index: %w", err)
+	}
+	return seq + len(commits) - 1, nil
+}
+
+// isLiving reports whether commit's blob of exchange id is the one main's
+// tree at head holds.
+func (m *Memory) isLiving(head, commit plumbing.Hash, id string) (bool, error) {
+	path := exchange.BlobPath(id)
+	a, okA, err := m.Repo.BlobHashAt(head, path)
+	if err != nil {
+		return false, err
+	}
+	b, okB, err := m.Repo.BlobHashAt(commit, path)
+	if err != nil {
+		return false, err
+	}
+	return okA && okB && a == b, nil
 }
 
 // docsOf turns commits into index documents; reading and rendering the
@@ -227,4 +542,101 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error)
 		}
 	}
 	return out, nil
+}
+
+// readIndex opens the current generation for reading, caught up with main
+// (catching it up, or rebuilding it, first when it is not), and holds the
+// shared lock until release is called. note says what was done on the way.
+func (m *Memory) readIndex(ctx context.Context) (ix *search.Index, release func(), note string, err error) {
+	opt, err := m.searchOptions()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	for attempt := 0; ; attempt++ {
+		l, err := m.lockIndex(true)
+		if err != nil {
+			return nil, nil, note, fmt.Errorf("open the search index: %w", err)
+		}
+		head, err := m.Repo.Head()
+		if err != nil {
+			l.Unlock()
+			return nil, nil, note, err
+		}
+		gen := m.currentGen()
+		var openErr error
+		if m.isStale(gen) {
+			openErr = fmt.Errorf("status found it out of step with main: %w", search.ErrCorrupt)
+		} else if gen != "" {
+			ix, openErr = search.OpenReadOnly(gen, opt)
+			if openErr == nil && (ix.LastCommit() == head.String() || head.IsZero() && ix.Count() == 0) {
+				return ix, func() { ix.Close(); l.Unlock() }, note, nil
+			}
+			if openErr == nil && attempt > 0 && ix.LastCommit() != "" {
+				// Caught up once, and writers moved main again since: an
+				// index of an ancestor of main holds nothing that left it.
+				if _, reached, err := m.pendingCommits(head, ix.LastCommit()); err == nil && reached {
+					return ix, func() { ix.Close(); l.Unlock() }, note, nil
+				}
+			}
+			if openErr == nil {
+				ix.Close()
+			}
+		}
+		l.Unlock()
+		if attempt >= 3 {
+			if openErr != nil {
+				return nil, nil, note, openErr
+			}
+			return nil, nil, note, errors.New("the search index keeps falling behind main: try again in a moment")
+		}
+		var rep IndexReport
+		if openErr != nil && !errors.Is(openErr, search.ErrMissing) && !errors.Is(openErr, os.ErrNotExist) {
+			replace := ""
+			if errors.Is(openErr, search.ErrCorrupt) {
+				replace = gen
+			}
+			rep, err = m.rebuild(ctx, rebuildReason(openErr), replace)
+		} else {
+			rep, err = m.updateIndex(ctx, true)
+		}
+		if err != nil {
+			return nil, nil, note, fmt.Errorf("update the search index: %w", err)
+		}
+		if rep.Rebuilt && rep.Reason != "" && gen != "" {
+			note = "the search index was rebuilt: " + rep.Reason
+		}
+	}
+}
+
+// withIndex runs fn over the caught-up index; an index found corrupt while
+// fn reads it (a file damaged after it was opened) is rebuilt and fn run
+// once more.
+func (m *Memory) withIndex(ctx context.Context, fn func(ix *search.Index) error) (note string, err error) {
+	for attempt := 0; ; attempt++ {
+		ix, release, n, err := m.readIndex(ctx)
+		if n != "" {
+			note = n
+		}
+		if err != nil {
+			return note, err
+		}
+		gen := ix.Dir()
+		err = fn(ix)
+		release()
+		if err == nil || !errors.Is(err, search.ErrCorrupt) || attempt > 0 {
+			return note, err
+		}
+		rep, rerr := m.rebuild(ctx, rebuildReason(err), gen)
+		if rerr != nil {
+			return note, rerr
+		}
+		note = "the search index was rebuilt: " + rep.Reason
+	}
+}
+
+// OpenIndex opens the index caught up with main for a reader that runs many
+// queries (eval); it holds the shared lock until release.
+func (m *Memory) OpenIndex(ctx context.Context) (*search.Index, func(), error) {
+	ix, release, _, err := m.readIndex(ctx)
+	return ix, release, err
 }

@@ -24,6 +24,9 @@ type Memory struct {
 	Config      Config
 	Distiller   distill.Distiller
 	LockTimeout time.Duration
+	// Progress, when set, hears how far an index rebuild or catch-up is
+	// (commits done of total); the CLI draws it on a terminal.
+	Progress func(done, total int)
 }
 
 // Open opens the memory at dir and loads its config.
@@ -46,6 +49,8 @@ func Init(dir string) (m *Memory, created bool, err error) {
 }
 
 func fromRepo(r *gitstore.Repo) (*Memory, error) {
+	routeLibraryLogs(r.MemDir())
+	r.RemoveLeftovers()
 	cfg, err := LoadConfig(r.MemDir())
 	if err != nil {
 		return nil, err
@@ -63,17 +68,24 @@ type AddOptions struct {
 	Agent   string
 	// NoIndex leaves indexing to the next search (hooks, the worker).
 	NoIndex bool
+	// excludable: a transcript whose project or agent the config excludes
+	// is skipped (hooks' worker, import; not a file given to add).
+	excludable bool
 }
 
 // AddReport says what an add did.
 type AddReport struct {
-	Added    int           `json:"added"`
-	Present  int           `json:"present"`
-	Redacted int           `json:"redacted"`
-	Commits  []AddedCommit `json:"commits"`
-	Skipped  []string      `json:"skipped"` // one line per bad record
-	Indexed  bool          `json:"indexed"`
-	IndexErr string        `json:"index_error,omitempty"`
+	Added    int `json:"added"`
+	Present  int `json:"present"`
+	Redacted int `json:"redacted"`
+	// Forgotten counts exchanges not stored because `git mem forget`
+	// removed them before.
+	Forgotten int           `json:"forgotten"`
+	Commits   []AddedCommit `json:"commits"`
+	Skipped   []string      `json:"skipped"` // one line per bad record
+	Indexed   bool          `json:"indexed"`
+	IndexErr  string        `json:"index_error,omitempty"`
+	excluded  bool          // AddFile skipped an excluded transcript
 }
 
 // AddedCommit names one new commit.
@@ -130,8 +142,17 @@ func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptio
 	if err != nil {
 		return rep, fmt.Errorf("look up stored exchanges: %w", err)
 	}
+	// An exchange once forgotten is never stored again (re-import, hook).
+	dead, err := m.Repo.Tombstoned(paths)
+	if err != nil {
+		return rep, fmt.Errorf("look up forgotten exchanges: %w", err)
+	}
 	var todo []*prepared
 	for i, p := range items {
+		if dead[i] {
+			rep.Forgotten++
+			continue
+		}
 		if has[i] || seen[p.key] {
 			rep.Present++
 			continue

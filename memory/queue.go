@@ -27,7 +27,8 @@ type Job struct {
 	SessionID            string    `json:"session_id,omitempty"`
 	Cwd                  string    `json:"cwd,omitempty"`
 	Event                string    `json:"event,omitempty"`
-	LastAssistantMessage string    `json:"last_assistant_message,omitempty"`
+	LastAssistantMessage string    `json:"last_assistant_message,omitempty"` // never written: see writeJob
+	LastAssistantDigest  string    `json:"last_assistant_digest,omitempty"`
 	Queued               time.Time `json:"queued"`
 	Attempts             int       `json:"attempts"`
 	LastError            string    `json:"last_error,omitempty"`
@@ -54,7 +55,13 @@ func (m *Memory) Enqueue(j Job) error {
 	return writeJob(filepath.Join(m.queueDir(), name), j)
 }
 
+// writeJob stores a job. The final reply is kept only as a digest: the
+// queue is written before redaction, and the worker only compares it.
 func writeJob(path string, j Job) error {
+	if j.LastAssistantMessage != "" {
+		j.LastAssistantDigest = hooks.LastDigest(j.LastAssistantMessage)
+		j.LastAssistantMessage = ""
+	}
 	return WriteFileAtomic(path, func(f *os.File) error { return json.NewEncoder(f).Encode(j) })
 }
 
@@ -106,6 +113,12 @@ func (m *Memory) RunQueue(ctx context.Context, logf func(string, ...any)) error 
 			return nil // another worker runs and will see our jobs
 		}
 		err = m.drain(ctx, logf)
+		if err == nil {
+			drops, _ := m.PruneFailed()
+			for _, d := range drops {
+				logf("dropped failed job %s (%s): %s", d.ID, d.Source, d.Reason)
+			}
+		}
 		l.Unlock()
 		if err != nil {
 			return err
@@ -185,15 +198,10 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 		return AddReport{}, errors.New("the job names no transcript")
 	}
 	ended := j.Event == "SessionEnd"
-	res, err := hooks.ReadFile(path, j.Kind, hooks.Options{SessionEnded: ended, LastAssistantMessage: j.LastAssistantMessage})
-	if err != nil {
-		return AddReport{}, err
-	}
-	rep, err := m.Add(ctx, res.Exchanges, AddOptions{})
-	for _, p := range res.Problems {
-		rep.Skipped = append(rep.Skipped, p.Error())
-	}
-	return rep, err
+	// The hook may not have known the cwd, or the config changed since:
+	// AddFile checks the exclusions against what the transcript records.
+	return m.AddFile(ctx, path, j.Kind, hooks.Options{SessionEnded: ended,
+		LastAssistantMessage: j.LastAssistantMessage, LastAssistantDigest: j.LastAssistantDigest}, AddOptions{excludable: true})
 }
 
 // liveSession is how recently a transcript must have changed to be taken
@@ -205,6 +213,7 @@ type ImportReport struct {
 	Sessions int      `json:"sessions"`
 	Added    int      `json:"added"`
 	Present  int      `json:"present"`
+	Excluded int      `json:"excluded"` // sessions the config's exclude keys skip
 	Skipped  []string `json:"skipped"`
 }
 
@@ -216,6 +225,10 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 	if err != nil {
 		return rep, err
 	}
+	if m.Config.Excluded(kind, "") != "" {
+		rep.Sessions, rep.Excluded = len(files), len(files)
+		return rep, nil
+	}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -226,17 +239,16 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) < liveSession {
 			ended = false
 		}
-		res, err := hooks.ReadFile(f, kind, hooks.Options{SessionEnded: ended})
-		if err != nil {
+		ar, err := m.AddFile(ctx, f, kind, hooks.Options{SessionEnded: ended}, AddOptions{NoIndex: true, excludable: true})
+		switch {
+		case errors.Is(err, errRead):
 			rep.Skipped = append(rep.Skipped, err.Error())
-		} else {
-			for _, p := range res.Problems {
-				rep.Skipped = append(rep.Skipped, p.Error())
-			}
-			ar, err := m.Add(ctx, res.Exchanges, AddOptions{NoIndex: true})
-			if err != nil {
-				return rep, fmt.Errorf("import %s: %w", f, err)
-			}
+		case err != nil:
+			return rep, fmt.Errorf("import %s: %w", f, err)
+		case ar.excluded:
+			rep.Excluded++
+		default:
+			rep.Skipped = append(rep.Skipped, ar.Skipped...)
 			rep.Added += ar.Added
 			rep.Present += ar.Present
 		}

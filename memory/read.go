@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/search"
 )
 
 // Entry is one stored exchange as the read side shows it: its commit and card.
@@ -30,8 +30,9 @@ type Entry struct {
 	seq       int
 }
 
-// Filter narrows log, search and context. Fields combine with AND;
-// within --room or --file any listed value matches.
+// Filter narrows log, search, rooms and context. Fields combine with AND;
+// within --room or --file any listed value matches. search.Filter.Matches
+// is the one implementation.
 type Filter struct {
 	Rooms   []string
 	Files   []string
@@ -44,54 +45,38 @@ type Filter struct {
 
 // Match reports whether e passes the filter.
 func (f Filter) Match(e *Entry) bool {
-	if f.Project != "" && !strings.EqualFold(e.Project, f.Project) {
-		return false
-	}
-	if f.Agent != "" && !strings.EqualFold(e.Agent, f.Agent) {
-		return false
-	}
-	if f.Session != "" && e.Session != f.Session {
-		return false
-	}
-	if !f.Since.IsZero() && e.Time.Before(f.Since) {
-		return false
-	}
-	if !f.Until.IsZero() && e.Time.After(f.Until) {
-		return false
-	}
-	if len(f.Rooms) > 0 && !anyRoom(e.Rooms, f.Rooms) {
-		return false
-	}
-	if len(f.Files) > 0 && !anyFile(e.Files, f.Files) {
-		return false
-	}
-	return true
+	sf := toSearchFilter(f)
+	return sf.Matches(search.Fields{Project: e.Project, Agent: e.Agent, Session: e.Session, Time: e.Time, Rooms: e.Rooms, Files: e.Files})
 }
 
-// anyRoom: within --room values any one matches (as in search).
-func anyRoom(have, want []string) bool {
-	for _, w := range want {
-		for _, h := range have {
-			if strings.EqualFold(h, w) {
-				return true
-			}
-		}
-	}
-	return false
+// IsZero reports whether the filter lets every exchange through.
+func (f Filter) IsZero() bool {
+	return len(f.Rooms) == 0 && len(f.Files) == 0 && f.Project == "" && f.Agent == "" &&
+		f.Session == "" && f.Since.IsZero() && f.Until.IsZero()
 }
 
-// anyFile matches a path exactly or as a path suffix (auth.go matches
-// internal/auth.go); any listed path may match.
-func anyFile(files, want []string) bool {
-	for _, w := range want {
-		w = strings.TrimPrefix(w, "./")
-		for _, f := range files {
-			if f == w || strings.HasSuffix(f, "/"+w) {
-				return true
-			}
+// FilterSpec is a filter as the user types it (CLI flags, MCP arguments).
+type FilterSpec struct {
+	Rooms, Files            []string
+	Project, Agent, Session string
+	Since, Until            string // RFC 3339, a date, or 2.weeks.ago
+}
+
+// Filter parses the times; a bad one is an invalid request naming its flag.
+func (s FilterSpec) Filter() (Filter, error) {
+	f := Filter{Rooms: s.Rooms, Files: s.Files, Project: strings.TrimSpace(s.Project), Agent: strings.TrimSpace(s.Agent), Session: s.Session}
+	var err error
+	if s.Since != "" {
+		if f.Since, err = ParseTime(s.Since, false); err != nil {
+			return f, invalid(fmt.Errorf("since: %w", err))
 		}
 	}
-	return false
+	if s.Until != "" {
+		if f.Until, err = ParseTime(s.Until, true); err != nil {
+			return f, invalid(fmt.Errorf("until: %w", err))
+		}
+	}
+	return f, nil
 }
 
 // entryOf parses a memory commit.
@@ -139,7 +124,7 @@ func (m *Memory) Log(f Filter, n int) ([]*Entry, error) {
 }
 
 // ErrNoSuchExchange means show found neither a commit nor an exchange id.
-var ErrNoSuchExchange = errors.New("no such exchange")
+var ErrNoSuchExchange = newClassed("no such exchange", ErrNotFound)
 
 // Show finds an exchange by commit id (full or abbreviated) or exchange id
 // and returns its card and verbatim blob (canonical JSON).
@@ -152,16 +137,9 @@ func (m *Memory) Show(ref string) (*Entry, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var found *Entry
-	lower := strings.ToLower(ref)
-	for _, e := range all {
-		if e.Exchange == ref || len(ref) >= 4 && strings.HasPrefix(e.Commit, lower) {
-			found = e
-			break
-		}
-	}
-	if found == nil {
-		return nil, nil, fmt.Errorf("%w %q: try `git mem log` or `git mem search`", ErrNoSuchExchange, ref)
+	found, err := findEntry(all, ref)
+	if err != nil {
+		return nil, nil, err
 	}
 	blob, ok, err := m.Repo.ReadPath(plumbing.ZeroHash, exchange.BlobPath(found.Exchange))
 	if err != nil {
@@ -171,6 +149,59 @@ func (m *Memory) Show(ref string) (*Entry, []byte, error) {
 		return found, nil, fmt.Errorf("exchange %s has no verbatim blob in main", found.Exchange)
 	}
 	return found, blob, nil
+}
+
+// minPrefix is the shortest commit prefix show takes, as git's.
+const minPrefix = 4
+
+// findEntry resolves an exchange id (exact) or a commit id or prefix (at
+// least minPrefix hex digits, and matching one commit only).
+func findEntry(all []*Entry, ref string) (*Entry, error) {
+	for _, e := range all {
+		if e.Exchange == ref {
+			return e, nil
+		}
+	}
+	lower := strings.ToLower(ref)
+	if !isHex(lower) {
+		return nil, fmt.Errorf("%w %q: try `git mem log` or `git mem search`", ErrNoSuchExchange, ref)
+	}
+	if len(lower) < minPrefix {
+		return nil, invalid(fmt.Errorf("commit prefix %q is too short: give at least %d hex digits (`git mem log --oneline` shows 7)", ref, minPrefix))
+	}
+	var matches []*Entry
+	for _, e := range all {
+		if strings.HasPrefix(e.Commit, lower) {
+			matches = append(matches, e)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return nil, fmt.Errorf("%w %q: try `git mem log` or `git mem search`", ErrNoSuchExchange, ref)
+	case 1:
+		return matches[0], nil
+	}
+	var names []string
+	for i, e := range matches {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(matches)-i))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s %s", e.Commit[:min(len(e.Commit), len(lower)+3)], e.Time.Format("2006-01-02")))
+	}
+	return nil, invalid(fmt.Errorf("ambiguous: commit prefix %q matches %d exchanges (%s): give more digits", ref, len(matches), strings.Join(names, ", ")))
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Verbatim reads the stored exchange of an id from main.

@@ -15,10 +15,10 @@ import (
 func (m *Memory) AddRemote(name, url string) error {
 	name, url = strings.TrimSpace(name), strings.TrimSpace(url)
 	if name == "" || strings.ContainsAny(name, " /\\:") {
-		return fmt.Errorf("remote name %q is not valid: use a plain word like origin", name)
+		return invalid(fmt.Errorf("remote name %q is not valid: use a plain word like origin", name))
 	}
 	if url == "" {
-		return fmt.Errorf("remote %s: the URL is empty", name)
+		return invalid(fmt.Errorf("remote %s: the URL is empty", name))
 	}
 	repo := m.Repo.Git()
 	cfg, err := repo.Config()
@@ -31,7 +31,7 @@ func (m *Memory) AddRemote(name, url string) error {
 		Fetch: []config.RefSpec{config.RefSpec("+refs/heads/main:refs/remotes/" + name + "/main")},
 	}
 	if err := rc.Validate(); err != nil {
-		return fmt.Errorf("remote %s: %w", name, err)
+		return invalid(fmt.Errorf("remote %s: %w", name, err))
 	}
 	cfg.Remotes[name] = rc
 	if err := repo.Storer.SetConfig(cfg); err != nil {

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -33,7 +32,7 @@ type Result struct {
 const MaxQueryBytes = 256 << 10
 
 // ErrBadQuery marks a query the user must change (exit 2).
-var ErrBadQuery = errors.New("bad query")
+var ErrBadQuery = newClassed("bad query", ErrInvalid)
 
 // CheckQuery validates the query text and mode before any work is done.
 func CheckQuery(q SearchQuery) error {
@@ -77,32 +76,11 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 	if q.K == 0 {
 		q.K = m.Config.Search.K
 	}
-	ix, reason, err := m.openIndexForSearch()
-	switch {
-	case errors.Is(err, search.ErrBusy):
-		opt, oerr := m.searchOptions()
-		if oerr != nil {
-			return nil, "", oerr
-		}
-		ix, err = search.OpenReadOnly(m.IndexDir(), opt)
-		if err != nil {
-			return nil, "", err
-		}
-		note = "the index is being updated by another git mem process: the newest exchanges may be missing"
-	case err != nil:
-		return nil, "", err
-	case reason == upToDate:
-	default:
-		if reason != "" {
-			note = "the search index was rebuilt: " + reason
-		}
-		if _, err := m.catchUp(ctx, ix); err != nil {
-			ix.Close()
-			return nil, "", fmt.Errorf("update the search index: %w", err)
-		}
-	}
-	defer ix.Close()
-	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter)})
+	var hits []search.Hit
+	note, err = m.withIndex(ctx, func(ix *search.Index) (err error) {
+		hits, err = ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter)})
+		return err
+	})
 	if err != nil {
 		return nil, note, err
 	}
@@ -127,32 +105,6 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 		results = append(results, r)
 	}
 	return results, note, nil
-}
-
-// upToDate is openIndexForSearch's reason for a read-only index that has
-// every commit of main.
-const upToDate = "\x00up to date"
-
-// openIndexForSearch opens the index read-only when it has caught up with
-// main (the common case: cheap, lazy, no writer lock), else for writing so
-// the caller catches it up.
-func (m *Memory) openIndexForSearch() (*search.Index, string, error) {
-	if head, err := m.Repo.Head(); err == nil && !head.IsZero() && search.IndexedCommit(m.IndexDir()) == head.String() {
-		opt, err := m.searchOptions()
-		if err != nil {
-			return nil, "", err
-		}
-		ix, err := search.OpenReadOnly(m.IndexDir(), opt)
-		if err == nil {
-			return ix, upToDate, nil
-		}
-		if errors.Is(err, search.ErrBusy) {
-			// A writer (a hook's worker) holds the index: waiting for it
-			// again as a writer would only double the wait.
-			return nil, "", err
-		}
-	}
-	return m.openIndexForWrite()
 }
 
 func short(h string) string {

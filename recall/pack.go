@@ -25,6 +25,11 @@ const (
 // 100k-token context window, enough for ~25 cards.
 const DefaultBudget = 2000
 
+// MinBudget is the smallest budget the CLI takes: the fence alone is 28
+// tokens and a card about 60 (measured on testdata/exchanges.jsonl), so
+// below it a block holds a cut card header and nothing useful.
+const MinBudget = 100
+
 // MaxBudget bounds a budget so a typo cannot pack the whole memory.
 const MaxBudget = 200_000
 

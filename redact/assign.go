@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"sort"
 	"strings"
 )
 
@@ -40,6 +39,15 @@ func secretName(name string) string {
 	if strings.HasSuffix(l, "_pass") || strings.HasSuffix(l, "-pass") || strings.HasSuffix(l, ".pass") {
 		return "password"
 	}
+	if strings.HasSuffix(n, "key") || strings.HasSuffix(n, "keys") {
+		// Keys of services (AccountKey, SERVICE_ROLE_KEY, FIREBASE_ADMIN_KEY),
+		// not of maps (primaryKey, cacheKey, sortKey).
+		for _, w := range keyQualifiers {
+			if strings.Contains(n, w) {
+				return "generic-secret"
+			}
+		}
+	}
 	for _, w := range []string{"secret", "token", "apikey", "accesskey", "privatekey", "signingkey",
 		"encryptionkey", "masterkey", "authkey", "sessionkey", "credential", "auth"} {
 		if strings.Contains(n, w) {
@@ -51,6 +59,11 @@ func secretName(name string) string {
 	}
 	return ""
 }
+
+// keyQualifiers make a name ending in "key" the name of a credential.
+var keyQualifiers = []string{"api", "access", "account", "admin", "app", "client", "consumer",
+	"deploy", "license", "live", "master", "private", "prod", "role", "server", "service",
+	"shared", "signing", "subscription", "webhook", "write", "bot", "encryption", "storage"}
 
 // codePrefixes start values that are expressions, not literals.
 var codePrefixes = []string{"process.", "os.", "env.", "config.", "settings.", "self.", "this.",
@@ -77,9 +90,18 @@ func acceptValue(kind, v string) bool {
 			return false
 		}
 	}
-	switch v[0] {
-	case '/', '~', '.', '@', '#', '&', '-':
+	if strings.HasPrefix(v, "**") { // markdown bold (**Save this password!**), masks
 		return false
+	}
+	switch v[0] {
+	case '/', '~':
+		return false
+	case '.', '@', '#', '&', '-', '%', '*':
+		// Comments, flags, decorators, references — unless it is a long
+		// password that merely starts with a symbol.
+		if kind != "password" || len(v) < 8 || countClass(v, isDigit) == 0 {
+			return false
+		}
 	}
 	if kind == "password" {
 		if strings.Contains(l, "password") || strings.Contains(l, "passwd") || isDottedIdent(v) {
@@ -117,13 +139,8 @@ func isNameChar(c byte) bool {
 	return isLower(c) || isUpper(c) || isDigit(c) || c == '_' || c == '-' || c == '.'
 }
 
-type span struct {
-	a, b int
-	kind string
-}
-
-// assignments redacts values assigned to secret-ish names.
-func assignments(s string) (string, int) {
+// assignments finds values assigned to secret-ish names.
+func assignments(s string) []span {
 	lower := asciiLower(s)
 	hit := false
 	for _, h := range nameHints {
@@ -133,7 +150,7 @@ func assignments(s string) (string, int) {
 		}
 	}
 	if !hit {
-		return s, 0
+		return nil
 	}
 	var spans []span
 	for _, h := range nameHints {
@@ -157,23 +174,7 @@ func assignments(s string) (string, int) {
 			}
 		}
 	}
-	if len(spans) == 0 {
-		return s, 0
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].a < spans[j].a })
-	var b strings.Builder
-	last, n := 0, 0
-	for _, sp := range spans {
-		if sp.a < last {
-			continue
-		}
-		b.WriteString(s[last:sp.a])
-		b.WriteString(mark(sp.kind))
-		last = sp.b
-		n++
-	}
-	b.WriteString(s[last:])
-	return b.String(), n
+	return spans
 }
 
 // parseAssignment reads `name["']? *(=|:|:=|=>) *["']?value` where s[a:e] is

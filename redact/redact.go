@@ -2,12 +2,16 @@
 // with "[REDACTED:<kind>]" before an exchange is written: memory gets pushed
 // to remotes, so a secret must never reach a commit.
 //
-// The rules are our own, modelled on gitleaks' rule set (no dependency on
-// it). They favour precision: a token is only replaced when its shape is
-// unmistakable (a provider prefix, a PEM block, a JWT) or when a secret-ish
-// name is assigned a value that looks like a real credential rather than a
-// placeholder, a type name or code. Every rule is guarded by cheap substring
-// tests, so the common exchange with no secret costs a few scans.
+// Two rule sets run side by side. gitleaks' default rules (a few hundred
+// provider token formats kept up to date by its maintainers) find what has
+// a known shape; our own layers find what gitleaks does not look for in
+// prose and transcripts: secret names given a value (KEY=value, JSON keys),
+// secrets said in words, passwords on command lines, credentials in URLs,
+// connection strings and headers. Once any layer knows a value is a secret,
+// every occurrence of it in the whole exchange is replaced, wherever it
+// appears again bare. Values that stand for a secret (changeme, <your-key>,
+// ${VAR}) are kept: a placeholder is a whole known word, not any value that
+// contains one.
 package redact
 
 import (
@@ -15,8 +19,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-
-	"github.com/gitmem/git-mem/exchange"
 )
 
 // Marker starts every replacement; text already holding it is left alone,
@@ -25,24 +27,71 @@ const Marker = "[REDACTED"
 
 func mark(kind string) string { return "[REDACTED:" + kind + "]" }
 
+// Layer names one rule set, so each can be measured alone.
+type Layer uint
+
+// The layers. All is what Exchange and String use.
+const (
+	LayerShapes   Layer = 1 << iota // provider token shapes, PEM blocks, JWTs, AWS secret keys
+	LayerURLs                       // passwords in URLs, secret query parameters, webhook URLs
+	LayerAssign                     // secret names given a value: KEY=value, "key": "value"
+	LayerWords                      // secrets said in words: "the password is …"
+	LayerCmdline                    // passwords and tokens given to command-line clients
+	LayerHeaders                    // Authorization header values (Basic, Token, Digest …)
+	LayerGitleaks                   // gitleaks' default rule set
+	All           = LayerShapes | LayerURLs | LayerAssign | LayerWords | LayerCmdline | LayerHeaders | LayerGitleaks
+)
+
+// LayerNames are the layers in the order of the benchmark tables.
+var LayerNames = []struct {
+	Layer Layer
+	Name  string
+}{
+	{LayerShapes, "shapes"}, {LayerURLs, "urls"}, {LayerAssign, "assign"}, {LayerWords, "words"},
+	{LayerCmdline, "cmdline"}, {LayerHeaders, "headers"}, {LayerGitleaks, "gitleaks"},
+}
+
 // rule is a shape-based detector.
 type rule struct {
-	kind string
+	kind  string
+	layer Layer
 	// pre lists substrings of which at least one must occur (case-sensitive)
 	// before the regexp runs.
 	pre []string
 	re  *regexp.Regexp
 	// near, when set, is a second cheap test run before the regexp.
 	near func(string) bool
-	// group is the submatch replaced; 0 replaces the whole match.
+	// group is the submatch replaced; 0 replaces the whole match, -1 the
+	// first submatch that took part (alternatives for quoted values).
 	group int
 	// ok, when set, must accept the replaced text (entropy, placeholders).
 	ok func(string) bool
+	// find, when set, replaces re: a detector in code.
+	find func(string) []span
+	// lines runs pre and the detector line by line: a regexp with no
+	// literal prefix (case-insensitive names, alternatives) scans every
+	// byte, and most lines hold none of the hints (measured 4x faster on
+	// the coding corpus).
+	lines bool
 }
 
 // rules are compiled on first use, not at start-up: every git mem command
 // would otherwise pay for them (4 ms), even those that never redact.
 var rules = sync.OnceValue(func() []rule {
+	rs := append(shapeRules(), urlRules()...)
+	rs = append(rs, wordRules()...)
+	rs = append(rs, cmdlineRules()...)
+	rs = append(rs, headerRules()...)
+	for i := range rs {
+		if rs[i].layer == 0 {
+			rs[i].layer = LayerShapes
+		}
+	}
+	return rs
+})
+
+// shapeRules know a secret by its shape alone.
+func shapeRules() []rule {
 	return []rule{
 		{
 			kind: "private-key",
@@ -60,7 +109,21 @@ var rules = sync.OnceValue(func() []rule {
 		{
 			kind: "aws-access-key",
 			pre:  []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
-			re:   regexp.MustCompile(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b`),
+			// Real key ids are base32, but ids with other digits are quoted
+			// in the field too: take any upper-case alphanumeric tail.
+			re: regexp.MustCompile(awsKeyID),
+		},
+		{
+			kind: "aws-secret-key",
+			pre:  []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
+			near: hasAWSKeyID,
+			// The 40-character secret that travels with a key id; git SHAs
+			// (hex, no upper case) and hashes do not pass ok.
+			re:    regexp.MustCompile(`(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+			group: 1,
+			ok: func(s string) bool {
+				return countClass(s, isUpper) > 0 && countClass(s, isLower) > 0 && countClass(s, isDigit) > 0 && entropy(s) >= 4
+			},
 		},
 		{
 			kind: "github-token",
@@ -139,15 +202,6 @@ var rules = sync.OnceValue(func() []rule {
 			re:   regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}`),
 		},
 		{
-			kind: "url-password",
-			pre:  []string{"://"},
-			near: hasURLCredentials,
-			// scheme://user:password@host — only the password goes.
-			re:    regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>()\[\]{}]{1,128}:([^\s@/"'<>]{1,256})@[A-Za-z0-9\[]`),
-			group: 1,
-			ok:    func(s string) bool { return !isPlaceholder(s) && !typeWords[strings.ToLower(s)] },
-		},
-		{
 			kind:  "bearer-token",
 			pre:   []string{"earer "},
 			re:    regexp.MustCompile(`\b[Bb]earer ([A-Za-z0-9\-._~+/]{20,}=*)`),
@@ -155,124 +209,14 @@ var rules = sync.OnceValue(func() []rule {
 			ok:    looksRandom,
 		},
 	}
-})
-
-// String returns s with every secret replaced and the number of
-// replacements.
-func String(s string) (string, int) {
-	if len(s) < 8 {
-		return s, 0
-	}
-	n := 0
-	rs := rules()
-	for i := range rs {
-		r := &rs[i]
-		if !containsAny(s, r.pre) || (r.near != nil && !r.near(s)) {
-			continue
-		}
-		var k int
-		s, k = r.apply(s)
-		n += k
-	}
-	var k int
-	s, k = assignments(s)
-	return s, n + k
 }
 
-func (r *rule) apply(s string) (string, int) {
-	locs := r.re.FindAllStringSubmatchIndex(s, -1)
-	if locs == nil {
-		return s, 0
-	}
-	var b strings.Builder
-	last, n := 0, 0
-	for _, loc := range locs {
-		a, e := loc[2*r.group], loc[2*r.group+1]
-		if a < 0 || a < last {
-			continue
-		}
-		v := s[a:e]
-		if strings.Contains(v, Marker) || (r.ok != nil && !r.ok(v)) {
-			continue
-		}
-		b.WriteString(s[last:a])
-		b.WriteString(mark(r.kind))
-		last = e
-		n++
-	}
-	if n == 0 {
-		return s, 0
-	}
-	b.WriteString(s[last:])
-	return b.String(), n
-}
+const awsKeyID = `\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`
 
-// Exchange redacts every string of ex in place: turn texts and names, tool
-// inputs (any JSON, keys kept, values by the key's name too), extra fields,
-// session, project and agent. The id is left alone: it is the exchange's
-// identity, and ids come from the tools, not from people. It returns the
-// number of replacements.
-func Exchange(ex *exchange.Exchange) int {
-	if ex == nil {
-		return 0
-	}
-	n := 0
-	str := func(p *string) {
-		var k int
-		*p, k = String(*p)
-		n += k
-	}
-	str(&ex.Session)
-	str(&ex.Project)
-	str(&ex.Agent)
-	for i := range ex.Turns {
-		t := &ex.Turns[i]
-		str(&t.Text)
-		str(&t.Name)
-		var k int
-		t.Input, k = value("", t.Input)
-		n += k
-		for key, v := range t.Extra {
-			t.Extra[key], k = value(key, v)
-			n += k
-		}
-	}
-	for key, v := range ex.Extra {
-		var k int
-		ex.Extra[key], k = value(key, v)
-		n += k
-	}
-	return n
-}
+var awsKeyIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(awsKeyID) })
 
-// value redacts a decoded JSON value. key is the object key it sits under,
-// so {"password": "hunter22"} is caught although the value alone is bland.
-func value(key string, v any) (any, int) {
-	switch x := v.(type) {
-	case string:
-		if kind := secretName(key); kind != "" && acceptValue(kind, x) {
-			return mark(kind), 1
-		}
-		s, n := String(x)
-		return s, n
-	case map[string]any:
-		n := 0
-		for k, e := range x {
-			var c int
-			x[k], c = value(k, e)
-			n += c
-		}
-		return x, n
-	case []any:
-		n := 0
-		for i, e := range x {
-			var c int
-			x[i], c = value(key, e)
-			n += c
-		}
-		return x, n
-	}
-	return v, 0
+func hasAWSKeyID(s string) bool {
+	return containsAny(s, []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"}) && awsKeyIDRe().MatchString(s)
 }
 
 // hasURLCredentials reports whether some "://" is followed by "user:pass@"
@@ -365,34 +309,4 @@ func looksRandom(s string) bool {
 		return false
 	}
 	return entropy(s) >= 3.3
-}
-
-var placeholderWords = []string{
-	"xxx", "***", "...", "…", "your", "example", "placeholder", "changeme", "change_me", "dummy",
-	"redacted", "replace", "insert", "_here", "-here", "fake", "sample", "todo", "fixme",
-	"abc123", "123456", "000000",
-}
-
-// isPlaceholder recognises values that stand for a secret without being one:
-// <your-password>, ${TOKEN}, {{ .Key }}, xxx, your_api_key_here, [REDACTED].
-func isPlaceholder(v string) bool {
-	v = strings.Trim(v, `"'`+"`")
-	if v == "" {
-		return true
-	}
-	switch v[0] {
-	case '<', '$', '{', '[', '%', '*', '(':
-		return true
-	}
-	l := strings.ToLower(v)
-	for _, w := range placeholderWords {
-		if strings.Contains(l, w) {
-			return true
-		}
-	}
-	// A single repeated character: xxxxxxxx, 00000000.
-	if strings.Count(l, l[:1]) == len(l) {
-		return true
-	}
-	return false
 }

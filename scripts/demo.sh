@@ -7,7 +7,10 @@ export PATH="/usr/local/go/bin:$PATH"
 mkdir -p bin
 go build -o bin/git-mem ./cmd/git-mem
 export PATH="$PWD/bin:$PATH"
-export GIT_MEM_DIR="$(mktemp -d)/memory.git"
+tmp="$(mktemp -d)"
+# The temporary memory goes when the demo ends, however it ends.
+trap 'rm -rf "$tmp"' EXIT
+export GIT_MEM_DIR="$tmp/memory.git"
 input="${1:-testdata/exchanges.jsonl}"
 set -x
 git mem init

@@ -246,6 +246,15 @@ func TestSessionBM25(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The seal finds it at open (the file changed since it was written).
+	if _, err := OpenReadOnly(dir, Options{}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("damaged context table: open err = %v, want ErrCorrupt", err)
+	}
+	// Damage the seal cannot see (the time put back) is found by the
+	// table's own checksum when a search reads it.
+	if err := writeSeal(dir); err != nil {
+		t.Fatal(err)
+	}
 	ro, err = OpenReadOnly(dir, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,7 +83,9 @@ var (
 
 // SchemaVersion changes whenever the on-disk layout or the meaning of a field
 // changes; an index of another version is reported as mismatched.
-const SchemaVersion = 4
+// 5: the index lives in a generation folder named by mem/index/CURRENT, is
+// sealed (seal.go), and the manifest carries a digest of the document set.
+const SchemaVersion = 5
 
 // Files under the index directory.
 const (
@@ -115,6 +118,10 @@ type manifest struct {
 	BM25       bm25Totals `json:"bm25"`
 	HNSW       bool       `json:"hnsw,omitempty"` // a graph file is present
 	Updated    time.Time  `json:"updated"`
+	// Digest is the XOR of a hash of (exchange id, commit) over every
+	// document, kept incrementally, so that the document set can be compared
+	// with main's without listing it.
+	Digest string `json:"digest,omitempty"`
 }
 
 // docRec is what the index keeps per document besides its postings: the
@@ -218,6 +225,9 @@ func open(dir string, opt Options, readOnly bool) (*Index, error) {
 	if err := ix.check(); err != nil {
 		return nil, err
 	}
+	if err := ix.checkSizes(); err != nil {
+		return nil, err
+	}
 	if err := ix.openBleve(); err != nil {
 		return nil, err
 	}
@@ -240,6 +250,77 @@ func (ix *Index) check() error {
 			ix.dir, m.Embedder, m.Dims, ix.emb.Name(), ix.emb.Dims(), ErrMismatch)
 	}
 	return nil
+}
+
+// checkSizes compares the files on disk with the seal the writer left
+// (sizes and times: a stat per file).
+func (ix *Index) checkSizes() error {
+	if err := checkSeal(ix.dir, false); err != nil {
+		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	return nil
+}
+
+// Verify reads every file of the index and checks its checksum, and that
+// Bleve holds one document per row (`git mem check`).
+func (ix *Index) Verify() error {
+	if err := checkSeal(ix.dir, true); err != nil {
+		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if _, err := readTable(filepath.Join(ix.dir, docsFile)); err != nil {
+		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if _, err := readContext(filepath.Join(ix.dir, contextFile), len(ix.seqs)); err != nil {
+		return fmt.Errorf("%s: session context: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if _, err := readSigs(filepath.Join(ix.dir, sigsFile), len(ix.seqs)); err != nil {
+		return fmt.Errorf("%s: signatures: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if err := ix.ensureVectors(); err != nil {
+		return err
+	}
+	n, err := ix.idx.DocCount()
+	if err != nil {
+		return fmt.Errorf("%s: bleve: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if int(n) != len(ix.seqs) {
+		return fmt.Errorf("%s: bleve holds %d documents, the table %d: %w", ix.dir, n, len(ix.seqs), ErrCorrupt)
+	}
+	return nil
+}
+
+// Docs lists the indexed documents' exchange ids with the commit each was
+// indexed from.
+func (ix *Index) Docs() (map[string]string, error) {
+	out := make(map[string]string, len(ix.seqs))
+	for i := range ix.seqs {
+		r, err := ix.rec(int32(i))
+		if err != nil {
+			return nil, err
+		}
+		out[r.ID] = r.Commit
+	}
+	return out, nil
+}
+
+// Digest is the digest of the document set (see DocDigest).
+func (ix *Index) Digest() string { return ix.man.Digest }
+
+// Known reports whether the writer has a document for the exchange id.
+func (ix *Index) Known(id string) bool { _, ok := ix.byID[id]; return ok }
+
+// DocDigest is one document's part of the set digest: XOR them over a set.
+func DocDigest(id, commit string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write([]byte(commit))
+	return h.Sum64()
+}
+
+func (ix *Index) xorDigest(v uint64) {
+	cur, _ := strconv.ParseUint(ix.man.Digest, 16, 64)
+	ix.man.Digest = fmt.Sprintf("%016x", cur^v)
 }
 
 // create starts an empty index. Leftovers of a creation that crashed before
@@ -499,6 +580,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 			HeadLen: int32(len(p.head)), AskLen: int32(len(p.asked)), Exact: p.exact}
 		if known {
 			old := &ix.recs[row]
+			ix.xorDigest(DocDigest(old.ID, old.Commit))
 			ix.man.BM25.FieldLen[fieldDistilled] -= int64(old.DistLen)
 			ix.sigs[row] = p.sig
 		} else {
@@ -508,6 +590,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 			ix.sigs = append(ix.sigs, p.sig)
 			ix.byID[d.ID] = row
 		}
+		ix.xorDigest(DocDigest(rec.ID, rec.Commit))
 		rec.Group = ix.assignGroup(row, &rec)
 		ix.recs[row] = rec
 		ix.seqs[row], ix.groups[row] = rec.Seq, rec.Group
@@ -667,6 +750,9 @@ func (ix *Index) Close() error {
 	}
 	if cerr := ix.idx.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close search index: %w", cerr)
+	}
+	if !ix.readOnly && err == nil && ix.broken == nil {
+		err = writeSeal(ix.dir)
 	}
 	ix.idx = nil
 	ix.mu.Lock()

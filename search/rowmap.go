@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,7 +20,7 @@ import (
 // names, sizes and times, and rebuilt whenever a writer changed them.
 const (
 	rowMapFile  = "rowmap.bin"
-	rowMapMagic = "GMROWS\x00\x01"
+	rowMapMagic = "GMROWS\x00\x02" // 2: a CRC-32C after the rows
 )
 
 // snapshotKey fingerprints the Bleve store's files.
@@ -60,15 +61,24 @@ func (ix *Index) ensureRowMap(r bleveindex.IndexReader) {
 		return
 	}
 	path := filepath.Join(ix.dir, rowMapFile)
-	if b, err := os.ReadFile(path); err == nil && len(b) >= 44 && string(b[:8]) == rowMapMagic && string(b[8:40]) == string(key[:]) {
+	// A damaged map would give postings to the wrong rows: its checksum
+	// and every row's range are checked, and anything wrong means rebuild.
+	if b, err := os.ReadFile(path); err == nil && len(b) >= 48 && string(b[:8]) == rowMapMagic && string(b[8:40]) == string(key[:]) {
 		n := int(binary.LittleEndian.Uint32(b[40:]))
-		if len(b) == 44+4*n {
+		if len(b) == 48+4*n && crc32.Checksum(b[:44+4*n], crcTable) == binary.LittleEndian.Uint32(b[44+4*n:]) {
 			m := make([]int32, n)
+			ok := true
 			for i := range m {
 				m[i] = int32(binary.LittleEndian.Uint32(b[44+4*i:]))
+				if m[i] < -1 || int(m[i]) >= len(ix.seqs) {
+					ok = false
+					break
+				}
 			}
-			ix.rowMap = m
-			return
+			if ok {
+				ix.rowMap = m
+				return
+			}
 		}
 	}
 	dr, err := r.DocIDReaderAll()
@@ -110,6 +120,7 @@ func (ix *Index) ensureRowMap(r bleveindex.IndexReader) {
 	for _, row := range m {
 		b = binary.LittleEndian.AppendUint32(b, uint32(row))
 	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
 	tmp, err := os.CreateTemp(ix.dir, rowMapFile+".tmp*")
 	if err != nil {
 		return

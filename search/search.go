@@ -103,20 +103,77 @@ func (f *Filter) empty() bool {
 }
 
 func (f *Filter) match(r *docRec) bool {
-	if f.Project != "" && r.Project != f.Project || f.Agent != "" && r.Agent != f.Agent ||
-		f.Session != "" && r.Session != f.Session {
+	return f.Matches(Fields{Project: r.Project, Agent: r.Agent, Session: r.Session, Time: r.Time, Rooms: r.Rooms, Files: r.Files})
+}
+
+// Fields are what a Filter looks at in a stored exchange.
+type Fields struct {
+	Project, Agent, Session string
+	Time                    time.Time
+	Rooms, Files            []string
+}
+
+// Matches is the one filter implementation: search, log, rooms, context and
+// the MCP tools all call it. Project, agent and rooms compare without case;
+// a project also matches its room form (project:chef_chopsky, chef_chopsky
+// and Chef-Chopsky name one project); a session compares exactly.
+func (f *Filter) Matches(d Fields) bool {
+	if f.Project != "" && !SameProject(d.Project, f.Project) || f.Agent != "" && !strings.EqualFold(d.Agent, f.Agent) ||
+		f.Session != "" && d.Session != f.Session {
 		return false
 	}
-	if !f.Since.IsZero() && r.Time.Before(f.Since) || !f.Until.IsZero() && r.Time.After(f.Until) {
+	if !f.Since.IsZero() && d.Time.Before(f.Since) || !f.Until.IsZero() && d.Time.After(f.Until) {
 		return false
 	}
-	if len(f.Rooms) > 0 && !anyOf(r.Rooms, f.Rooms, func(have, want string) bool { return have == want }) {
+	if len(f.Rooms) > 0 && !anyOf(d.Rooms, f.Rooms, strings.EqualFold) {
 		return false
 	}
-	if len(f.Files) > 0 && !anyOf(r.Files, f.Files, fileMatch) {
+	if len(f.Files) > 0 && !anyOf(d.Files, f.Files, fileMatch) {
 		return false
 	}
 	return true
+}
+
+// SameProject reports whether the stored project have is the one the user
+// named: the same letters and digits, case and separators aside, with an
+// optional "project:" (the room form) before it. It allocates nothing: it
+// runs once per indexed exchange.
+func SameProject(have, want string) bool {
+	if len(want) > len("project:") && strings.EqualFold(want[:len("project:")], "project:") {
+		want = want[len("project:"):]
+	}
+	if strings.EqualFold(have, want) {
+		return true
+	}
+	i, j := 0, 0
+	for {
+		for i < len(have) && !isWordByte(have[i]) {
+			i++
+		}
+		for j < len(want) && !isWordByte(want[j]) {
+			j++
+		}
+		if i == len(have) || j == len(want) {
+			return i == len(have) && j == len(want)
+		}
+		if lower(have[i]) != lower(want[j]) {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
+// isWordByte: ASCII letters and digits, and every byte of a non-ASCII rune
+// (compared as is, so "café" still differs from "cafe").
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func fileMatch(have, want string) bool {

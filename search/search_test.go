@@ -348,7 +348,9 @@ func TestOpenErrors(t *testing.T) {
 	})
 }
 
-// TestReadOnlyWhileWriting: a searcher never hangs on a held index.
+// TestReadOnlyWhileWriting: a searcher never hangs on a held index: it is
+// refused at once (busy, or not sealed since its writer has not closed it).
+// memory's index lock keeps readers away from writers in the first place.
 func TestReadOnlyWhileWriting(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "index")
 	w := buildIndex(t, dir, synthDocs(20, 2))
@@ -359,8 +361,8 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 		ro.Close()
 		t.Skip("this platform lets a reader share the writer's lock")
 	}
-	if !errors.Is(err, ErrBusy) {
-		t.Fatalf("err = %v, want ErrBusy", err)
+	if !errors.Is(err, ErrBusy) && !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("err = %v, want ErrBusy or ErrCorrupt", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("waited %v", d)

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gitmem/git-mem/eval"
-	"github.com/gitmem/git-mem/search"
+	"github.com/gitmem/git-mem/memory"
 )
 
 func init() { register(newEvalCmd) }
@@ -25,7 +25,7 @@ func newEvalCmd(e *env) *cobra.Command {
 		Long: "Measure retrieval quality. DIR holds exchanges.jsonl and queries.jsonl, or subfolders that\n" +
 			"each do (folders without queries.jsonl are skipped). Each folder's exchanges are stored in a\n" +
 			"fresh temporary memory through the real add path (your memory is not touched), then every\n" +
-			"query runs in each mode (default: all of " + strings.Join(search.Modes, ", ") + ").\n\n" +
+			"query runs in each mode (default: all of " + strings.Join(memory.Modes, ", ") + ").\n\n" +
 			"Reported per mode, overall and per query category: MRR, Recall@5, Recall@10, nDCG@10 and\n" +
 			"all-evidence Recall@10, averaged over all queries of all folders. Queries marked\n" +
 			"\"adversarial\": true are scored apart and left out of the headline. A result slot that\n" +

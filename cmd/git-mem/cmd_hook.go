@@ -6,14 +6,10 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gitmem/git-mem/hooks"
 	"github.com/gitmem/git-mem/memory"
 )
 
@@ -40,12 +36,7 @@ func newHookCmd(e *env) *cobra.Command {
 			"`git mem status`.",
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			in, err := hooks.ParseClaudeHook(e.in)
-			if err == nil && in.TranscriptPath == "" {
-				err = fmt.Errorf("claude-code hook input has no transcript_path")
-			}
-			job := memory.Job{Kind: "claude-code", Transcript: in.TranscriptPath, SessionID: in.SessionID,
-				Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.LastAssistantMessage}
+			job, err := memory.ClaudeHookJob(e.in)
 			return e.queueHook(job, err)
 		},
 	})
@@ -54,9 +45,7 @@ func newHookCmd(e *env) *cobra.Command {
 		Short: "Codex notify hook: its JSON as the last argument",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			n, err := hooks.ParseCodexNotify(a[len(a)-1])
-			job := memory.Job{Kind: "codex", ThreadID: n.ThreadID, Cwd: n.Cwd, Event: n.Type,
-				LastAssistantMessage: n.LastAssistantMessage}
+			job, err := memory.CodexHookJob(a[len(a)-1])
 			return e.queueHook(job, err)
 		},
 	})
@@ -67,69 +56,20 @@ func newHookCmd(e *env) *cobra.Command {
 }
 
 // queueHook queues the job and starts a worker. A hook never fails the
-// agent: every problem is logged and the exit code stays 0.
+// agent: every problem is logged (memory.QueueHook), noted on stderr, and
+// the exit code stays 0.
 func (e *env) queueHook(job memory.Job, parseErr error) error {
+	if memory.CaptureDisabled() {
+		return nil // capture is off for this session: touch nothing
+	}
 	m, err := e.open()
+	if err == nil {
+		err = m.QueueHook(job, parseErr)
+	}
 	if err != nil {
 		fmt.Fprintf(e.errOut, "git mem: hook: %v\n", err)
-		return nil
-	}
-	logf := hookLogger(m, "hook.log")
-	if parseErr != nil {
-		logf("error: %v", parseErr)
-		fmt.Fprintf(e.errOut, "git mem: hook: %v\n", parseErr)
-		return nil
-	}
-	if err := m.Enqueue(job); err != nil {
-		logf("error: queue %s: %v", job.Kind, err)
-		fmt.Fprintf(e.errOut, "git mem: hook: %v\n", err)
-		return nil
-	}
-	if err := startWorker(m); err != nil {
-		logf("error: start worker: %v", err)
 	}
 	return nil
-}
-
-// hookLogger appends to a log file under <gitdir>/mem/log/.
-func hookLogger(m *memory.Memory, name string) func(string, ...any) {
-	if err := os.MkdirAll(m.LogDir(), 0o755); err != nil {
-		return func(string, ...any) {}
-	}
-	f, err := os.OpenFile(filepath.Join(m.LogDir(), name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return func(string, ...any) {}
-	}
-	l := log.New(f, "", log.LstdFlags)
-	return func(format string, a ...any) { l.Printf(format, a...) }
-}
-
-// startWorker starts `git-mem worker` detached: its own session (setsid),
-// output to <gitdir>/mem/log/worker.log, not waited for.
-func startWorker(m *memory.Memory) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(m.LogDir(), 0o755); err != nil {
-		return err
-	}
-	logFile, err := os.OpenFile(filepath.Join(m.LogDir(), "worker.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	// argv[0] stays "git-mem" whatever the binary is called (a test
-	// harness dispatches on it).
-	cmd := &exec.Cmd{Path: exe, Args: []string{"git-mem", "--mem-dir", m.Repo.Dir(), "worker"}}
-	cmd.Stdin = nil
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
 }
 
 func newWorkerCmd(e *env) *cobra.Command {
@@ -164,34 +104,7 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 		Short: map[string]string{"install": "Install git mem's hooks (and MCP server) into an agent's settings", "uninstall": "Remove git mem's hooks and MCP server from an agent's settings"}[action],
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return err
-			}
-			cwd, _ := os.Getwd()
-			opt := hooks.InstallOptions{Scope: scope, NoContext: noContext, MCP: !noMCP}
-			var msg string
-			switch a[0] {
-			case "claude-code":
-				path := hooks.ClaudeSettingsPath(scope, home, cwd)
-				if action == "install" {
-					msg, err = hooks.InstallClaudeCode(path, gitMemCommand(), opt)
-				} else {
-					msg, err = hooks.UninstallClaudeCode(path, opt)
-				}
-			case "codex":
-				if scope == hooks.ScopeProject {
-					return usagef("codex reads notify only from ~/.codex/config.toml: use --scope user")
-				}
-				path := hooks.CodexConfigPath(home)
-				if action == "install" {
-					msg, err = hooks.InstallCodex(path, gitMemCommand(), opt)
-				} else {
-					msg, err = hooks.UninstallCodex(path, opt)
-				}
-			default:
-				return usagef("unknown agent %q: use claude-code or codex", a[0])
-			}
+			msg, err := memory.InstallHooks(a[0], action == "uninstall", memory.InstallOptions{Scope: scope, NoContext: noContext, NoMCP: noMCP})
 			if err != nil {
 				return err
 			}
@@ -202,24 +115,12 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&scope, "scope", hooks.ScopeUser, "user or project settings")
+	cmd.Flags().StringVar(&scope, "scope", memory.ScopeUser, "user or project settings")
 	if action == "install" {
 		cmd.Flags().BoolVar(&noContext, "no-context", false, "do not inject recalled memories at session start")
 		cmd.Flags().BoolVar(&noMCP, "no-mcp", false, "do not register the MCP server")
 	}
 	return cmd
-}
-
-// gitMemCommand is what hooks run: git-mem from PATH when it is there (so
-// upgrades apply), else this binary's absolute path.
-func gitMemCommand() string {
-	if p, err := exec.LookPath("git-mem"); err == nil && filepath.IsAbs(p) {
-		return "git-mem"
-	}
-	if exe, err := os.Executable(); err == nil {
-		return exe
-	}
-	return "git-mem"
 }
 
 func newImportCmd(e *env) *cobra.Command {
@@ -262,13 +163,16 @@ func newImportCmd(e *env) *cobra.Command {
 					fmt.Fprintf(e.errOut, "git mem: %s (skipped)\n", s)
 				}
 				fmt.Fprintf(e.out, "imported %d sessions: added %d, already present %d", rep.Sessions, rep.Added, rep.Present)
+				if rep.Excluded > 0 {
+					fmt.Fprintf(e.out, ", excluded %d", rep.Excluded)
+				}
 				if len(rep.Skipped) > 0 {
 					fmt.Fprintf(e.out, ", skipped %d", len(rep.Skipped))
 				}
 				fmt.Fprintln(e.out)
 			}
 			if len(rep.Skipped) > 0 {
-				e.exitCode = exitPartial
+				return errPartial
 			}
 			return nil
 		},

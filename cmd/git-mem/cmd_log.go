@@ -39,6 +39,12 @@ func newLogCmd(e *env) *cobra.Command {
 			if e.json {
 				return e.printJSON(entries)
 			}
+			if len(entries) == 0 {
+				// Like git log on an empty history, stdout stays empty; a
+				// note says why, for a person.
+				fmt.Fprintln(e.errOut, "git mem: "+emptyLogNote(f))
+				return nil
+			}
 			for i, en := range entries {
 				if oneline {
 					fmt.Fprintf(e.out, "%s %s %s\n", en.Short, en.Time.Format("2006-01-02"), en.Core)
@@ -54,7 +60,7 @@ func newLogCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().IntVarP(&n, "max-count", "n", 0, "show at most N exchanges (0 = all)")
 	cmd.Flags().BoolVar(&oneline, "oneline", false, "one line per exchange")
-	ff.add(cmd)
+	ff.add(cmd, e)
 	return cmd
 }
 
@@ -84,4 +90,11 @@ func printCard(w io.Writer, en *memory.Entry, full bool) {
 	if en.Context != "" {
 		fmt.Fprintf(w, "\n    %s\n", en.Context)
 	}
+}
+
+func emptyLogNote(f memory.Filter) string {
+	if f.IsZero() {
+		return "no exchanges yet: `git mem add FILE`, `git mem import claude-code` or `git mem hook install claude-code`"
+	}
+	return "no exchange matches the filters"
 }

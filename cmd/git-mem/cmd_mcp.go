@@ -27,7 +27,7 @@ func newMCPCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv := mcpserver.New(m, version)
+			srv := mcpserver.New(m, versionString())
 			err = srv.Run(e.ctx, &mcp.StdioTransport{})
 			if err != nil && !errors.Is(err, e.ctx.Err()) {
 				return fmt.Errorf("mcp server: %w", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -48,10 +47,7 @@ func newRemoteCmd(e *env) *cobra.Command {
 				return err
 			}
 			if err := m.AddRemote(a[0], a[1]); err != nil {
-				if strings.Contains(err.Error(), "config") {
-					return err
-				}
-				return usageError{err} // a bad name or URL
+				return err
 			}
 			info := memory.RemoteInfo{Name: a[0]}
 			if rs, err := m.RemoteList(); err == nil {

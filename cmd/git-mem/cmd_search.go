@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -9,7 +8,6 @@ import (
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/memory"
-	"github.com/gitmem/git-mem/search"
 )
 
 func init() {
@@ -25,28 +23,32 @@ func newSearchCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search <query> [-k N] [--mode M] [FILTERS] [--verbatim]",
 		Short: "Find exchanges: BM25 over the verbatim exchanges and vectors of the cards",
-		Long: "Find exchanges. Modes: " + strings.Join(search.Modes, ", ") + " (default " + search.DefaultMode + ").\n" +
+		Long: "Find exchanges. Modes: " + strings.Join(memory.Modes, ", ") + " (default " + memory.DefaultMode + ").\n" +
 			"Identical and near-identical exchanges take one slot. The index catches up with new\n" +
 			"commits (add, sync, a plain git fetch) on first use.",
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			// Unset, -k is 0 and search reads search.k from the config.
+			if cmd.Flags().Changed("k") && k < 1 {
+				return usagef("-k %d: give 1 or more results (default: search.k of the config, else 10)", k)
+			}
 			f, err := ff.filter()
 			if err != nil {
 				return err
 			}
 			q := memory.SearchQuery{Text: strings.Join(a, " "), K: k, Mode: mode, Filter: f, Verbatim: verbatim}
 			if err := memory.CheckQuery(q); err != nil {
-				return usageError{err}
+				return err
 			}
 			m, err := e.open()
 			if err != nil {
 				return err
 			}
+			p := e.startProgress("searching (the index catches up with new commits)")
+			m.Progress = p.report
 			results, note, err := m.Search(e.ctx, q)
+			p.end()
 			if err != nil {
-				if errors.Is(err, memory.ErrBadQuery) {
-					return usageError{err}
-				}
 				return err
 			}
 			if note != "" {
@@ -85,10 +87,10 @@ func newSearchCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().IntVarP(&k, "k", "k", 10, "number of results")
-	cmd.Flags().StringVar(&mode, "mode", "", strings.Join(search.Modes, " | ")+" (default "+search.DefaultMode+")")
+	cmd.Flags().IntVarP(&k, "k", "k", 0, "number of results (default: search.k of the config, else 10)")
+	cmd.Flags().StringVar(&mode, "mode", "", strings.Join(memory.Modes, " | ")+" (default "+memory.DefaultMode+")")
 	cmd.Flags().BoolVar(&verbatim, "verbatim", false, "show each exchange itself")
-	ff.add(cmd)
+	ff.add(cmd, e)
 	return cmd
 }
 
@@ -102,7 +104,10 @@ func newReindexCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			p := e.startProgress("rebuilding the search index")
+			m.Progress = p.report
 			rep, err := m.Reindex(e.ctx)
+			p.end()
 			if err != nil {
 				return err
 			}

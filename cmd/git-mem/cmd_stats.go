@@ -42,6 +42,10 @@ func newStatsCmd(e *env) *cobra.Command {
 			if len(st.Agents) > 0 {
 				fmt.Fprintf(e.out, "agents            %s\n", countList(st.Agents))
 			}
+			if st.First != nil && st.Last != nil {
+				fmt.Fprintf(e.out, "first             %s\n", st.First.Format("2006-01-02 15:04 -0700"))
+				fmt.Fprintf(e.out, "last              %s\n", st.Last.Format("2006-01-02 15:04 -0700"))
+			}
 			return nil
 		},
 	}
@@ -88,6 +92,6 @@ func newRoomsCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	ff.add(cmd)
+	ff.add(cmd, e)
 	return cmd
 }

@@ -33,7 +33,10 @@ func newStatusCmd(e *env) *cobra.Command {
 				fmt.Fprintln(e.out, "failed   none")
 			}
 			for _, f := range st.Failed {
-				fmt.Fprintf(e.out, "failed   %s %s after %d attempts: %s\n", f.Kind, f.Source, f.Attempts, f.Error)
+				fmt.Fprintf(e.out, "failed   %s: %s %s after %d attempts: %s (git mem queue retry %s)\n", f.ID, f.Kind, f.Source, f.Attempts, f.Error, f.ID)
+			}
+			for _, d := range st.Dropped {
+				fmt.Fprintf(e.out, "dropped  %s: %s on %s: %s\n", d.ID, d.Source, d.Time.Format("2006-01-02"), d.Reason)
 			}
 			return nil
 		},

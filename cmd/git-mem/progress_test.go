@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestProgressLine(t *testing.T) {
+	var out syncBuf
+	tick := make(chan time.Time)
+	p := newProgress(&out, "rebuilding the search index", tick)
+	tick <- time.Now()
+	p.report(500, 15000)
+	tick <- time.Now()
+	p.end()
+	got := out.String()
+	if !strings.Contains(got, "git mem: rebuilding the search index… 0s") {
+		t.Errorf("first tick: %q", got)
+	}
+	if !strings.Contains(got, "500/15000") {
+		t.Errorf("the count is not shown: %q", got)
+	}
+	if !strings.HasSuffix(got, "\r\x1b[K") {
+		t.Errorf("the line is not cleared at the end: %q", got)
+	}
+	// Off a terminal nothing is started.
+	e := &env{errOut: &out}
+	if e.startProgress("x") != nil {
+		t.Error("progress on a non-terminal")
+	}
+	var quiet syncBuf
+	newProgress(&quiet, "x", make(chan time.Time)).end()
+	if quiet.String() != "" {
+		t.Errorf("a command faster than a tick printed %q", quiet.String())
+	}
+}

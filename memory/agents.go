@@ -1,0 +1,108 @@
+package memory
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/gitmem/git-mem/hooks"
+	"github.com/gitmem/git-mem/search"
+)
+
+// Search modes, for the CLI's help and checks.
+var Modes = search.Modes
+
+// DefaultMode is the search mode without --mode or search.mode.
+const DefaultMode = search.DefaultMode
+
+// Scopes of a hook installation.
+const (
+	ScopeUser    = hooks.ScopeUser
+	ScopeProject = hooks.ScopeProject
+)
+
+// ProjectFromCwd names the project of a folder: its git remote origin's
+// repo name without credentials, else the folder's name.
+func ProjectFromCwd(cwd string) string { return hooks.ProjectFromCwd(cwd) }
+
+// ClaudeHookJob reads a Claude Code hook's JSON (SessionEnd, PreCompact,
+// Stop) and makes the job that stores its transcript.
+//
+// A stdin never closed must not hang the session (Claude Code gives the
+// SessionEnd hooks 1.5 s in all): past a second it gives up, like
+// SessionStart's.
+func ClaudeHookJob(r io.Reader) (Job, error) {
+	var in hooks.ClaudeHookInput
+	raw, err := hooks.ReadHookInput(r, time.Second)
+	if err == nil {
+		in, err = hooks.ParseClaudeHook(bytes.NewReader(raw))
+	}
+	if err == nil && in.TranscriptPath == "" {
+		err = errors.New("claude-code hook input has no transcript_path")
+	}
+	return Job{Kind: hooks.FormatClaudeCode, Transcript: in.TranscriptPath, SessionID: in.SessionID,
+		Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.LastAssistantMessage}, err
+}
+
+// CodexHookJob reads Codex's notify JSON (its last argument).
+func CodexHookJob(arg string) (Job, error) {
+	n, err := hooks.ParseCodexNotify(arg)
+	return Job{Kind: hooks.FormatCodex, ThreadID: n.ThreadID, Cwd: n.Cwd, Event: n.Type,
+		LastAssistantMessage: n.LastAssistantMessage}, err
+}
+
+// InstallOptions say what an installation writes.
+type InstallOptions struct {
+	Scope     string // ScopeUser (default) or ScopeProject
+	NoContext bool   // no SessionStart recall
+	NoMCP     bool   // do not register the MCP server
+}
+
+// InstallHooks installs (or, with uninstall, removes) git mem's hooks and
+// MCP server in an agent's settings and says what it changed.
+func InstallHooks(agent string, uninstall bool, opt InstallOptions) (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	cwd, _ := os.Getwd()
+	if opt.Scope == "" {
+		opt.Scope = ScopeUser
+	}
+	ho := hooks.InstallOptions{Scope: opt.Scope, NoContext: opt.NoContext, MCP: !opt.NoMCP}
+	switch agent {
+	case hooks.FormatClaudeCode:
+		path := hooks.ClaudeSettingsPath(opt.Scope, home, cwd)
+		if uninstall {
+			return hooks.UninstallClaudeCode(path, ho)
+		}
+		return hooks.InstallClaudeCode(path, gitMemCommand(), ho)
+	case hooks.FormatCodex:
+		if opt.Scope == ScopeProject {
+			return "", invalid(errors.New("codex reads notify only from ~/.codex/config.toml: use --scope user"))
+		}
+		path := hooks.CodexConfigPath(home)
+		if uninstall {
+			return hooks.UninstallCodex(path, ho)
+		}
+		return hooks.InstallCodex(path, gitMemCommand(), ho)
+	}
+	return "", invalid(fmt.Errorf("unknown agent %q: use claude-code or codex", agent))
+}
+
+// gitMemCommand is what hooks run: git-mem from PATH when it is there (so
+// upgrades apply), else this binary's absolute path.
+func gitMemCommand() string {
+	if p, err := exec.LookPath("git-mem"); err == nil && filepath.IsAbs(p) {
+		return "git-mem"
+	}
+	if exe, err := os.Executable(); err == nil {
+		return exe
+	}
+	return "git-mem"
+}

@@ -1,0 +1,224 @@
+package redact
+
+import (
+	"regexp"
+	"strings"
+)
+
+// quotedValue matches a command-line or header value: 'quoted', "quoted"
+// or bare; each form is its own group (rule.group -1 takes the one that
+// matched).
+const quotedValue = `(?:'([^'\n]{1,256})'|"([^"\n]{1,256})"|([^\s'"` + "`" + `;|&)]{1,256}))`
+
+// cmdValue accepts a value given to a password flag: anything but a
+// placeholder, a variable or another flag. The flag says it is a password,
+// so short ones count too (they are then replaced only where seen).
+// A bare word ("--token flag") is prose about the flag, not a value.
+func cmdValue(v string) bool {
+	if len(v) < 4 || isPlaceholder(v) || v[0] == '-' || typeWords[strings.ToLower(v)] {
+		return false
+	}
+	return countClass(v, isDigit) > 0 || countClass(v, isUpper) > 0 && countClass(v, isLower) > 0 ||
+		countClass(v, func(c byte) bool { return !isDigit(c) && !isUpper(c) && !isLower(c) }) > 0
+}
+
+// urlRules find credentials inside URLs.
+func urlRules() []rule {
+	return []rule{
+		{
+			kind:  "url-password",
+			layer: LayerURLs,
+			pre:   []string{"://"},
+			near:  hasURLCredentials,
+			// scheme://user:password@host and scheme://:password@host —
+			// only the password goes.
+			re:    regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>()\[\]{}]{0,128}:([^\s@/"'<>]{1,256})@[A-Za-z0-9\[]`),
+			group: 1,
+			ok:    func(s string) bool { return !isPlaceholder(s) && !typeWords[strings.ToLower(s)] },
+		},
+		{
+			kind:  "url-secret-param",
+			layer: LayerURLs,
+			lines: true,
+			pre:   []string{"="},
+			near:  func(s string) bool { return strings.Contains(s, "?") || strings.Contains(s, "&") },
+			// ?token=…&sig=…&key=… in any URL (webhooks, presigned links).
+			re:    regexp.MustCompile(`(?i)[?&;](?:access_token|refresh_token|id_token|token|auth|auth_token|api_key|apikey|key|sig|signature|x-amz-signature|x-goog-signature|secret|client_secret|code|password|pass|pwd)=([^&\s#"'<>]{8,1000})`),
+			group: 1,
+			ok: func(s string) bool {
+				if isPlaceholder(s) {
+					return false
+				}
+				return looksRandom(s) || strings.Count(s, "%") >= 2 && len(s) >= 20
+			},
+		},
+		{
+			kind:  "webhook-url",
+			layer: LayerURLs,
+			pre:   []string{"discord", "webhook.office.com", "api.telegram.org/bot", "hooks.zapier.com", "/hooks/", "/webhooks/", "/webhook/"},
+			find:  webhookTokens,
+		},
+	}
+}
+
+var webhookURL = regexp.MustCompile(`https?://[^\s"'<>/]+/[^\s"'<>)\]]*`)
+
+// webhookTokens finds the random path segments of webhook URLs (Discord,
+// Teams, Telegram bots, Zapier, Mattermost, any /hooks/ path): the URL is
+// the credential, and its random parts are what must not leak.
+func webhookTokens(s string) []span {
+	var out []span
+	for _, loc := range webhookURL.FindAllStringIndex(s, -1) {
+		u := s[loc[0]:loc[1]]
+		l := strings.ToLower(u)
+		if !strings.Contains(l, "hook") && !strings.Contains(l, "api.telegram.org/bot") {
+			continue
+		}
+		// Segments after the host.
+		i := strings.Index(u, "://") + 3
+		i += strings.IndexByte(u[i:], '/')
+		for i < len(u) {
+			j := i + 1
+			for j < len(u) && u[j] != '/' && u[j] != '?' && u[j] != '#' && u[j] != '@' {
+				j++
+			}
+			seg := u[i+1 : j]
+			seg = strings.TrimPrefix(seg, "bot")
+			a := loc[0] + j - len(seg)
+			if len(seg) >= 16 && !strings.Contains(seg, Marker) && tokenish(seg) {
+				out = append(out, span{a, loc[0] + j, "webhook-url"})
+			}
+			if j >= len(u) || u[j] == '?' || u[j] == '#' {
+				break
+			}
+			i = j
+		}
+	}
+	return out
+}
+
+// tokenish accepts a random-looking URL path segment; words, slugs and
+// numeric ids are not.
+func tokenish(seg string) bool {
+	if isPlaceholder(seg) {
+		return false
+	}
+	if strings.Contains(seg, ":") { // telegram: <bot id>:<token>
+		_, t, _ := strings.Cut(seg, ":")
+		return len(t) >= 20 && looksRandom(t)
+	}
+	return looksRandom(seg) && countClass(seg, isUpper)+countClass(seg, isDigit) >= 4
+}
+
+// secretWords names a secret in prose; the group is the name.
+// "pass" alone is a verb ("the tests pass now: ✅") and "key" alone names
+// anything ("Cache restored from key: …"): neither is here.
+const secretWords = `(password|passwd|passphrase|pwd|pw|secret(?:[ _-]key)?|client[ _-]secret|` +
+	`(?:api|access|auth|secret|private|service(?:[ _-]role)?|deploy|admin|master|bot)[ _-]?(?:key|token)|` +
+	`token)`
+
+func wordKind(name string) string {
+	l := strings.ToLower(name)
+	if strings.HasPrefix(l, "pass") || strings.HasPrefix(l, "pw") {
+		return "password"
+	}
+	return "generic-secret"
+}
+
+// wordRules find secrets said in words: "the db password is …", "my
+// password: …", "use the token … for now".
+func wordRules() []rule {
+	// Words between the name and the verb stay on the line: [ \t], never \s.
+	said := regexp.MustCompile(`(?i)\b` + secretWords + `\b(?:[ \t]+[\w.@/\-]+){0,4}?(?:[ \t]+(?:is|was|are|will[ \t]+be|should[ \t]+be|=)(?:[ \t]+(?:now|still|set[ \t]+to|just|always))?[ \t]*:?|[ \t]*:)[ \t]+["'` + "`" + `]?([^\s"'` + "`" + `<>]{3,256})`)
+	bare := regexp.MustCompile(`(?i)\b(token|password|secret)[ \t]+["'` + "`" + `]?([A-Za-z0-9_\-+/=.]{16,256})`)
+	return []rule{
+		{
+			kind:  "password",
+			layer: LayerWords,
+			lines: true,
+			find: func(s string) []span {
+				if !hasSecretWord(s) {
+					return nil
+				}
+				var out []span
+				for _, m := range said.FindAllStringSubmatchIndex(s, -1) {
+					kind := wordKind(s[m[2]:m[3]])
+					a, e := m[4], m[5]
+					v := strings.TrimRight(s[a:e], ".,;:)?")
+					if kind == "password" && acceptValue(kind, v) || looksRandom(v) && acceptValue("generic-secret", v) {
+						out = append(out, span{a, a + len(v), kind})
+					}
+				}
+				for _, m := range bare.FindAllStringSubmatchIndex(s, -1) {
+					a, e := m[4], m[5]
+					v := strings.TrimRight(s[a:e], ".,;:)?")
+					if looksRandom(v) && acceptValue("generic-secret", v) && !isDottedIdent(v) {
+						out = append(out, span{a, a + len(v), wordKind(s[m[2]:m[3]])})
+					}
+				}
+				return out
+			},
+		},
+	}
+}
+
+func hasSecretWord(s string) bool {
+	l := asciiLower(s)
+	for _, w := range []string{"pass", "pwd", "pw", "secret", "key", "token", "credential"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// cmdlineRules find passwords given to command-line clients: mysql -pX,
+// sshpass -p X, redis-cli -a X, sqlcmd -P X, --password X, curl -u u:X …
+func cmdlineRules() []rule {
+	c := func(pre []string, expr string) rule {
+		return rule{kind: "password", layer: LayerCmdline, pre: pre, group: -1, ok: cmdValue, lines: true,
+			re: regexp.MustCompile(expr + quotedValue)}
+	}
+	// args is the rest of a command up to the flag: no line break or
+	// command separator.
+	const args = `\b[^\n;|&]*?\s`
+	return []rule{
+		c([]string{"mysql", "mariadb"}, `\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mysqlcheck|mariadb(?:-dump|-admin)?)`+args+`-p`),
+		c([]string{"sshpass"}, `\bsshpass\s+(?:-[a-oq-zA-Z]\S*\s+)*-p\s*`),
+		c([]string{"redis-cli", "keydb-cli"}, `\b(?:redis|keydb)-cli`+args+`(?:-a|--pass)\s+`),
+		c([]string{"sqlcmd", "bcp", "osql", "isql"}, `\b(?:sqlcmd|bcp|osql|isql)`+args+`-P\s*`),
+		c([]string{"mongo"}, `\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)`+args+`(?:-p|--password)\s+`),
+		c([]string{"login"}, `\b(?:docker|podman|helm|nerdctl|buildah|skopeo|oras|crane)\s+(?:registry\s+)?login`+args+`(?:-p|--password)\s+`),
+		c([]string{"ldap"}, `\bldap(?:search|modify|add|delete|whoami|passwd)`+args+`-w\s*`),
+		c([]string{"zip", "7z"}, `\b(?:zip|unzip|7z|7za)`+args+`-[pP]\s*`),
+		c([]string{"pass:"}, `\s-pass(?:in|out)?\s+pass:`),
+		c([]string{"htpasswd"}, `\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+`),
+		c([]string{"--pass", "--pw", "--secret", "--token", "--api", "--auth", "--access", "--client-secret", "--db-pass", "--admin-pass"},
+			`(?:^|\s)--(?:password|passwd|pass|pw|db-password|admin-password|secret|client-secret|token|auth-token|access-token|api-key|apikey|api-token)\s+`),
+		{kind: "password", layer: LayerCmdline, pre: []string{"-u", "--user"}, ok: cmdValue, group: 1, lines: true,
+			// curl -u user:password, --user user:password.
+			re: regexp.MustCompile(`\b(?:curl|wget|http)\b[^\n;|&]*?\s(?:-u|--user)\s*["']?[^\s:"']*:([^\s"'@]{1,256})`)},
+		{kind: "password", layer: LayerCmdline, pre: []string{"-U"}, ok: cmdValue, group: 1, lines: true,
+			// smbclient -U user%password.
+			re: regexp.MustCompile(`\bsmbclient\b[^\n;|&]*?\s-U\s*["']?[^\s%"']+%([^\s"']{1,256})`)},
+	}
+}
+
+// headerRules find credentials in Authorization headers, whose value has a
+// scheme and a space ("Basic dXNl…", "Token …", "Digest username=…").
+func headerRules() []rule {
+	return []rule{
+		{
+			kind:  "authorization",
+			layer: LayerHeaders,
+			lines: true,
+			pre:   []string{"uthorization", "UTHORIZATION"},
+			re:    regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:digest\s+([^\r\n]{6,1000})|(?:basic|bearer|token|negotiate|ntlm|apikey|api-key|sharedkey|sharedaccesssignature|sso-key|hmac|key|aws4-hmac-sha256|gosign|otoken|splunk|klaviyo-api-key|dsn)\s+([^\r\n"'\\]{6,1000}))`),
+			group: -1,
+			ok: func(v string) bool {
+				v = strings.TrimSpace(v)
+				return !isPlaceholder(v) && len(v) >= 6 && countClass(v, isDigit)+countClass(v, isUpper) > 0
+			},
+		},
+	}
+}
