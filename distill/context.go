@@ -137,7 +137,37 @@ func trimErrorLine(line string) string {
 	return clip(cleanSpaces(t), maxContext)
 }
 
-func cleanSpaces(s string) string { return strings.Join(strings.Fields(s), " ") }
+// cleanSpaces collapses runs of white space to one space, except inside a
+// `code span` of one line, which is copied byte for byte.
+func cleanSpaces(s string) string {
+	if !strings.Contains(s, "`") {
+		return strings.Join(strings.Fields(s), " ")
+	}
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexByte(s, '`')
+		j := -1
+		if i >= 0 {
+			j = strings.IndexByte(s[i+1:], '`')
+		}
+		if i < 0 || j < 0 || strings.ContainsAny(s[i:i+j+2], "\n\r") {
+			b.WriteString(strings.Join(strings.Fields(s), " "))
+			break
+		}
+		pre := strings.Join(strings.Fields(s[:i]), " ")
+		b.WriteString(pre)
+		if pre != "" && (s[i-1] == ' ' || s[i-1] == '\t' || s[i-1] == '\n') || pre == "" && i > 0 && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s[i : i+j+2])
+		s = s[i+j+2:]
+		if s != "" && (s[0] == ' ' || s[0] == '\t' || s[0] == '\n') {
+			b.WriteByte(' ')
+			s = strings.TrimLeft(s, " \t\r\n")
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
 
 // specificity scores how much a sentence pins down: identifiers, paths,
 // flags, numbers and quoted values count; plain words do not.

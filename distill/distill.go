@@ -24,7 +24,7 @@ type Distiller interface {
 }
 
 // HeuristicName is the Distiller trailer of heuristic cards.
-const HeuristicName = "heuristic/2"
+const HeuristicName = "heuristic/3"
 
 // Heuristic is the offline default distiller: deterministic, fast, no
 // network, and extractive. The zero value is ready to use and safe for

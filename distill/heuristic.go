@@ -101,9 +101,9 @@ func askText(p prompt) string {
 	// A pasted error or warning is the request when the prose only points at
 	// it ("we get this error:", "fix this").
 	if len(p.fenced) > 0 && (ask == "" || wordCount(ask) <= 8 || strings.HasSuffix(ask, ":")) {
-		first := cleanMarkdown(p.fenced[0])
+		first := p.fenced[0] // code: as written
 		if ask == "" {
-			ask = first
+			return clip(first, maxAsk)
 		} else {
 			ask = strings.TrimRight(ask, ":") + ": " + first
 		}
@@ -111,8 +111,9 @@ func askText(p prompt) string {
 		if e := errorLine(strings.Join(p.pasted, "\n"), nil); e != "" {
 			ask = e
 		} else {
-			ask = cleanMarkdown(p.pasted[0])
+			ask = p.pasted[0]
 		}
+		return clip(ask, maxAsk) // pasted text keeps its case
 	}
 	return clip(upperFirst(ask), maxAsk)
 }

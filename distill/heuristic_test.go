@@ -83,7 +83,16 @@ func TestHeuristicCards(t *testing.T) {
 				user("The RetryTimeout in AuthMiddleware.ts is too short; RetryTimeout should be 30s."),
 				tool("Edit", map[string]any{"file_path": "src/AuthMiddleware.ts"}, ""),
 				assistant("Raised RetryTimeout to 30s in AuthMiddleware.ts; the RetryTimeout constant is now exported.")}},
-			rooms: []string{"concept:retrytimeout", "file:authmiddleware", "project:auth_service"},
+			// an identifier is not a concept room (it would be used once);
+			// the concept comes from the topic list
+			rooms: []string{"file:authmiddleware", "project:auth_service"},
+		},
+		{
+			name: "topic room, no id as a concept",
+			ex: &exchange.Exchange{Project: "shop", Turns: []exchange.Turn{
+				user("The postgres migration for user 8f3a9c2e1b fails: the table users has no column email"),
+				assistant("The migration ran before the schema change; I reordered the migrations and the query works.")}},
+			rooms: []string{"concept:database", "project:shop"},
 		},
 		{
 			name: "generic file name takes its directory",
@@ -295,10 +304,31 @@ func TestUpperFirst(t *testing.T) {
 		{"parseConfig returns nil", "parseConfig returns nil"},
 		{"auth_middleware.go panics", "auth_middleware.go panics"},
 		{"Already capitalised", "Already capitalised"},
+		// code and commands keep their case (heuristic/3)
+		{"import { z } from 'zod'", "import { z } from 'zod'"},
+		{"pwd", "pwd"},
+		{"`pwd` prints the wrong folder", "`pwd` prints the wrong folder"},
+		{"console.log(x) prints undefined", "console.log(x) prints undefined"},
 		{"", ""},
 	} {
 		if got := upperFirst(c.in); got != c.want {
 			t.Errorf("upperFirst(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCleanMarkdownKeepsCode(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"run chmod +x <dir>/*.sh first", "run chmod +x <dir>/*.sh first"},
+		{"delete the name-* branches", "delete the name-* branches"},
+		{"**Fixed** the *flaky* test", "Fixed the flaky test"},
+		{"use `a_b  *c*` here", "use `a_b  *c*` here"},
+		{"✅ Done 🎉", "✅ Done 🎉"},
+		{"__init__.py is empty", "__init__.py is empty"},
+		{"- [x] **Step 1**: ship", "Step 1: ship"},
+	} {
+		if got := cleanSpaces(cleanMarkdown(c.in)); got != c.want {
+			t.Errorf("cleanMarkdown(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

@@ -146,7 +146,7 @@ func TestOpenAIRejects(t *testing.T) {
 			if len(f.requests) == 2 && !strings.Contains(f.requests[1], "rejected") {
 				t.Errorf("retry does not tell the reason: %s", f.requests[1])
 			}
-			if !strings.HasPrefix(got.Distiller, "heuristic/2 (fallback: ") || !strings.Contains(got.Distiller, c.reason) {
+			if !strings.HasPrefix(got.Distiller, "heuristic/3 (fallback: ") || !strings.Contains(got.Distiller, c.reason) {
 				t.Errorf("distiller %q, want a fallback naming %q", got.Distiller, c.reason)
 			}
 			if got.Core == "" || len(got.Rooms) == 0 {

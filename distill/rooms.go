@@ -87,7 +87,7 @@ func codingRooms(ex *exchange.Exchange, files []string, p prompt) []exchange.Roo
 	var rooms []exchange.Room
 	taken := map[string]bool{}
 	add := func(typ, key string) {
-		if r, ok := makeRoom(typ, key); ok && !taken[r.Key] {
+		if r, ok := makeRoom(typ, key); ok && !taken[r.Key] && (typ == "project" || !idLike(r.Key)) {
 			taken[r.Key] = true
 			rooms = append(rooms, r)
 		}
@@ -103,8 +103,23 @@ func codingRooms(ex *exchange.Exchange, files []string, p prompt) []exchange.Roo
 			break
 		}
 	}
-	tc := newTermCounter(taken)
-	tc.text(strings.Join(p.prose, "\n"), 3)
+	// The concept: one topic of a fixed list (topics), scored by its words
+	// in the prompt (×3), the replies and the tools' queries. An open
+	// vocabulary gave a room per exchange (1,823 rooms for 3,099 coding
+	// exchanges, 1,071 used once, user ids and hashes among them); a
+	// palace is useful only when its rooms repeat.
+	score := map[string]float64{}
+	count := func(s string, w float64) {
+		words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '.'
+		})
+		for _, word := range words {
+			if t, ok := topicOf[strings.Trim(word, ".-")]; ok {
+				score[t] += w
+			}
+		}
+	}
+	count(strings.Join(p.prose, "\n"), 3)
 	n := 0
 	for _, t := range ex.Turns {
 		switch t.Role {
@@ -114,33 +129,81 @@ func codingRooms(ex *exchange.Exchange, files []string, p prompt) []exchange.Roo
 				if len(txt) > 2000 {
 					txt = txt[:2000]
 				}
-				tc.text(txt, 1)
+				count(txt, 1)
 				n += len(txt)
 			}
 		case exchange.RoleTool:
 			if m, ok := t.Input.(map[string]any); ok {
 				if q, ok := m["query"].(string); ok {
-					tc.text(q, 2)
+					count(q, 2)
 				}
 			}
 		}
 	}
-	want := 3 - len(rooms)
-	if want > 1 && len(rooms) > 0 {
-		want = 1 // one sharp concept beats two vague ones
-	}
-	for _, k := range tc.best(want, 2) {
-		if tc.score[k] >= 4 {
-			add("concept", k)
+	best, bestScore := "", 3.0 // a topic needs more than one passing word
+	for _, t := range topicNames {
+		if score[t] > bestScore {
+			best, bestScore = t, score[t]
 		}
 	}
-	if len(rooms) == 0 {
-		for _, k := range tc.best(1, 1) {
-			add("concept", k)
-		}
+	if best != "" {
+		add("concept", best)
 	}
 	return rooms
 }
+
+// topics are the concept rooms of coding exchanges and the words that
+// call them. The list is what the coding corpus is about (its README:
+// build errors and tests, refactoring, CI, deployment, databases, the dev
+// environment, git, design) and what any developer's memory holds.
+var topics = []struct {
+	name  string
+	words string
+}{
+	{"testing", "testing unittest pytest jest vitest playwright e2e assertion assert mock mocks fixture fixtures coverage"},
+	{"build", "build builds compile compiler compilation msbuild tsc webpack vite bundle bundler csproj sln linker"},
+	{"ci", "ci workflow workflows actions pipeline pipelines github-actions yaml runner"},
+	{"deployment", "deploy deployed deployment deployments railway vercel heroku netlify production staging hosting"},
+	{"database", "database db sql postgres postgresql supabase prisma sqlite mysql query queries table tables schema rls"},
+	{"migration", "migration migrations migrate"},
+	{"git", "git rebase squash cherry-pick stash gitignore"},
+	{"auth", "auth authentication login logout signin signup oauth password jwt"},
+	{"ui", "ui ux css tailwind styling layout button modal"},
+	{"api", "api endpoint endpoints route routes request response rest graphql fetch http"},
+	{"dependencies", "dependency dependencies package packages npm pnpm yarn nuget pip install upgrade version versions"},
+	{"config", "config configuration env environment settings variable variables dotenv"},
+	{"docker", "docker container containers dockerfile compose image kubernetes"},
+	{"refactoring", "refactor refactoring rename cleanup extract duplicate duplication simplify"},
+	{"lint", "lint linter eslint warning warnings analyzer analyzers ca1822 stylecop format formatting prettier"},
+	{"performance", "performance slow fast speed latency memory cache caching optimize optimise"},
+	{"docs", "documentation readme changelog"},
+	{"types", "type types typescript typing generic generics interface interfaces nullable"},
+	{"errors", "exception exceptions crash crashes stack traceback panic"},
+	{"security", "secret secrets key keys leak credential credentials redact vulnerability"},
+	{"ai", "llm openai langchain langsmith embedding embeddings gpt"},
+	{"cli", "cli shell bash zsh powershell flag flags argv"},
+	{"planning", "planning architecture roadmap requirements"},
+	{"data", "json csv parse parsing parser serialize serialization data"},
+	{"graphics", "canvas draw drawing sketch p5 shader color colors animation svg"},
+	{"async", "async await promise promises thread threads concurrency concurrent race"},
+	{"logging", "logging logger tracing"},
+}
+
+// topicNames in list order (ties go to the earlier topic), and the topic
+// of each word.
+var topicNames, topicOf = func() ([]string, map[string]string) {
+	var names []string
+	of := map[string]string{}
+	for _, t := range topics {
+		names = append(names, t.name)
+		for _, w := range strings.Fields(t.words) {
+			if _, dup := of[w]; !dup {
+				of[w] = t.name
+			}
+		}
+	}
+	return names, of
+}()
 
 // chatCard is the card of a conversation between people: the user turn as
 // the core and the most informative sentence of the reply as the context,
@@ -485,3 +548,37 @@ happy amazing awesome beautiful wonderful glad excited love loved lovely fun pic
 day days life feel feeling felt sounds sound beats getting super totally definitely glad hope hoping
 moments moment stuff cool nice thanks yeah wow tough kind really pretty lot`)
 })
+
+// idLike says whether a room key is an id rather than a topic: a hash or
+// a UID (hex runs of 7 or more with a digit), a long number, or a token
+// mixing letters and digits (user, build and deployment ids). Such keys
+// name one exchange, not a place to come back to.
+func idLike(key string) bool {
+	for _, seg := range strings.FieldsFunc(key, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		digits, letters, hex := 0, 0, true
+		for _, r := range seg {
+			switch {
+			case r >= '0' && r <= '9':
+				digits++
+			case unicode.IsLetter(r):
+				letters++
+				if !(r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+					hex = false
+				}
+			default:
+				hex = false
+			}
+		}
+		switch {
+		case hex && digits > 0 && len(seg) >= 7:
+			return true
+		case letters == 0 && digits >= 4:
+			return true
+		case digits >= 2 && letters >= 2 && len(seg) >= 6:
+			return true
+		case len(seg) >= 20:
+			return true
+		}
+	}
+	return false
+}

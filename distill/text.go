@@ -237,13 +237,18 @@ func splitSentences(line string) []string {
 	return out
 }
 
-// cleanMarkdown strips markup and emoji but keeps words, identifiers and
-// punctuation.
+// cleanMarkdown strips markup but keeps words, identifiers, punctuation and
+// emoji. A `code span` is copied byte for byte, backticks included, and a
+// '*' goes only when it is emphasis (a pair around text: **bold**, *it*),
+// so shell globs (<dir>/*.sh, name-*) survive.
 func cleanMarkdown(s string) string {
 	s = strings.TrimSpace(s)
 	for {
 		n := len(s)
-		s = strings.TrimLeft(s, "#>*-+• \t")
+		s = strings.TrimLeft(s, "#>-+• \t")
+		if strings.HasPrefix(s, "* ") {
+			s = s[2:] // a list item; other stars may open emphasis
+		}
 		if len(s) > 2 && s[0] >= '0' && s[0] <= '9' && (s[1] == '.' || s[1] == ')') && s[2] == ' ' {
 			s = s[3:]
 		}
@@ -256,14 +261,29 @@ func cleanMarkdown(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
+	drop := emphasis(s, '*')
+	for k := range emphasis(s, '_') {
+		drop[k] = true
+	}
 	for i := 0; i < len(s); {
+		if s[i] == '`' {
+			if j := strings.IndexByte(s[i+1:], '`'); j >= 0 {
+				b.WriteString(s[i : i+j+2])
+				i += j + 2
+				space = false
+				continue
+			}
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		switch {
-		case r == '*' || r == '`' || r == '_' && (i >= len(s) || s[i] == '_' || s[i] == ' ') && (i-size == 0 || s[i-size-1] == ' ' || s[i-size-1] == '_'):
+		case (r == '*' || r == '_') && drop[i-size]:
 			continue
-		case isEmoji(r):
-			continue
+		case r == 0xFE0F || r == 0x200D:
+			// variation selector and joiner: kept inside emoji only
+			if b.Len() == 0 || space {
+				continue
+			}
 		case unicode.IsSpace(r):
 			if !space && b.Len() > 0 {
 				b.WriteByte(' ')
@@ -277,9 +297,61 @@ func cleanMarkdown(s string) string {
 	return strings.TrimSpace(b.String())
 }
 
-func isEmoji(r rune) bool {
-	return r >= 0x1F000 && r <= 0x1FAFF || r >= 0x2600 && r <= 0x27BF || r >= 0x2B00 && r <= 0x2BFF ||
-		r == 0xFE0F || r == 0x200D || r >= 0x2190 && r <= 0x21FF && r != 0x2192
+// emphasis marks the runs of c ('*' or '_') in s (outside code spans) that
+// open and close emphasis: an opening run follows the start, a space or an
+// opening bracket and precedes text; its closing run, of the same length,
+// follows text and precedes the end, a space or punctuation ('.' only for
+// '*': __init__.py is a name). Every other '*' or '_' is text: a glob, a
+// pointer, a multiplication, an identifier.
+func emphasis(s string, c byte) map[int]bool {
+	type run struct{ at, n int }
+	var runs []run
+	inCode := false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '`':
+			inCode = !inCode
+		case s[i] == c && !inCode:
+			j := i
+			for j < len(s) && s[j] == c {
+				j++
+			}
+			runs = append(runs, run{i, j - i})
+			i = j - 1
+		}
+	}
+	opens := func(r run) bool {
+		before := r.at == 0 || strings.IndexByte(" \t([{\"'", s[r.at-1]) >= 0
+		end := r.at + r.n
+		return before && end < len(s) && s[end] != ' '
+	}
+	closes := func(r run) bool {
+		end := r.at + r.n
+		punct := " \t.,;:!?)]}\"'"
+		if c == '_' {
+			punct = " \t,;:!?)]}\"'"
+		}
+		after := end == len(s) || strings.IndexByte(punct, s[end]) >= 0
+		return after && r.at > 0 && s[r.at-1] != ' '
+	}
+	drop := map[int]bool{}
+	for i := 0; i < len(runs); i++ {
+		if !opens(runs[i]) {
+			continue
+		}
+		for j := i + 1; j < len(runs); j++ {
+			if runs[j].n == runs[i].n && closes(runs[j]) {
+				for _, r := range []run{runs[i], runs[j]} {
+					for k := r.at; k < r.at+r.n; k++ {
+						drop[k] = true
+					}
+				}
+				i = j
+				break
+			}
+		}
+	}
+	return drop
 }
 
 // fillerPrefixes open a message without saying anything.
@@ -340,7 +412,12 @@ func clip(s string, n int) string {
 			break
 		}
 	}
-	return strings.TrimRight(string(r[:cut]), " ,;:-—") + "…"
+	out := string(r[:cut])
+	if strings.Count(out, "`")%2 == 1 {
+		// never cut inside a code span: end before it
+		out = out[:strings.LastIndexByte(out, '`')]
+	}
+	return strings.TrimRight(out, " ,;:-—") + "…"
 }
 
 func wordCount(s string) int { return len(strings.Fields(s)) }
@@ -349,6 +426,9 @@ func wordCount(s string) int { return len(strings.Fields(s)) }
 // command or an identifier, whose case is part of it ("go test ./...",
 // "npm install", "parseConfig failed").
 func upperFirst(s string) string {
+	if looksLikeCode(s) {
+		return s
+	}
 	r, size := utf8.DecodeRuneInString(s)
 	if r == utf8.RuneError || !unicode.IsLower(r) || codeStart(s) {
 		return s
@@ -363,7 +443,33 @@ var commands = map[string]bool{"git": true, "npm": true, "npx": true, "pnpm": tr
 	"helm": true, "terraform": true, "dotnet": true, "gradle": true, "mvn": true, "uv": true,
 	"uvx": true, "deno": true, "bun": true, "rustc": true, "gcc": true, "ssh": true, "scp": true,
 	"grep": true, "sed": true, "awk": true, "ls": true, "cd": true, "rm": true, "mkdir": true,
-	"chmod": true, "pytest": true, "jest": true, "vitest": true, "tsc": true, "eslint": true}
+	"chmod": true, "pytest": true, "jest": true, "vitest": true, "tsc": true, "eslint": true,
+	"pwd": true, "whoami": true, "cp": true, "mv": true, "ln": true, "du": true, "df": true, "ps": true,
+	"npm.cmd": true, "tail": true, "vim": true, "nano": true, "tree": true, "env": true, "pnpx": true,
+	"const": true, "def": true, "func": true, "fn": true, "chown": true, "tar": true, "unzip": true, "zsh": true, "bash": true}
+
+// looksLikeCode says a line is code or a command, whose case is part of
+// it: it opens with a code span, or has code punctuation ({ } ; => ==
+// ( ) right after a word) before its first space-separated sentence ends
+// ("import { z } from 'zod'", "console.log(x)").
+func looksLikeCode(s string) bool {
+	if strings.HasPrefix(s, "`") {
+		return true
+	}
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return false
+	}
+	if len(f) == 1 && strings.ContainsAny(f[0], "(){};=<>") {
+		return true
+	}
+	for _, w := range f[1:min(4, len(f))] {
+		if w == "{" || w == "}" || w == "=>" || w == "==" || w == "=" || strings.HasPrefix(w, "{") || strings.HasSuffix(w, ";") {
+			return true
+		}
+	}
+	return false
+}
 
 // ambiguousCommands are program names that are also English words: they
 // keep their case only before a flag, a path or an argument with '=' ("go

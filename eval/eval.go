@@ -33,6 +33,10 @@ type Options struct {
 	// Fusion, when set, replaces search.DefaultFusion for the fused mode
 	// (for experiments; the CLI never sets it).
 	Fusion *search.FusionConfig
+	// Pooled stores all sets in one memory (Pool) and ranks every query
+	// against all of it; the report keeps each folder's queries apart in
+	// by_set.
+	Pooled bool
 	// Progress, when set, receives one line per step.
 	Progress func(format string, args ...any)
 }
@@ -42,17 +46,24 @@ type ModeReport struct {
 	Mode    string `json:"mode"`
 	Default bool   `json:"default"` // the mode search uses when none is given
 	Metrics
-	ByCategory  map[string]Metrics `json:"by_category"`
+	ByCategory map[string]Metrics `json:"by_category"`
+	// BySet is per folder, when there are several (pooled or not).
+	BySet       map[string]Metrics `json:"by_set,omitempty"`
 	Adversarial Metrics            `json:"adversarial"`
-	K           int                `json:"k"`
-	Seconds     float64            `json:"seconds"`   // wall time of the queries (not of building)
-	Sets        []string           `json:"sets"`      // the folders, in order
-	Embedder    string             `json:"embedder"`  // as configured for the temporary memories
-	Distiller   string             `json:"distiller"` // idem
+	// VsDefault is the paired-bootstrap difference from the default mode
+	// (absent for the default itself, or when it was not measured).
+	VsDefault *VsDefault `json:"vs_default,omitempty"`
+	Bootstrap Bootstrap  `json:"bootstrap"`
+	Pooled    bool       `json:"pooled"` // one memory of all the sets
+	K         int        `json:"k"`
+	Seconds   float64    `json:"seconds"`   // wall time of the queries (not of building)
+	Sets      []string   `json:"sets"`      // the folders, in order
+	Embedder  string     `json:"embedder"`  // as configured for the temporary memories
+	Distiller string     `json:"distiller"` // idem
 	// Collapsed counts the result slots (top k, all queries) that held
 	// near-duplicates: such a slot is relevant when any member is.
 	Collapsed int `json:"collapsed_slots"`
-	// PerQuery, when Options ask for it, holds each query's reciprocal rank.
+	// PerQuery holds each non-adversarial query's reciprocal rank.
 	PerQuery map[string]float64 `json:"-"`
 }
 
@@ -85,6 +96,9 @@ func CheckModes(modes []string) error {
 func Run(ctx context.Context, sets []Set, opt Options) (*Report, error) {
 	if err := CheckModes(opt.Modes); err != nil {
 		return nil, err
+	}
+	if opt.Pooled && len(sets) > 0 {
+		sets = []Set{Pool("pooled", sets)}
 	}
 	ms, err := Build(ctx, sets, opt)
 	if err != nil {
@@ -159,9 +173,15 @@ func (ms *Memories) Measure(ctx context.Context, opt Options) (*Report, error) {
 	}
 	var names []string
 	var embedder, distiller, defMode string
+	pooled := false
 	for si, s := range ms.sets {
 		b := ms.built[si]
-		names = append(names, s.Name)
+		if s.Pooled != nil {
+			names = append(names, s.Pooled...)
+			pooled = true
+		} else {
+			names = append(names, s.Name)
+		}
 		embedder, distiller, defMode = b.mem.Config.Embedder, b.mem.Config.Distiller, b.mem.Config.Search.Mode
 		for i, mode := range modes {
 			start := time.Now()
@@ -175,10 +195,19 @@ func (ms *Memories) Measure(ctx context.Context, opt Options) (*Report, error) {
 	if defMode == "" {
 		defMode = search.DefaultMode
 	}
+	var def *modeAcc
 	for _, a := range accs {
-		mr := a.report()
+		if a.mode == defMode {
+			def = a
+		}
+	}
+	for _, a := range accs {
+		mr := a.report(len(names) > 1)
 		mr.Default = mr.Mode == defMode
-		mr.K, mr.Sets, mr.Embedder, mr.Distiller = opt.K, names, embedder, distiller
+		mr.K, mr.Sets, mr.Embedder, mr.Distiller, mr.Pooled = opt.K, names, embedder, distiller, pooled
+		if def != nil && a != def {
+			mr.VsDefault = a.vs(def, len(names) > 1)
+		}
 		rep.Modes = append(rep.Modes, mr)
 	}
 	return rep, nil
@@ -346,48 +375,112 @@ type modeAcc struct {
 	mode      string
 	all, adv  acc
 	cats      map[string]*acc
+	sets      map[string]*acc
 	names     map[string]string
 	seconds   float64
 	collapsed int
 	perQuery  map[string]float64
+	// rows are the non-adversarial queries in run order (the same order
+	// in every mode, which pairs them for the bootstrap).
+	rows []qrow
+}
+
+type qrow struct {
+	cat, set string
+	rr       float64
 }
 
 func newModeAcc(mode string) *modeAcc {
-	return &modeAcc{mode: mode, cats: map[string]*acc{}, names: map[string]string{}, perQuery: map[string]float64{}}
+	return &modeAcc{mode: mode, cats: map[string]*acc{}, sets: map[string]*acc{}, names: map[string]string{}, perQuery: map[string]float64{}}
 }
 
 func (a *modeAcc) add(q Query, s score, collapsed int) {
 	a.collapsed += collapsed
-	a.perQuery[q.QID] = s.rr
 	if q.Adversarial {
 		a.adv.add(s)
 		return
 	}
+	a.perQuery[q.QID] = s.rr
 	a.all.add(s)
 	key := q.Category
 	if key == "" {
 		key = Uncategorised
 	}
-	c := a.cats[key]
-	if c == nil {
-		c = &acc{}
-		a.cats[key] = c
+	a.rows = append(a.rows, qrow{cat: key, set: q.Set, rr: s.rr})
+	for _, g := range []struct {
+		m   map[string]*acc
+		key string
+	}{{a.cats, key}, {a.sets, q.Set}} {
+		c := g.m[g.key]
+		if c == nil {
+			c = &acc{}
+			g.m[g.key] = c
+		}
+		c.add(s)
 	}
-	c.add(s)
 	if q.CategoryName != "" {
 		a.names[key] = q.CategoryName
 	}
 }
 
-func (a *modeAcc) report() ModeReport {
-	r := ModeReport{Mode: a.mode, Metrics: a.all.metrics(), Adversarial: a.adv.metrics(),
-		ByCategory: map[string]Metrics{}, Seconds: round4(a.seconds), Collapsed: a.collapsed, PerQuery: a.perQuery}
+// rr returns the reciprocal ranks of the queries that keep says.
+func (a *modeAcc) rr(keep func(qrow) bool) []float64 {
+	var out []float64
+	for _, r := range a.rows {
+		if keep(r) {
+			out = append(out, r.rr)
+		}
+	}
+	return out
+}
+
+func all(qrow) bool { return true }
+
+func inCat(c string) func(qrow) bool { return func(r qrow) bool { return r.cat == c } }
+func inSet(s string) func(qrow) bool { return func(r qrow) bool { return r.set == s } }
+
+func withCI(m Metrics, rr []float64) Metrics {
+	if len(rr) > 0 {
+		ci := bootstrapCI(rr)
+		m.MRRCI = ci[:]
+	}
+	return m
+}
+
+func (a *modeAcc) report(bySet bool) ModeReport {
+	r := ModeReport{Mode: a.mode, Metrics: withCI(a.all.metrics(), a.rr(all)), Adversarial: a.adv.metrics(),
+		ByCategory: map[string]Metrics{}, Seconds: round4(a.seconds), Collapsed: a.collapsed, PerQuery: a.perQuery,
+		Bootstrap: Bootstrap{Seed: BootstrapSeed, Resamples: BootstrapResamples, Level: 0.95}}
 	for k, c := range a.cats {
-		m := c.metrics()
+		m := withCI(c.metrics(), a.rr(inCat(k)))
 		m.Name = a.names[k]
 		r.ByCategory[k] = m
 	}
+	if bySet {
+		r.BySet = map[string]Metrics{}
+		for k, c := range a.sets {
+			r.BySet[k] = withCI(c.metrics(), a.rr(inSet(k)))
+		}
+	}
 	return r
+}
+
+// vs is the paired difference of a's reciprocal ranks from def's.
+func (a *modeAcc) vs(def *modeAcc, bySet bool) *VsDefault {
+	if len(a.rows) != len(def.rows) {
+		return nil // cannot happen: both ran the same queries
+	}
+	v := &VsDefault{Diff: diff(a.rr(all), def.rr(all)), ByCategory: map[string]Diff{}}
+	for k := range a.cats {
+		v.ByCategory[k] = diff(a.rr(inCat(k)), def.rr(inCat(k)))
+	}
+	if bySet {
+		v.BySet = map[string]Diff{}
+		for k := range a.sets {
+			v.BySet[k] = diff(a.rr(inSet(k)), def.rr(inSet(k)))
+		}
+	}
+	return v
 }
 
 // Categories returns the category keys of a report in a stable order:

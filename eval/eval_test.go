@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -201,7 +202,7 @@ func TestTestdata(t *testing.T) {
 	}
 	metricKeys := []string{"queries", "mrr", "recall_at_5", "recall_at_10", "ndcg_at_10", "all_evidence_recall_at_10"}
 	for _, o := range objs {
-		for _, k := range append([]string{"mode", "default", "by_category", "adversarial", "seconds"}, metricKeys...) {
+		for _, k := range append([]string{"mode", "default", "by_category", "adversarial", "seconds", "bootstrap", "mrr_ci"}, metricKeys...) {
 			if _, ok := o[k]; !ok {
 				t.Errorf("mode %v: no key %q", o["mode"], k)
 			}
@@ -218,7 +219,7 @@ func TestTestdata(t *testing.T) {
 	}
 
 	// Run to run, the numbers are the same.
-	again, err := Run(ctx, sets, Options{TempDir: t.TempDir(), Modes: []string{search.ModeFused, search.ModeVerbatimBM25}})
+	again, err := Run(ctx, sets, Options{TempDir: t.TempDir(), Modes: []string{search.ModeFused, search.ModeVerbatimBM25, search.DefaultMode}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,5 +240,99 @@ func TestUnknownMode(t *testing.T) {
 	_, err := Run(context.Background(), nil, Options{Modes: []string{"bm42"}})
 	if err == nil || !strings.Contains(err.Error(), `unknown mode "bm42"`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPool(t *testing.T) {
+	ex := func(id, session string) *exchange.Exchange {
+		return &exchange.Exchange{ID: id, Session: session, Turns: []exchange.Turn{{Role: "user", Text: "hi " + id}}}
+	}
+	// The same filler exchange id in both folders (as in LongMemEval).
+	a := Set{Name: "a", Exchanges: []*exchange.Exchange{ex("x", "s1"), ex("filler", "f")},
+		Queries: []Query{{QID: "q1", Text: "hi x", Relevant: []string{"x"}, Set: "a"}}}
+	b := Set{Name: "b", Exchanges: []*exchange.Exchange{ex("filler", "f"), ex("y", "")},
+		Queries: []Query{{QID: "q1", Text: "hi y", Relevant: []string{"y", "filler"}, Set: "b"}}}
+	p := Pool("pooled", []Set{a, b})
+	var ids, sessions []string
+	for _, e := range p.Exchanges {
+		ids, sessions = append(ids, e.ID), append(sessions, e.Session)
+	}
+	if want := []string{"a/x", "a/filler", "b/filler", "b/y"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("ids %v, want %v", ids, want)
+	}
+	if want := []string{"a/s1", "a/f", "b/f", ""}; !reflect.DeepEqual(sessions, want) {
+		t.Errorf("sessions %v, want %v", sessions, want)
+	}
+	if !reflect.DeepEqual(p.Pooled, []string{"a", "b"}) || len(p.Queries) != 2 {
+		t.Fatalf("pooled %v, %d queries", p.Pooled, len(p.Queries))
+	}
+	if q := p.Queries[1]; q.QID != "b/q1" || q.Set != "b" || !reflect.DeepEqual(q.Relevant, []string{"b/y", "b/filler"}) {
+		t.Errorf("query %+v", q)
+	}
+	if a.Exchanges[0].ID != "x" || a.Queries[0].Relevant[0] != "x" {
+		t.Error("Pool changed the sets it read")
+	}
+}
+
+func TestBootstrap(t *testing.T) {
+	// A constant difference has a zero-width interval at that value.
+	d := diff([]float64{1, 0.5, 1, 0.25}, []float64{0.5, 0, 0.5, -0.25})
+	if d.MRR != 0.5 || d.CI != [2]float64{0.5, 0.5} || d.Queries != 4 {
+		t.Errorf("constant difference: %+v", d)
+	}
+	// Half the queries win by 1, half lose by 1: the mean is 0 and the
+	// interval holds it, about ±2·σ/√n = ±0.2 wide for n = 100.
+	a, b := make([]float64, 100), make([]float64, 100)
+	for i := range a {
+		a[i] = float64(i % 2)
+		b[i] = float64((i + 1) % 2)
+	}
+	d = diff(a, b)
+	t.Logf("seed %d, %d resamples: %+v", BootstrapSeed, BootstrapResamples, d)
+	if d.MRR != 0 || d.CI[0] > -0.1 || d.CI[0] < -0.3 || d.CI[1] < 0.1 || d.CI[1] > 0.3 {
+		t.Errorf("balanced difference: %+v", d)
+	}
+	if again := diff(a, b); again != d {
+		t.Errorf("not deterministic: %+v then %+v", d, again)
+	}
+}
+
+// TestPooledRun pools two copies of testdata/eval: every id occurs twice,
+// and each query must still find its own folder's exchange.
+func TestPooledRun(t *testing.T) {
+	isolate(t)
+	sets, _, err := Load("../testdata/eval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := sets[0], sets[0]
+	a.Name, b.Name = "a", "b"
+	for _, s := range []*Set{&a, &b} {
+		s.Queries = append([]Query(nil), s.Queries...)
+		for i := range s.Queries {
+			s.Queries[i].Set = s.Name
+		}
+	}
+	rep, err := Run(context.Background(), []Set{a, b}, Options{TempDir: t.TempDir(), Pooled: true,
+		Modes: []string{search.ModeVerbatimBM25, search.DefaultMode}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Exchanges != 2*len(sets[0].Exchanges) {
+		t.Errorf("%d exchanges, want %d", rep.Exchanges, 2*len(sets[0].Exchanges))
+	}
+	for _, m := range rep.Modes {
+		t.Logf("%s: MRR %.4f %v by set %v", m.Mode, m.MRR, m.MRRCI, m.BySet)
+		if !m.Pooled || !reflect.DeepEqual(m.Sets, []string{"a", "b"}) || len(m.BySet) != 2 || m.Queries != 30 {
+			t.Errorf("%s: pooled %v sets %v by_set %d queries %d", m.Mode, m.Pooled, m.Sets, len(m.BySet), m.Queries)
+		}
+		// The two folders are the same data: identical exchanges collapse
+		// into one slot, which is relevant for either folder's query.
+		if m.BySet["a"].MRR != m.BySet["b"].MRR || m.BySet["a"].MRR < testdataFloor[m.Mode] {
+			t.Errorf("%s: by set %+v", m.Mode, m.BySet)
+		}
+		if m.Default != (m.VsDefault == nil) || len(m.MRRCI) != 2 || m.MRRCI[0] > m.MRR || m.MRRCI[1] < m.MRR {
+			t.Errorf("%s: default %v vs %+v ci %v", m.Mode, m.Default, m.VsDefault, m.MRRCI)
+		}
 	}
 }

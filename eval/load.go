@@ -35,6 +35,8 @@ type Query struct {
 	CategoryName string   `json:"category_name,omitempty"`
 	Relevant     []string `json:"relevant"`
 	Adversarial  bool     `json:"adversarial"`
+	// Set is the folder the query belongs to (kept when sets are pooled).
+	Set string `json:"-"`
 }
 
 // Set is one eval folder: one memory and the queries run against it.
@@ -43,6 +45,9 @@ type Set struct {
 	Dir       string
 	Exchanges []*exchange.Exchange
 	Queries   []Query
+	// Pooled names the folders merged into this set (Pool); nil for a
+	// folder of its own.
+	Pooled []string
 }
 
 // Load reads DIR: either DIR itself holds exchanges.jsonl and
@@ -128,6 +133,9 @@ func loadSet(dir, name string) (Set, error) {
 	}
 	defer qf.Close()
 	s.Queries, err = ReadQueries(qf, qPath, ids)
+	for i := range s.Queries {
+		s.Queries[i].Set = name
+	}
 	return s, err
 }
 

@@ -27,6 +27,9 @@ type Metrics struct {
 	RecallAt10            float64 `json:"recall_at_10"`
 	NDCGAt10              float64 `json:"ndcg_at_10"`
 	AllEvidenceRecallAt10 float64 `json:"all_evidence_recall_at_10"`
+	// MRRCI is the 95 % bootstrap interval of MRR over these queries
+	// (bootstrap.go); absent for adversarial queries.
+	MRRCI []float64 `json:"mrr_ci,omitempty"`
 }
 
 // score is one query's values before averaging.

@@ -137,6 +137,11 @@ func (m *Memory) Show(ref string) (*Entry, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return m.showIn(all, ref)
+}
+
+// showIn is Show over entries already read (the long-lived View keeps them).
+func (m *Memory) showIn(all []*Entry, ref string) (*Entry, []byte, error) {
 	found, err := findEntry(all, ref)
 	if err != nil {
 		return nil, nil, err

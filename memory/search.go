@@ -76,15 +76,22 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 	if q.K == 0 {
 		q.K = m.Config.Search.K
 	}
-	var hits []search.Hit
+
 	note, err = m.withIndex(ctx, func(ix *search.Index) (err error) {
-		hits, err = ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter)})
+		results, err = m.searchIn(ix, q)
 		return err
 	})
+	return results, note, err
+}
+
+// searchIn runs a checked query (mode and k filled in) on an open index;
+// Search and the long-lived View share it.
+func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
+	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter)})
 	if err != nil {
-		return nil, note, err
+		return nil, err
 	}
-	results = make([]Result, 0, len(hits))
+	results := make([]Result, 0, len(hits))
 	for _, h := range hits {
 		d := h.Doc
 		r := Result{
@@ -98,13 +105,13 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 		if q.Verbatim {
 			_, blob, err := m.Verbatim(d.ID)
 			if err != nil {
-				return nil, note, err
+				return nil, err
 			}
 			r.Verbatim = string(blob)
 		}
 		results = append(results, r)
 	}
-	return results, note, nil
+	return results, nil
 }
 
 func short(h string) string {

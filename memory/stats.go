@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/gitmem/git-mem/tokens"
@@ -207,32 +206,15 @@ func (m *Memory) Rooms(f Filter) ([]RoomCount, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := map[string]*RoomCount{}
-	for _, e := range entries {
-		if !f.Match(e) {
-			continue
-		}
-		for _, r := range e.Rooms {
-			rc := idx[r]
-			if rc == nil {
-				rc = &RoomCount{Room: r}
-				idx[r] = rc
-			}
-			rc.Count++
-			if e.Time.After(rc.LastUsed) {
-				rc.LastUsed = e.Time
-			}
-		}
+	return roomsIn(entries, f), nil
+}
+
+// roomsIn is Rooms over entries already read (the long-lived View keeps them).
+func roomsIn(entries []*Entry, f Filter) []RoomCount {
+	counts := countKeys(entries, f, func(e *Entry) []string { return e.Rooms })
+	out := make([]RoomCount, len(counts))
+	for i, c := range counts {
+		out[i] = RoomCount{Room: c.key, Count: c.count, LastUsed: c.last}
 	}
-	out := make([]RoomCount, 0, len(idx))
-	for _, rc := range idx {
-		out = append(out, *rc)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].Room < out[j].Room
-	})
-	return out, nil
+	return out
 }

@@ -230,3 +230,27 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkSearchCardWeight is the cost of the card field in session-bm25:
+// the same warm index and queries with CardWeight 0 and at its default,
+// in one process (docs/bench/eval.md, issue 15).
+func BenchmarkSearchCardWeight(b *testing.B) {
+	dir := benchIndex(b, 15000)
+	ix, err := OpenReadOnly(dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	def := CardWeight
+	for _, w := range []float64{0, def} {
+		b.Run(fmt.Sprintf("15000/card-%.2f", w), func(b *testing.B) {
+			CardWeight = w
+			defer func() { CardWeight = def }()
+			for i := 0; i < b.N; i++ {
+				if _, err := ix.Search(Query{Text: benchQueries[i%len(benchQueries)], Mode: ModeSessionBM25, K: 10}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

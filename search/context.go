@@ -15,6 +15,8 @@ import (
 	"time"
 
 	bleveindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/gitmem/git-mem/search/embed"
 )
 
 // ModeSessionBM25 is BM25 over the verbatim in which every exchange also
@@ -47,7 +49,8 @@ import (
 // re-indexing the neighbour, and the weights can change without a rebuild.
 // The verbatim field holds the talk (turns, tool calls), which f and |·|
 // above count; the tools' results are the output field and add
-// OutputWeight × their own BM25.
+// OutputWeight × their own BM25, and the distilled card adds CardWeight ×
+// its own.
 // docs/bench/eval.md measures it.
 const ModeSessionBM25 = "session-bm25"
 
@@ -67,6 +70,36 @@ var (
 // only in a tool's output still finds the exchange, below the ones that
 // talk about it.
 var OutputWeight = 0.1
+
+// Knobs of the session layer, measured on every eval set
+// (docs/bench/eval.md, issue 15); 0 switches each off. Only CardWeight is
+// on: the others lost, or moved nothing, on some set.
+var (
+	// CardWeight adds CardWeight × a BM25 of the distilled card (its own
+	// idf and lengths) to the session score: the card as a field. The card
+	// names the ask in few words, where the verbatim spreads it over logs
+	// and replies. Measured on all sets at once (docs/bench/eval.md,
+	// 2026-12-01): 0.05 / 0.1 / 0.15 / 0.2 move our coding queries +0.009 /
+	// +0.033 / +0.035 / +0.051, coding pooled +0.021 / +0.033 / +0.047 /
+	// +0.049, LongMemEval +0.010 / +0.023 / +0.033 / +0.040 and pooled
+	// +0.020 / +0.036 / +0.029 / +0.017, LoCoMo −0.003 / −0.009 / −0.009 /
+	// −0.012 (inside its noise); 0.15 sits mid-plateau.
+	CardWeight = 0.15
+	// ExactBoost multiplies the score of an exchange whose own text (talk
+	// or output) holds every term of the query by 1+ExactBoost, for queries
+	// that exactQuery says ask for exact recall.
+	ExactBoost = 0.0
+	// ExactAll applies ExactBoost to every query of ExactMinTerms terms or
+	// more, not only to those with an identifier or a quoted span.
+	ExactAll      = false
+	ExactMinTerms = 3
+	// SessionWeight adds SessionWeight × the sum of the scores of the
+	// exchange's session (itself included): session-level evidence.
+	SessionWeight = 0.0
+	// RecencyWeight multiplies the score by 1 + RecencyWeight·(Seq/max Seq)
+	// when the query asks for the latest state ("current", "now", "latest").
+	RecencyWeight = 0.0
+)
 
 // contextFile holds per row: the previous and next row of the same session
 // (-1 for none) and the lengths in terms of the verbatim (talk), the head,
@@ -265,6 +298,11 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	defer r.Close()
 	cache, release := ix.rowCacheFor(r)
 	defer release()
+	exact := !plain && ExactBoost > 0 && exactQuery(text, len(terms))
+	var distAvg float64
+	if !plain && CardWeight > 0 {
+		distAvg = float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)
+	}
 	// Terms score independently, so the terms at even and at odd positions
 	// are scored concurrently (100k exchanges: 206 → 142 ms p50 per search,
 	// see docs/BENCHMARKS.md). Each group sums its terms in order and the
@@ -275,7 +313,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range ws {
-		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain}
+		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg}
 		if w > 0 {
 			// rowOf caches misses in the map: one per worker.
 			ws[w].cache = map[uint64]int32{}
@@ -284,6 +322,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		go func(w int) {
 			defer wg.Done()
 			for k := w; k < len(terms); k += workers {
+				ws[w].k = int32(k + 1)
 				if errs[w] = ws[w].term(ctx, terms[k]); errs[w] != nil {
 					return
 				}
@@ -305,6 +344,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			scores[row] += x.scores[row]
 		}
 	}
+	if !plain {
+		ix.adjust(ws, scores, touched, sc, text, len(terms))
+	}
 	cs := make([]cand, 0, len(touched))
 	for _, row := range touched {
 		if allowed == nil || allowed(row) {
@@ -312,6 +354,100 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		}
 	}
 	return ix.topGroups(cs, limit), nil
+}
+
+// adjust applies the experiment knobs (exact tier, session evidence,
+// recency) to the summed scores.
+func (ix *Index) adjust(ws []*sessionScorer, scores []float64, touched []int32, sc *sessionCtx, text string, nterms int) {
+	if ws[0].exact {
+		for _, row := range touched {
+			m := 0
+			for _, w := range ws {
+				if w.matched != nil {
+					m += int(w.matched[row])
+				}
+			}
+			if m >= nterms {
+				scores[row] *= 1 + ExactBoost
+			}
+		}
+	}
+	if SessionWeight > 0 {
+		sum := map[int32]float64{}
+		for _, row := range touched {
+			sum[sc.session(row)] += scores[row]
+		}
+		for _, row := range touched {
+			scores[row] += SessionWeight * sum[sc.session(row)]
+		}
+	}
+	if RecencyWeight > 0 && recencyQuery(text) {
+		maxSeq := 1
+		for _, q := range ix.seqs {
+			maxSeq = max(maxSeq, q)
+		}
+		for _, row := range touched {
+			scores[row] *= 1 + RecencyWeight*float64(ix.seqs[row])/float64(maxSeq)
+		}
+	}
+}
+
+// session returns the first row of row's session (the row itself when it
+// has none).
+func (c *sessionCtx) session(row int32) int32 {
+	for i := 0; c.rows[row].prev >= 0 && i < 1<<20; i++ {
+		row = c.rows[row].prev
+	}
+	return row
+}
+
+// exactQuery says whether a query asks for exact recall: it names an
+// identifier (a word with parts: camelCase, snake_case, a path, a dotted
+// name), holds a quoted span, or looks pasted (no question mark, many
+// words). With ExactAll every query of ExactMinTerms terms does.
+func exactQuery(text string, nterms int) bool {
+	if nterms < ExactMinTerms {
+		return false
+	}
+	if ExactAll {
+		return true
+	}
+	if strings.ContainsAny(text, "\"`") || strings.Count(text, "'") >= 2 {
+		return true
+	}
+	ident := false
+	embed.Words(text, func(w string, part bool) {
+		if !part && codeLike(w) {
+			ident = true
+		}
+	})
+	return ident || !strings.Contains(text, "?") && len(strings.Fields(text)) >= 6
+}
+
+// codeLike says whether w is an identifier rather than a word: it has '_',
+// '.', '/' or ':' inside, or a lower-to-upper case change (camelCase).
+func codeLike(w string) bool {
+	if strings.ContainsAny(strings.Trim(w, "_./:"), "_./:") {
+		return true
+	}
+	for i := 1; i < len(w); i++ {
+		if w[i-1] >= 'a' && w[i-1] <= 'z' && w[i] >= 'A' && w[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// recencyQuery says whether a query asks for the latest state of a thing.
+func recencyQuery(text string) bool {
+	found := false
+	embed.Words(strings.ToLower(text), func(w string, part bool) {
+		switch w {
+		case "latest", "current", "currently", "now", "recent", "recently", "newest", "anymore", "still", "updated":
+			found = true
+		}
+	})
+	return found
 }
 
 // dateTerms are words of an exchange's own date (month name and year, in
@@ -339,6 +475,12 @@ type sessionScorer struct {
 	n     int
 	plain bool // verbatim-bm25: talk and output as one text, no neighbours
 
+	exact   bool    // count the query terms each row holds itself
+	k       int32   // 1 + the index of the current term
+	matched []int16 // per row: query terms held in its own talk or output
+	stamp   []int32 // per row: the last term counted in matched
+	distAvg float64 // mean card length (CardWeight > 0)
+
 	scores, tf []float64 // per row: the sum so far, f'(t,row) of the current term
 	seen       []bool
 	touched    []int32 // rows with a score
@@ -349,6 +491,20 @@ type sessionScorer struct {
 type rowFreq struct {
 	row int32
 	f   float64
+}
+
+// own counts a term found in row's own text once.
+func (s *sessionScorer) own(row int32) {
+	if !s.exact {
+		return
+	}
+	if s.matched == nil {
+		s.matched, s.stamp = make([]int16, s.n), make([]int32, s.n)
+	}
+	if s.stamp[row] != s.k {
+		s.stamp[row] = s.k
+		s.matched[row]++
+	}
 }
 
 func (s *sessionScorer) add(row int32, f float64) {
@@ -378,6 +534,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}
 	for _, p := range s.buf {
 		s.add(p.row, p.f)
+		s.own(p.row)
 		r := sc.rows[p.row]
 		if r.prev >= 0 {
 			s.add(r.prev, sc.weight[r.prev]*p.f)
@@ -403,6 +560,11 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		}
 	}
 	s.score(1, sc.dl, sc.avgdl)
+	if CardWeight > 0 && s.distAvg > 0 {
+		if err := s.cardTerm(ctx, t); err != nil {
+			return err
+		}
+	}
 	if OutputWeight <= 0 {
 		return nil
 	}
@@ -411,8 +573,55 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}
 	for _, p := range s.buf {
 		s.add(p.row, p.f)
+		s.own(p.row)
 	}
 	s.score(OutputWeight, sc.outDL, sc.outAvg)
+	return nil
+}
+
+// cardTerm adds CardWeight × the BM25 of t over the distilled cards, with
+// the card lengths Bleve keeps as norms.
+func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
+	tfr, err := s.r.TermFieldReader(ctx, []byte(t), fieldDistilled, true, true, false)
+	if err != nil {
+		return fmt.Errorf("postings of %q in %s: %w", t, fieldDistilled, err)
+	}
+	defer tfr.Close()
+	type p struct {
+		row     int32
+		f, norm float64
+	}
+	var ps []p
+	tfd := &bleveindex.TermFieldDoc{}
+	for {
+		d, err := tfr.Next(tfd)
+		if err != nil {
+			return fmt.Errorf("postings of %q in %s: %w", t, fieldDistilled, err)
+		}
+		if d == nil {
+			break
+		}
+		row, err := s.ix.rowOf(s.r, s.cache, d.ID.Value())
+		if err != nil {
+			return err
+		}
+		if row >= 0 {
+			ps = append(ps, p{row, float64(d.Freq), d.Norm})
+		}
+		tfd = d
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	df := float64(len(ps))
+	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
+	for _, x := range ps {
+		if !s.seen[x.row] {
+			s.seen[x.row] = true
+			s.touched = append(s.touched, x.row)
+		}
+		s.scores[x.row] += CardWeight * idf * x.f * (BM25K1 + 1) / (x.f + BM25K1*(1-BM25B+BM25B*fieldLen(x.norm)/s.distAvg))
+	}
 	return nil
 }
 

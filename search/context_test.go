@@ -363,3 +363,55 @@ func TestSessionBM25Concurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestCardField: two exchanges say the same words once in their talk; the
+// one whose card names them ranks first with the card as a field, and the
+// newer one (the tie-break) without it.
+func TestCardField(t *testing.T) {
+	docs := []Doc{
+		{Seq: 0, ID: "subject", Core: "Fix the login redirect loop on Safari", Context: "SameSite=None on the session cookie",
+			Verbatim: "user: the login redirect keeps looping\n\nassistant: set SameSite=None on the cookie"},
+		{Seq: 1, ID: "passing", Core: "Update the README install section", Context: "npm ci instead of npm install",
+			Verbatim: "user: the login redirect keeps looping\n\nassistant: set SameSite=None on the cookie"},
+	}
+	for i := 0; i < 30; i++ {
+		docs = append(docs, Doc{Seq: len(docs), ID: "other-" + string(rune('a'+i)), Core: "Tune the build cache",
+			Verbatim: "user: the build is slow again\n\nassistant: enabled the cache for step " + string(rune('a'+i))})
+	}
+	ix := buildIndex(t, t.TempDir(), docs)
+	defer ix.Close()
+	def := CardWeight
+	defer func() { CardWeight = def }()
+	for _, c := range []struct {
+		w    float64
+		want string
+	}{{0, "passing"}, {def, "subject"}} {
+		CardWeight = c.w
+		hits, err := ix.Search(Query{Text: "login redirect loop", Mode: ModeSessionBM25, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || hits[0].Doc.ID != c.want {
+			t.Errorf("CardWeight %.2f: first %v, want %s", c.w, hits, c.want)
+		}
+	}
+}
+
+func TestExactQuery(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{"Cannot read properties of undefined reading flip", true}, // pasted: many words, no '?'
+		{"where does parseConfig fail", true},                      // camelCase
+		{"the auth_middleware.go timeout", true},                   // a path
+		{`the "retry budget" setting`, true},                       // quoted
+		{"when did Caroline go to the support group?", false},
+		{"self-care tips?", false}, // a hyphen is not code
+		{"fix it", false},          // too few terms
+	} {
+		if got := exactQuery(c.q, len(queryTerms(c.q))); got != c.want {
+			t.Errorf("exactQuery(%q) = %v, want %v", c.q, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gitmem/git-mem/search"
+)
+
+// benchGroup is one row of the all-sets table: sets measured together, as
+// `git mem eval` would (pooled when it says so).
+type benchGroup struct {
+	name string
+	sets []Set
+	ms   *Memories
+}
+
+// loadBenchGroups reads every set the defaults are chosen on: LoCoMo dev,
+// coding dev, our queries over the other four coding folders, LongMemEval-S
+// dev, and the coding and LongMemEval folders pooled.
+func loadBenchGroups(t *testing.T, only string) []*benchGroup {
+	root := sharedEval(t)
+	load := func(dir string) []Set {
+		sets, _, err := Load(dir)
+		if err != nil {
+			t.Skipf("shared eval data: %v", err)
+		}
+		return sets
+	}
+	var ours []Set
+	for _, f := range sharedFloors {
+		if f.queries != "" {
+			ours = append(ours, load(withQueries(t, filepath.Join(root, f.dir), f.queries))...)
+		}
+	}
+	dev := load(filepath.Join(root, "coding/paulukonis"))
+	lme := load(filepath.Join(root, "longmemeval-dev"))
+	groups := []*benchGroup{
+		{name: "locomo-dev", sets: load(filepath.Join(root, "locomo-dev"))},
+		{name: "coding-dev", sets: dev},
+		{name: "coding-ours", sets: ours},
+		{name: "coding-pooled", sets: []Set{Pool("pooled", append(append([]Set(nil), dev...), ours...))}},
+		{name: "lme-dev", sets: lme},
+		{name: "lme-pooled", sets: []Set{Pool("pooled", lme)}},
+	}
+	var out []*benchGroup
+	for _, g := range groups {
+		if only == "" || strings.Contains(","+only+",", ","+g.name+",") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// benchVariant is one idea, switched on by set and off by the returned
+// function.
+type benchVariant struct {
+	name string
+	set  func() func()
+}
+
+// benchVariants are the ideas measured (docs/bench/eval.md).
+var benchVariants = []benchVariant{
+	{"baseline", func() func() { return func() {} }},
+	{"card-0.05", setF(&search.CardWeight, 0.05)},
+	{"card-0.1", setF(&search.CardWeight, 0.1)},
+	{"card-0.15", setF(&search.CardWeight, 0.15)},
+	{"card-0.2", setF(&search.CardWeight, 0.2)},
+	{"card-0.3", setF(&search.CardWeight, 0.3)},
+	{"exact-code-0.5", setF(&search.ExactBoost, 0.5)},
+	{"exact-code-ladder", setF(&search.ExactBoost, 100)},
+	{"exact-all-0.5", both(setF(&search.ExactBoost, 0.5), setB(&search.ExactAll, true))},
+	{"session-0.05", setF(&search.SessionWeight, 0.05)},
+	{"session-0.2", setF(&search.SessionWeight, 0.2)},
+	{"recency-0.1", setF(&search.RecencyWeight, 0.1)},
+	{"recency-0.3", setF(&search.RecencyWeight, 0.3)},
+	{"fuse-distbm25", func() func() {
+		old := search.DefaultFusion
+		search.DefaultFusion = search.FusionConfig{K: 60, Layers: []search.LayerWeight{{Layer: search.ModeSessionBM25, Weight: 1}, {Layer: search.ModeDistilledBM25, Weight: 0.5}}}
+		return func() { search.DefaultFusion = old }
+	}},
+	{"fuse-vec-0.3", func() func() {
+		old := search.DefaultFusion
+		search.DefaultFusion = search.FusionConfig{K: 60, Layers: []search.LayerWeight{{Layer: search.ModeSessionBM25, Weight: 1}, {Layer: search.ModeDistilledVector, Weight: 0.3}}}
+		return func() { search.DefaultFusion = old }
+	}},
+}
+
+func setF(p *float64, v float64) func() func() {
+	return func() func() { old := *p; *p = v; return func() { *p = old } }
+}
+
+func setB(p *bool, v bool) func() func() {
+	return func() func() { old := *p; *p = v; return func() { *p = old } }
+}
+
+func both(a, b func() func()) func() func() {
+	return func() func() { ua, ub := a(), b(); return func() { ub(); ua() } }
+}
+
+// TestBenchAllSets (GIT_MEM_BENCH=1; GIT_MEM_BENCH_SETS=a,b limits the groups,
+// GIT_MEM_BENCH_VARIANTS=a,b the variants) builds every set once through
+// the real add path and measures each variant in every mode on all of them:
+// the same Build and Measure as `git mem eval`, so its numbers are
+// `git mem eval`'s. Per group and mode: MRR, R@10, per category, and the
+// paired-bootstrap difference from the baseline's same mode.
+func TestBenchAllSets(t *testing.T) {
+	if os.Getenv("GIT_MEM_BENCH") == "" {
+		t.Skip("GIT_MEM_BENCH=1 runs the all-sets benchmark (minutes)")
+	}
+	isolate(t)
+	groups := loadBenchGroups(t, os.Getenv("GIT_MEM_BENCH_SETS"))
+	ctx := context.Background()
+	for _, g := range groups {
+		ms, err := Build(ctx, g.sets, Options{TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ms.Close()
+		g.ms = ms
+		t.Logf("%s: %d exchanges built in %.0fs", g.name, ms.exchanges, ms.buildSeconds)
+	}
+	only := os.Getenv("GIT_MEM_BENCH_VARIANTS")
+	base := map[string]ModeReport{} // group/mode → baseline
+	for _, v := range benchVariants {
+		if only != "" && v.name != "baseline" && !strings.Contains(","+only+",", ","+v.name+",") {
+			continue
+		}
+		undo := v.set()
+		for _, g := range groups {
+			var modes []string
+			if v.name != "baseline" {
+				modes = []string{search.ModeSessionBM25, search.ModeFused}
+			}
+			rep, err := g.ms.Measure(ctx, Options{Modes: modes})
+			if err != nil {
+				undo()
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, m := range rep.Modes {
+				key := g.name + "/" + m.Mode
+				if v.name == "baseline" {
+					base[key] = m
+				}
+				fmt.Fprintf(&b, "\n  %-17s %.4f / %.4f", m.Mode, m.MRR, m.RecallAt10)
+				if bm, ok := base[key]; ok && v.name != "baseline" {
+					d := pairedDiff(m, bm)
+					fmt.Fprintf(&b, "  Δ %+.4f [%+.4f, %+.4f]", d.MRR, d.CI[0], d.CI[1])
+				}
+				if bm, ok := base[g.name+"/"+search.ModeVerbatimBM25]; ok && m.Mode == search.ModeSessionBM25 {
+					d := pairedDiff(m, bm)
+					fmt.Fprintf(&b, "  vs plain %+.4f [%+.4f, %+.4f]", d.MRR, d.CI[0], d.CI[1])
+				}
+				cats := Categories(m)
+				for _, c := range cats {
+					fmt.Fprintf(&b, "  %s %.3f", c, m.ByCategory[c].MRR)
+				}
+				if len(m.BySet) > 1 && len(m.BySet) <= 6 {
+					var ss []string
+					for s, x := range m.BySet {
+						ss = append(ss, fmt.Sprintf("%s %.3f", s, x.MRR))
+					}
+					sort.Strings(ss)
+					fmt.Fprintf(&b, "  | %s", strings.Join(ss, ", "))
+				}
+			}
+			for _, pr := range benchProbes {
+				if pr.group != g.name {
+					continue
+				}
+				for _, mode := range []string{search.ModeVerbatimBM25, search.ModeSessionBM25} {
+					slots, err := g.ms.built[0].search(ctx, pr.query, mode, Options{K: 20})
+					if err != nil {
+						t.Fatal(err)
+					}
+					rank := 0
+					for i, sl := range slots {
+						if rank == 0 && contains(sl, pr.relevant) {
+							rank = i + 1
+						}
+					}
+					fmt.Fprintf(&b, "\n  probe %q %s: rank %d", pr.query, mode, rank)
+				}
+			}
+			t.Logf("%s %s:%s", v.name, g.name, b.String())
+		}
+		undo()
+	}
+}
+
+// benchProbes are queries of hand tests, with the exchange they want
+// first (rank 0 = not in the top 20).
+var benchProbes = []struct{ group, query, relevant string }{
+	{"coding-dev", "Cannot read properties of undefined reading flip",
+		"paulukonis-polychrome.p5-2025-06-20_03-32Z-sketch-js-is-too-large-and-needs-to-have-4"},
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// pairedDiff is a − b over the non-adversarial queries both ran.
+func pairedDiff(a, b ModeReport) Diff {
+	var qs []string
+	for q := range a.PerQuery {
+		if _, ok := b.PerQuery[q]; ok {
+			qs = append(qs, q)
+		}
+	}
+	sort.Strings(qs)
+	x, y := make([]float64, len(qs)), make([]float64, len(qs))
+	for i, q := range qs {
+		x[i], y[i] = a.PerQuery[q], b.PerQuery[q]
+	}
+	return diff(x, y)
+}

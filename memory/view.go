@@ -1,0 +1,526 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gitmem/git-mem/search"
+)
+
+// View is the memory as a long-lived reader (`git mem ui`) sees it. The
+// cards and a read-only search index stay open between calls, so a request
+// does not decode 100k cards or open Bleve again; every call checks main's
+// head (one ref read) and reads again when it moved (a hook, add or sync in
+// another process). It never keeps a writer lock: when the index is behind,
+// the call goes through Memory.Search, which catches it up and lets go. The
+// read-only index it keeps holds a shared lock that a writer (a hook's
+// worker catching up) waits for, so it is released after Idle without use.
+type View struct {
+	m *Memory
+	// Idle is how long the search index stays open without a search.
+	Idle time.Duration
+	// Loc is the time zone of the timeline's days and weeks.
+	Loc *time.Location
+
+	mu        sync.Mutex
+	head      string
+	entries   []*Entry
+	bySession map[string][]*Entry // oldest first, built on first use
+	memo      map[string]any      // answers of the aggregates below at head
+
+	ixMu   sync.Mutex
+	ix     *search.Index
+	ixHead string
+	timer  *time.Timer
+}
+
+// DefaultViewIdle keeps the index open through a session of typing and
+// clicking, and gives it back within seconds of the person looking away.
+const DefaultViewIdle = 5 * time.Second
+
+// NewView starts a view; Close releases what it holds.
+func NewView(m *Memory) *View {
+	return &View{m: m, Idle: DefaultViewIdle, Loc: time.Local}
+}
+
+// Memory is the memory the view reads.
+func (v *View) Memory() *Memory { return v.m }
+
+// Close releases the search index.
+func (v *View) Close() error {
+	v.ixMu.Lock()
+	defer v.ixMu.Unlock()
+	return v.closeIndex()
+}
+
+func (v *View) closeIndex() error {
+	if v.timer != nil {
+		v.timer.Stop()
+		v.timer = nil
+	}
+	if v.ix == nil {
+		return nil
+	}
+	err := v.ix.Close()
+	v.ix, v.ixHead = nil, ""
+	return err
+}
+
+// Snapshot returns main's head and every card (newest first, as Entries),
+// read again only when the head moved.
+func (v *View) Snapshot() (string, []*Entry, error) {
+	h, err := v.m.Repo.Head()
+	if err != nil {
+		return "", nil, fmt.Errorf("read main: %w", err)
+	}
+	head := ""
+	if !h.IsZero() {
+		head = h.String()
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.entries != nil && v.head == head {
+		return head, v.entries, nil
+	}
+	all, err := v.m.Entries()
+	if err != nil {
+		return "", nil, err
+	}
+	v.head, v.entries, v.bySession, v.memo = head, all, nil, nil
+	return head, all, nil
+}
+
+// maxMemo bounds the kept aggregates (relative times such as 2.weeks.ago
+// make a new key on every call).
+const maxMemo = 256
+
+// cached returns the answer of compute over the cards for this kind, filter
+// and n, computed once per head: the timeline and the palace walk every
+// card (tens of ms at 100k), and the page asks for them again on each
+// visit. Answers are shared: callers must not change them.
+func cached[T any](v *View, kind string, f Filter, n int, compute func(head string, all []*Entry) T) (T, error) {
+	head, all, err := v.Snapshot()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	key := fmt.Sprintf("%s|%d|%q|%q|%q|%q|%q|%d|%d", kind, n, f.Rooms, f.Files, f.Project, f.Agent, f.Session,
+		f.Since.UnixNano(), f.Until.UnixNano())
+	return remember(v, head, key, func() (T, error) { return compute(head, all), nil })
+}
+
+// remember returns the kept answer for key at head, or computes and keeps
+// it (errors are not kept).
+func remember[T any](v *View, head, key string, compute func() (T, error)) (T, error) {
+	v.mu.Lock()
+	if x, ok := v.memo[key]; ok && v.head == head {
+		v.mu.Unlock()
+		return x.(T), nil
+	}
+	v.mu.Unlock()
+	x, err := compute()
+	if err != nil {
+		return x, err
+	}
+	v.mu.Lock()
+	if v.head == head {
+		if v.memo == nil || len(v.memo) >= maxMemo {
+			v.memo = map[string]any{}
+		}
+		v.memo[key] = x
+	}
+	v.mu.Unlock()
+	return x, nil
+}
+
+// Search is Memory.Search on the index the view keeps open.
+func (v *View) Search(ctx context.Context, q SearchQuery) ([]Result, string, error) {
+	if err := CheckQuery(q); err != nil {
+		return nil, "", err
+	}
+	if q.Mode == "" {
+		q.Mode = v.m.Config.Search.Mode
+	}
+	if q.K == 0 {
+		q.K = v.m.Config.Search.K
+	}
+	h, err := v.m.Repo.Head()
+	if err != nil {
+		return nil, "", fmt.Errorf("read main: %w", err)
+	}
+	if h.IsZero() {
+		return []Result{}, "", nil
+	}
+	head := h.String()
+	v.ixMu.Lock()
+	defer v.ixMu.Unlock()
+	// Per request, the shared index lock (the one every reader takes):
+	// the kept index is used only while it is the current generation and
+	// at main's head, so maintenance is never starved and nothing that left
+	// main is served.
+	l, err := v.m.lockIndex(true)
+	if err != nil {
+		return nil, "", err
+	}
+	gen := v.m.currentGen()
+	if v.ix != nil && (v.ixHead != head || v.ix.Dir() != gen || v.m.isStale(gen)) {
+		_ = v.closeIndex()
+	}
+	if v.ix == nil && gen != "" && !v.m.isStale(gen) {
+		v.openIndex(gen, head)
+	}
+	if v.ix == nil {
+		l.Unlock()
+		// Behind main, missing or damaged: the one-shot path catches up or
+		// rebuilds, then the view keeps a reader of the result.
+		res, note, err := v.m.Search(ctx, q)
+		if err == nil {
+			if l, lerr := v.m.lockIndex(true); lerr == nil {
+				if gen := v.m.currentGen(); gen != "" {
+					v.openIndex(gen, head)
+				}
+				l.Unlock()
+			}
+		}
+		return res, note, err
+	}
+	defer l.Unlock()
+	v.touch()
+	res, err := v.m.searchIn(v.ix, q)
+	return res, "", err
+}
+
+// openIndex opens gen when it is at head; ixMu and the shared lock are held.
+func (v *View) openIndex(gen, head string) {
+	opt, err := v.m.searchOptions()
+	if err != nil {
+		return
+	}
+	ix, err := search.OpenReadOnly(gen, opt)
+	if err != nil {
+		return // the next call takes the one-shot path and says why
+	}
+	if ix.LastCommit() != head {
+		ix.Close()
+		return
+	}
+	v.ix, v.ixHead = ix, head
+	v.touch()
+}
+
+// touch (re)arms the idle release; ixMu is held.
+func (v *View) touch() {
+	if v.Idle <= 0 {
+		return
+	}
+	if v.timer != nil {
+		v.timer.Reset(v.Idle)
+		return
+	}
+	v.timer = time.AfterFunc(v.Idle, func() {
+		v.ixMu.Lock()
+		defer v.ixMu.Unlock()
+		_ = v.closeIndex()
+	})
+}
+
+// IndexOpen reports whether the view holds the search index now.
+func (v *View) IndexOpen() bool {
+	v.ixMu.Lock()
+	defer v.ixMu.Unlock()
+	return v.ix != nil
+}
+
+// Log is Memory.Log over the kept cards, with the number that matched.
+func (v *View) Log(f Filter, n int) (list []*Entry, total int, err error) {
+	_, all, err := v.Snapshot()
+	if err != nil {
+		return nil, 0, err
+	}
+	list = []*Entry{}
+	for _, e := range all {
+		if f.Match(e) {
+			total++
+			if n <= 0 || len(list) < n {
+				list = append(list, e)
+			}
+		}
+	}
+	return list, total, nil
+}
+
+// Show is Memory.Show over the kept cards.
+func (v *View) Show(ref string) (*Entry, []byte, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return nil, nil, fmt.Errorf("%w: give a commit or an exchange id", ErrNoSuchExchange)
+	}
+	_, all, err := v.Snapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	return v.m.showIn(all, ref)
+}
+
+// Session lists the exchanges of a session, oldest first.
+func (v *View) Session(session string) ([]*Entry, error) {
+	if session == "" {
+		return []*Entry{}, nil
+	}
+	head, all, err := v.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	by := v.bySession
+	if by == nil || v.head != head {
+		by = map[string][]*Entry{}
+		for i := len(all) - 1; i >= 0; i-- { // all is newest first
+			if s := all[i].Session; s != "" {
+				by[s] = append(by[s], all[i])
+			}
+		}
+		if v.head == head {
+			v.bySession = by
+		}
+	}
+	if s := by[session]; s != nil {
+		return s, nil
+	}
+	return []*Entry{}, nil
+}
+
+// Bucket is one bar of the timeline: the exchanges of a day or a week.
+type Bucket struct {
+	Start    time.Time      `json:"start"`
+	End      time.Time      `json:"end"` // the bucket's last instant (an --until)
+	Count    int            `json:"count"`
+	Projects map[string]int `json:"projects"`
+	Agents   map[string]int `json:"agents"`
+}
+
+// Timeline counts the matching exchanges per day (or per week, from
+// Monday), oldest first; days without any are left out.
+func (v *View) Timeline(f Filter, week bool) ([]Bucket, error) {
+	kind := "day"
+	if week {
+		kind = "week"
+	}
+	return cached(v, kind, f, 0, func(_ string, all []*Entry) []Bucket { return v.timeline(all, f, week) })
+}
+
+func (v *View) timeline(all []*Entry, f Filter, week bool) []Bucket {
+	loc := v.Loc
+	if loc == nil {
+		loc = time.Local
+	}
+	idx := map[time.Time]*Bucket{}
+	for _, e := range all {
+		if !f.Match(e) {
+			continue
+		}
+		t := e.Time.In(loc)
+		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc)
+		if week {
+			day = day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+		}
+		b := idx[day]
+		if b == nil {
+			end := day.AddDate(0, 0, 1)
+			if week {
+				end = day.AddDate(0, 0, 7)
+			}
+			b = &Bucket{Start: day, End: end.Add(-time.Nanosecond), Projects: map[string]int{}, Agents: map[string]int{}}
+			idx[day] = b
+		}
+		b.Count++
+		b.Projects[e.Project]++
+		b.Agents[e.Agent]++
+	}
+	out := make([]Bucket, 0, len(idx))
+	for _, b := range idx {
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
+	return out
+}
+
+// RoomLink is two rooms that share exchanges.
+type RoomLink struct {
+	A     string `json:"a"`
+	B     string `json:"b"`
+	Count int    `json:"count"`
+}
+
+// FileCount is a file and how many exchanges touched it.
+type FileCount struct {
+	File     string    `json:"file"`
+	Count    int       `json:"count"`
+	LastUsed time.Time `json:"last_used"`
+}
+
+// Palace is the memory palace: the rooms, sized by use, and the links
+// between the rooms that share exchanges.
+type Palace struct {
+	Rooms      []RoomCount `json:"rooms"`
+	Links      []RoomLink  `json:"links"`
+	TotalRooms int         `json:"total_rooms"`
+}
+
+// Palace returns at most maxRooms of the busiest rooms (0 = all) and the
+// links among them, the strongest first.
+func (v *View) Palace(f Filter, maxRooms int) (*Palace, error) {
+	return cached(v, "palace", f, maxRooms, func(_ string, all []*Entry) *Palace { return palace(all, f, maxRooms) })
+}
+
+func palace(all []*Entry, f Filter, maxRooms int) *Palace {
+	rooms := roomsIn(all, f)
+	p := &Palace{Rooms: rooms, Links: []RoomLink{}, TotalRooms: len(rooms)}
+	if maxRooms > 0 && len(rooms) > maxRooms {
+		p.Rooms = rooms[:maxRooms]
+	}
+	keep := make(map[string]bool, len(p.Rooms))
+	for _, r := range p.Rooms {
+		keep[r.Room] = true
+	}
+	links := map[[2]string]int{}
+	for _, e := range all {
+		if len(e.Rooms) < 2 || !f.Match(e) {
+			continue
+		}
+		for i, a := range e.Rooms {
+			for _, b := range e.Rooms[i+1:] {
+				if a == b || !keep[a] || !keep[b] {
+					continue
+				}
+				if b < a {
+					a, b = b, a
+				}
+				links[[2]string{a, b}]++
+			}
+		}
+	}
+	for k, n := range links {
+		p.Links = append(p.Links, RoomLink{A: k[0], B: k[1], Count: n})
+	}
+	sort.Slice(p.Links, func(i, j int) bool {
+		x, y := p.Links[i], p.Links[j]
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		if x.A != y.A {
+			return x.A < y.A
+		}
+		return x.B < y.B
+	})
+	return p
+}
+
+// Files lists the files the matching exchanges touched, the most touched
+// first, at most n (0 = all), with the number of distinct files.
+func (v *View) Files(f Filter, n int) ([]FileCount, int, error) {
+	type answer struct {
+		files []FileCount
+		total int
+	}
+	a, err := cached(v, "files", f, n, func(_ string, all []*Entry) answer {
+		files, total := filesIn(all, f, n)
+		return answer{files, total}
+	})
+	return a.files, a.total, err
+}
+
+func filesIn(all []*Entry, f Filter, n int) ([]FileCount, int) {
+	counts := countKeys(all, f, func(e *Entry) []string { return e.Files })
+	total := len(counts)
+	if n > 0 && len(counts) > n {
+		counts = counts[:n]
+	}
+	out := make([]FileCount, len(counts))
+	for i, c := range counts {
+		out[i] = FileCount{File: c.key, Count: c.count, LastUsed: c.last}
+	}
+	return out, total
+}
+
+type keyCount struct {
+	key   string
+	count int
+	last  time.Time
+}
+
+// countKeys counts the matching exchanges per key (a room, a file) with the
+// key's last use, the most used first, ties by key.
+func countKeys(all []*Entry, f Filter, keys func(*Entry) []string) []keyCount {
+	idx := map[string]*keyCount{}
+	for _, e := range all {
+		ks := keys(e)
+		if len(ks) == 0 || !f.Match(e) {
+			continue
+		}
+		for _, k := range ks {
+			c := idx[k]
+			if c == nil {
+				c = &keyCount{key: k}
+				idx[k] = c
+			}
+			c.count++
+			if e.Time.After(c.last) {
+				c.last = e.Time
+			}
+		}
+	}
+	out := make([]keyCount, 0, len(idx))
+	for _, c := range idx {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].count != out[j].count {
+			return out[i].count > out[j].count
+		}
+		return out[i].key < out[j].key
+	})
+	return out
+}
+
+// Facets are the values the filters can take, with their counts.
+type Facets struct {
+	Projects map[string]int `json:"projects"`
+	Agents   map[string]int `json:"agents"`
+	Total    int            `json:"total"`
+	Head     string         `json:"head"`
+}
+
+// Facets counts the exchanges per project and agent.
+func (v *View) Facets() (*Facets, error) {
+	return cached(v, "facets", Filter{}, 0, func(head string, all []*Entry) *Facets { return facets(all, head) })
+}
+
+func facets(all []*Entry, head string) *Facets {
+	fc := &Facets{Projects: map[string]int{}, Agents: map[string]int{}, Total: len(all), Head: head}
+	for _, e := range all {
+		if e.Project != "" {
+			fc.Projects[e.Project]++
+		}
+		if e.Agent != "" {
+			fc.Agents[e.Agent]++
+		}
+	}
+	return fc
+}
+
+// Stats is Memory.Stats, computed once per head: it counts the tokens of
+// every card on each call (28 s at 100k on the loaded test box, the
+// verbatim counts already cached), and the page shows it on each visit.
+func (v *View) Stats() (*Stats, error) {
+	head, _, err := v.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return remember(v, head, "stats", v.m.Stats)
+}
