@@ -114,7 +114,7 @@ func codingRooms(ex *exchange.Exchange, files []string, p prompt) []exchange.Roo
 			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '.'
 		})
 		for _, word := range words {
-			if t, ok := topicOf[strings.Trim(word, ".-")]; ok {
+			if t, ok := topicOf()[strings.Trim(word, ".-")]; ok {
 				score[t] += w
 			}
 		}
@@ -141,7 +141,7 @@ func codingRooms(ex *exchange.Exchange, files []string, p prompt) []exchange.Roo
 		}
 	}
 	best, bestScore := "", 3.0 // a topic needs more than one passing word
-	for _, t := range topicNames {
+	for _, t := range topicNames() {
 		if score[t] > bestScore {
 			best, bestScore = t, score[t]
 		}
@@ -189,9 +189,9 @@ var topics = []struct {
 	{"logging", "logging logger tracing"},
 }
 
-// topicNames in list order (ties go to the earlier topic), and the topic
+// topicTables: the topic names in list order (ties go to the earlier topic), and the topic
 // of each word.
-var topicNames, topicOf = func() ([]string, map[string]string) {
+var topicTables = sync.OnceValues(func() ([]string, map[string]string) {
 	var names []string
 	of := map[string]string{}
 	for _, t := range topics {
@@ -203,7 +203,12 @@ var topicNames, topicOf = func() ([]string, map[string]string) {
 		}
 	}
 	return names, of
-}()
+})
+
+// topicNames and topicOf read topicTables, built on first use rather than
+// at every command's start-up (0.3 ms of `git mem version`).
+func topicNames() []string       { n, _ := topicTables(); return n }
+func topicOf() map[string]string { _, o := topicTables(); return o }
 
 // chatCard is the card of a conversation between people: the user turn as
 // the core and the most informative sentence of the reply as the context,
