@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // errorRules pair a cheap substring cue with the regexp that finds the
@@ -58,7 +59,7 @@ func errorStart(line string) int {
 }
 
 // notErrorRe marks lines that mention errors but report success.
-var notErrorRe = regexp.MustCompile(`(?i)\b(?:0 (?:errors?|failed|failures|warnings?)|no errors|without errors|error handling|errors? (?:message|boundary|state|handler))\b`)
+var notErrorRe = lazy.Regexp(`(?i)\b(?:0 (?:errors?|failed|failures|warnings?)|no errors|without errors|error handling|errors? (?:message|boundary|state|handler))\b`)
 
 // errorScore is > 0 when the line reads like an error or a failure.
 func errorScore(line string) int {
@@ -71,7 +72,7 @@ func errorScore(line string) int {
 	if isCodeLine(line) {
 		return 0
 	}
-	if errorStart(line) < 0 || notErrorRe.MatchString(line) {
+	if errorStart(line) < 0 || notErrorRe().MatchString(line) {
 		return 0
 	}
 	return 1

@@ -3,6 +3,7 @@ package distill
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/gitmem/git-mem/exchange"
 )
@@ -250,7 +251,7 @@ func summarySentence(text string) (string, int) {
 		if shouting(s) >= 2 {
 			score -= 3 // rule files and banners quoted in the reply
 		}
-		if f := strings.Fields(l); len(f) > 0 && imperatives[f[0]] {
+		if f := strings.Fields(l); len(f) > 0 && imperatives()[f[0]] {
 			score -= 2 // instructions to the user, not an outcome
 		}
 		score -= i / 8
@@ -261,8 +262,10 @@ func summarySentence(text string) (string, int) {
 	return best, bestScore
 }
 
-var imperatives = wordSet(`use run try make add create open check install set go see click navigate
+var imperatives = sync.OnceValue(func() map[string]bool {
+	return wordSet(`use run try make add create open check install set go see click navigate
 ensure follow copy paste replace restart please consider verify start stop`)
+})
 
 // shouting counts all-caps words of four letters or more.
 func shouting(s string) int {

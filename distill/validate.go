@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // roomTypes are the room types a model may use.
@@ -108,8 +109,8 @@ func stripCodeFence(s string) string {
 }
 
 var (
-	quotedRe = regexp.MustCompile("`([^`]{2,120})`|\"([^\"]{2,120})\"|'([^'\\s][^']{0,118}[^'\\s])'")
-	numberRe = regexp.MustCompile(`\b\d+(?:[.:,]\d+)*\b`)
+	quotedRe = lazy.Regexp("`([^`]{2,120})`|\"([^\"]{2,120})\"|'([^'\\s][^']{0,118}[^'\\s])'")
+	numberRe = lazy.Regexp(`\b\d+(?:[.:,]\d+)*\b`)
 )
 
 // checkedTerms lists what must be copied, not paraphrased: quoted strings,
@@ -117,14 +118,14 @@ var (
 // digits).
 func checkedTerms(s string) []string {
 	var out []string
-	for _, m := range quotedRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range quotedRe().FindAllStringSubmatch(s, -1) {
 		for _, g := range m[1:] {
 			if g != "" {
 				out = append(out, g)
 			}
 		}
 	}
-	for _, n := range numberRe.FindAllString(s, -1) {
+	for _, n := range numberRe().FindAllString(s, -1) {
 		out = append(out, strings.TrimRight(n, ".,:"))
 	}
 	for _, w := range strings.Fields(s) {
@@ -138,14 +139,16 @@ func checkedTerms(s string) []string {
 
 // stop words of a few languages, for a cheap language check of Latin-script
 // text.
-var langStopWords = map[string]map[string]bool{
-	"English":    wordSet("the and is are was to of in that it for with this you not on be have"),
-	"French":     wordSet("le la les des est et une un du que qui pour dans pas sur avec ce"),
-	"Spanish":    wordSet("el la los las es y una un del que por para con no en se lo"),
-	"German":     wordSet("der die das und ist nicht ein eine mit für auf den dem zu ich sie"),
-	"Portuguese": wordSet("o a os as é e uma um do da que não para com em se"),
-	"Italian":    wordSet("il lo la gli le è e una un del che non per con di sono"),
-}
+var langStopWords = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"English":    wordSet("the and is are was to of in that it for with this you not on be have"),
+		"French":     wordSet("le la les des est et une un du que qui pour dans pas sur avec ce"),
+		"Spanish":    wordSet("el la los las es y una un del que por para con no en se lo"),
+		"German":     wordSet("der die das und ist nicht ein eine mit für auf den dem zu ich sie"),
+		"Portuguese": wordSet("o a os as é e uma um do da que não para com em se"),
+		"Italian":    wordSet("il lo la gli le è e una un del che non per con di sono"),
+	}
+})
 
 // language guesses the language of s: the script for non-Latin text, the
 // stop words for Latin text; "" when unsure.
@@ -199,7 +202,7 @@ func language(s string) string {
 	total := 0
 	for _, w := range strings.Fields(strings.ToLower(s)) {
 		w = strings.Trim(w, ".,;:!?()\"'")
-		for lang, set := range langStopWords {
+		for lang, set := range langStopWords() {
 			if set[w] {
 				hits[lang]++
 				total++

@@ -2,11 +2,12 @@ package exchange
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // Room is a thematic place of the memory palace, written "type:key"
@@ -18,12 +19,12 @@ type Room struct {
 
 func (r Room) String() string { return r.Type + ":" + r.Key }
 
-var roomRe = regexp.MustCompile(`^([a-z][a-z0-9_-]{0,15}):([a-z0-9][a-z0-9_.\-/]{0,63})$`)
+var roomRe = lazy.Regexp(`^([a-z][a-z0-9_-]{0,15}):([a-z0-9][a-z0-9_.\-/]{0,63})$`)
 
 // ParseRoom parses "type:key"; both parts must already be normalised
 // (see NormalizeRoomKey).
 func ParseRoom(s string) (Room, error) {
-	m := roomRe.FindStringSubmatch(strings.TrimSpace(s))
+	m := roomRe().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return Room{}, fmt.Errorf("room %q is not type:key in lower case (e.g. concept:retry_timeout)", s)
 	}
@@ -170,7 +171,7 @@ type Message struct {
 	All [][2]string
 }
 
-var trailerLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*): (.*)$`)
+var trailerLine = lazy.Regexp(`^([A-Za-z][A-Za-z0-9-]*): (.*)$`)
 
 // ParseMessage reads a commit message written by FormatMessage. Unknown
 // trailers are kept in All.
@@ -183,7 +184,7 @@ func ParseMessage(msg string) Message {
 	if isTrailerBlock(last) && len(paras) > 1 {
 		body = paras[:len(paras)-1]
 		for _, line := range strings.Split(last, "\n") {
-			sm := trailerLine.FindStringSubmatch(line)
+			sm := trailerLine().FindStringSubmatch(line)
 			if sm == nil {
 				continue
 			}
@@ -222,7 +223,7 @@ func ParseMessage(msg string) Message {
 
 func isTrailerBlock(p string) bool {
 	for _, line := range strings.Split(p, "\n") {
-		if !trailerLine.MatchString(line) {
+		if !trailerLine().MatchString(line) {
 			return false
 		}
 	}

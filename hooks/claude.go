@@ -7,10 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // ccRecord is one line of a Claude Code transcript, reduced to what the
@@ -163,9 +163,9 @@ var claudeNoise = []string{
 
 // Blocks that ride along with a typed prompt: IDE context (VS Code) and
 // hook reminders. They are kept beside the prompt as a system turn.
-var ideBlockRe = regexp.MustCompile(`(?s)<(ide_opened_file|ide_selection|ide_diagnostics|system-reminder)>.*?</(?:ide_opened_file|ide_selection|ide_diagnostics|system-reminder)>`)
-var commandNameRe = regexp.MustCompile(`(?s)<command-name>(.*?)</command-name>`)
-var commandArgsRe = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
+var ideBlockRe = lazy.Regexp(`(?s)<(ide_opened_file|ide_selection|ide_diagnostics|system-reminder)>.*?</(?:ide_opened_file|ide_selection|ide_diagnostics|system-reminder)>`)
+var commandNameRe = lazy.Regexp(`(?s)<command-name>(.*?)</command-name>`)
+var commandArgsRe = lazy.Regexp(`(?s)<command-args>(.*?)</command-args>`)
 
 // ReadClaudeCode reads a Claude Code session transcript (~/.claude/projects/
 // <slug>/<session>.jsonl). It follows the live thread after a rewind, keeps
@@ -201,9 +201,9 @@ func ReadClaudeCode(path string, opt Options) (Result, error) {
 	return res, nil
 }
 
-var safeIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+var safeIDRe = lazy.Regexp(`^[A-Za-z0-9_-]{1,128}$`)
 
-func safeID(s string) bool { return safeIDRe.MatchString(s) }
+func safeID(s string) bool { return safeIDRe().MatchString(s) }
 
 // readClaude is the reader proper; sub finds a subagent transcript by id
 // ("" when there is none).
@@ -322,10 +322,10 @@ func classifyPrompt(rec *ccRecord) {
 		return
 	}
 	var side []string
-	for _, m := range ideBlockRe.FindAllString(text, -1) {
+	for _, m := range ideBlockRe().FindAllString(text, -1) {
 		side = append(side, m)
 	}
-	text = strings.TrimSpace(ideBlockRe.ReplaceAllString(text, ""))
+	text = strings.TrimSpace(ideBlockRe().ReplaceAllString(text, ""))
 	text = cutGitMemContext(text)
 	if text == "" {
 		return
@@ -338,12 +338,12 @@ func classifyPrompt(rec *ccRecord) {
 	rec.side = clip(cutGitMemContext(strings.Join(side, "\n")))
 	switch {
 	case strings.Contains(text, "<command-name>"):
-		m := commandNameRe.FindStringSubmatch(text)
+		m := commandNameRe().FindStringSubmatch(text)
 		if m == nil {
 			return
 		}
 		cmd := strings.TrimSpace(m[1])
-		if a := commandArgsRe.FindStringSubmatch(text); a != nil && strings.TrimSpace(a[1]) != "" {
+		if a := commandArgsRe().FindStringSubmatch(text); a != nil && strings.TrimSpace(a[1]) != "" {
 			cmd += " " + strings.TrimSpace(a[1])
 		}
 		if cmd == "" {

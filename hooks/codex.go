@@ -8,13 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 type cxRecord struct {
@@ -51,7 +51,7 @@ type cxText struct {
 	Text string `json:"text"`
 }
 
-var rolloutIDRe = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+var rolloutIDRe = lazy.Regexp(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
 
 // ReadCodex reads a Codex rollout (~/.codex/sessions/YYYY/MM/DD/rollout-
 // <time>-<thread-id>.jsonl). Codex records each prompt twice and injects
@@ -65,7 +65,7 @@ func ReadCodex(path string, opt Options) (Result, error) {
 	}
 	defer f.Close()
 	thread := ""
-	if m := rolloutIDRe.FindStringSubmatch(filepath.Base(path)); m != nil {
+	if m := rolloutIDRe().FindStringSubmatch(filepath.Base(path)); m != nil {
 		thread = m[1]
 	}
 	res, err := readCodex(f, path, thread, opt)

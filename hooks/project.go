@@ -11,11 +11,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // ProjectFromCwd names the project a session ran in: the repository name of
@@ -121,7 +121,7 @@ func originURL(configPath string) string {
 	return ""
 }
 
-var scpURLRe = regexp.MustCompile(`^(?:[^@/]+@)?[^:/]+:(.+)$`)
+var scpURLRe = lazy.Regexp(`^(?:[^@/]+@)?[^:/]+:(.+)$`)
 
 // repoFromURL is the repository name of a remote URL, credentials dropped:
 // https://user:tok@host/org/repo.git, git@host:org/repo.git, /srv/repo.git
@@ -134,7 +134,7 @@ func repoFromURL(u string) string {
 	var p string
 	if pu, err := url.Parse(u); err == nil && pu.Scheme != "" && pu.Host != "" {
 		p = pu.Path
-	} else if m := scpURLRe.FindStringSubmatch(u); m != nil && !strings.HasPrefix(u, "/") {
+	} else if m := scpURLRe().FindStringSubmatch(u); m != nil && !strings.HasPrefix(u, "/") {
 		p = m[1]
 	} else {
 		p = filepath.ToSlash(u)
@@ -325,8 +325,8 @@ var editTools = map[string]string{
 	"single_find_and_replace": "filepath", "multi_edit": "filepath",
 }
 
-var patchHeaderRe = regexp.MustCompile(`(?m)^\*\*\* (?:Update File|Add File|Delete File|Move to): *(.+?)\s*$`)
-var aiderAppliedRe = regexp.MustCompile(`(?m)^Applied edit to (.+?)\s*$`)
+var patchHeaderRe = lazy.Regexp(`(?m)^\*\*\* (?:Update File|Add File|Delete File|Move to): *(.+?)\s*$`)
+var aiderAppliedRe = lazy.Regexp(`(?m)^Applied edit to (.+?)\s*$`)
 
 // FilesTouched lists the files an exchange modified, in first-seen order:
 // Claude Code Edit/MultiEdit/Write/NotebookEdit inputs, apply_patch headers
@@ -358,14 +358,14 @@ func FilesTouched(ex *exchange.Exchange) []string {
 			}
 			walkStrings(t.Input, func(s string) {
 				if strings.Contains(s, "*** ") {
-					for _, m := range patchHeaderRe.FindAllStringSubmatch(s, -1) {
+					for _, m := range patchHeaderRe().FindAllStringSubmatch(s, -1) {
 						add(m[1])
 					}
 				}
 			})
 		case exchange.RoleSystem:
 			if ex.Agent == AgentAider {
-				for _, m := range aiderAppliedRe.FindAllStringSubmatch(t.Text, -1) {
+				for _, m := range aiderAppliedRe().FindAllStringSubmatch(t.Text, -1) {
 					add(m[1])
 				}
 			}

@@ -44,11 +44,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // Agent names written into Exchange.Agent.
@@ -393,14 +393,14 @@ func validUTF8(s string) string {
 // Text git mem injects into a session (recalled memories) is fenced so it
 // can be cut out again and never re-ingested. An unclosed fence runs to the
 // end of the text.
-var gitMemContextRe = regexp.MustCompile(`(?s)<git-mem-context(?:\s[^>]*)?>.*?(?:</git-mem-context>|\z)`)
+var gitMemContextRe = lazy.Regexp(`(?s)<git-mem-context(?:\s[^>]*)?>.*?(?:</git-mem-context>|\z)`)
 
 // cutGitMemContext removes git mem's own injected context.
 func cutGitMemContext(s string) string {
 	if !strings.Contains(s, "<git-mem-context") {
 		return s
 	}
-	return strings.TrimSpace(gitMemContextRe.ReplaceAllString(s, ""))
+	return strings.TrimSpace(gitMemContextRe().ReplaceAllString(s, ""))
 }
 
 // squash normalises whitespace for comparing a final reply with the hook's
@@ -475,7 +475,7 @@ func cutGitMemContextTool(s string) string {
 	if !strings.Contains(s, "<git-mem-context") {
 		return s
 	}
-	return gitMemContextRe.ReplaceAllString(s, "[git mem context omitted]")
+	return gitMemContextRe().ReplaceAllString(s, "[git mem context omitted]")
 }
 
 func (b *builder) hasReply() bool {

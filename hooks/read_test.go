@@ -213,7 +213,7 @@ func TestSharedCodex(t *testing.T) {
 			if got := prompts(res.Exchanges); len(got) != len(tt.first) {
 				t.Fatalf("got %d exchanges %q, want %d", len(got), got, len(tt.first))
 			}
-			thread := rolloutIDRe.FindStringSubmatch(filepath.Base(path))[1]
+			thread := rolloutIDRe().FindStringSubmatch(filepath.Base(path))[1]
 			for i, ex := range res.Exchanges {
 				if !strings.HasPrefix(ex.UserText(), tt.first[i]) {
 					t.Errorf("exchange %d starts %.60q, want %q", i, ex.UserText(), tt.first[i])

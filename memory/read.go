@@ -102,6 +102,11 @@ func nonNil(s []string) []string {
 
 // Log lists cards newest first, filtered, at most n (0 = all).
 func (m *Memory) Log(f Filter, n int) ([]*Entry, error) {
+	if n > 0 {
+		if out, ok := m.firstEntries(f, n); ok {
+			return out, nil
+		}
+	}
 	all, err := m.Entries()
 	if err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package memory
 
 import (
 	"encoding/gob"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,17 +29,20 @@ type Stats struct {
 	Last            *time.Time     `json:"last,omitempty"`
 }
 
-// tokenCache keeps per-exchange verbatim token counts under mem/cache so
-// stats does not re-read and re-tokenise every blob each time.
+// tokenCache keeps token counts under mem/cache so stats does not
+// re-tokenise everything each time: verbatim counts by exchange id, card
+// counts by commit (a card is fixed by its commit). Counting every card
+// afresh was 72% of a `git mem stats` at 15,000 exchanges (955 ms CPU;
+// docs/BENCHMARKS.md, "Scale").
 type tokenCache map[string]int
 
-func (m *Memory) tokenCachePath() string {
-	return filepath.Join(m.Repo.MemDir(), "cache", "verbatim-tokens.gob")
+func (m *Memory) cachePath(name string) string {
+	return filepath.Join(m.Repo.MemDir(), "cache", name)
 }
 
-func (m *Memory) loadTokenCache() tokenCache {
+func (m *Memory) loadTokenCache(name string) tokenCache {
 	c := tokenCache{}
-	f, err := os.Open(m.tokenCachePath())
+	f, err := os.Open(m.cachePath(name))
 	if err != nil {
 		return c
 	}
@@ -48,20 +53,69 @@ func (m *Memory) loadTokenCache() tokenCache {
 	return c
 }
 
-func (m *Memory) saveTokenCache(c tokenCache) {
-	_ = WriteFileAtomic(m.tokenCachePath(), func(f *os.File) error { return gob.NewEncoder(f).Encode(c) })
+func (m *Memory) saveTokenCache(name string, c tokenCache) {
+	_ = WriteFileAtomic(m.cachePath(name), func(f *os.File) error { return gob.NewEncoder(f).Encode(c) })
 }
 
-// Stats computes the memory's statistics.
+const (
+	verbatimTokensFile = "verbatim-tokens.gob"
+	cardTokensFile     = "card-tokens.gob"
+)
+
+const statsFile = "stats.json"
+
+// statsCacheVersion changes whenever what Stats counts, or how, changes: a
+// result kept by another version is computed again.
+const statsCacheVersion = 1
+
+// statsCacheFile is the last result of Stats and the head of main it
+// describes: stats of a memory that has not changed since is a file read
+// (decoding every card and summing was 117 ms CPU at 15,000 exchanges).
+type statsCacheFile struct {
+	Version int    `json:"version"`
+	Head    string `json:"head"`
+	Stats   *Stats `json:"stats"`
+}
+
+// Stats computes the memory's statistics, or reads them when main has not
+// moved since they were last computed.
 func (m *Memory) Stats() (*Stats, error) {
+	head, err := m.Repo.Head()
+	if err != nil {
+		return nil, fmt.Errorf("read main: %w", err)
+	}
+	path := m.cachePath(statsFile)
+	if b, err := os.ReadFile(path); err == nil && !head.IsZero() {
+		var c statsCacheFile
+		if json.Unmarshal(b, &c) == nil && c.Version == statsCacheVersion && c.Head == head.String() && c.Stats != nil {
+			return c.Stats, nil
+		}
+	}
+	st, complete, err := m.computeStats()
+	if err != nil || !complete || head.IsZero() {
+		return st, err
+	}
+	// Saved only when main did not move while it was computed.
+	if now, err := m.Repo.Head(); err == nil && now == head {
+		if b, err := json.Marshal(statsCacheFile{Version: statsCacheVersion, Head: head.String(), Stats: st}); err == nil {
+			_ = WriteFileAtomic(path, func(f *os.File) error { _, err := f.Write(b); return err })
+		}
+	}
+	return st, nil
+}
+
+// computeStats walks every card; complete is false when a verbatim blob
+// could not be read (its tokens are then left out, and the result not kept).
+func (m *Memory) computeStats() (st *Stats, complete bool, err error) {
 	entries, err := m.Entries()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	st := &Stats{Distillers: map[string]int{}, Agents: map[string]int{}}
+	st = &Stats{Distillers: map[string]int{}, Agents: map[string]int{}}
 	sessions, projects, rooms := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	cache := m.loadTokenCache()
-	var missing []*Entry
+	cache := m.loadTokenCache(verbatimTokensFile)
+	cards := m.loadTokenCache(cardTokensFile)
+	var missing, missingCards []*Entry
 	for _, e := range entries {
 		st.Exchanges++
 		if e.Session != "" {
@@ -78,7 +132,9 @@ func (m *Memory) Stats() (*Stats, error) {
 		if e.Agent != "" {
 			st.Agents[e.Agent]++
 		}
-		st.DistilledTokens += int64(tokens.Count(e.Core + " " + e.Context))
+		if _, ok := cards[e.Commit]; !ok {
+			missingCards = append(missingCards, e)
+		}
 		if _, ok := cache[e.Exchange]; !ok {
 			missing = append(missing, e)
 		}
@@ -100,22 +156,40 @@ func (m *Memory) Stats() (*Stats, error) {
 		}
 		counts[i] = tokens.Count(ex.Render())
 	})
+	complete = true
 	for i, e := range missing {
 		if errs[i] == nil {
 			cache[e.Exchange] = counts[i]
+		} else {
+			complete = false
 		}
 	}
 	if len(missing) > 0 {
-		m.saveTokenCache(cache)
+		m.saveTokenCache(verbatimTokensFile, cache)
+	}
+	cardCounts := make([]int, len(missingCards))
+	parallel(len(missingCards), func(i int) {
+		cardCounts[i] = tokens.Count(missingCards[i].Core + " " + missingCards[i].Context)
+	})
+	for i, e := range missingCards {
+		cards[e.Commit] = cardCounts[i]
+	}
+	if len(missingCards) > 0 {
+		kept := make(tokenCache, len(entries)) // commits forgotten or rewritten drop out
+		for _, e := range entries {
+			kept[e.Commit] = cards[e.Commit]
+		}
+		m.saveTokenCache(cardTokensFile, kept)
 	}
 	for _, e := range entries {
 		st.VerbatimTokens += int64(cache[e.Exchange])
+		st.DistilledTokens += int64(cards[e.Commit])
 	}
 	st.Sessions, st.Projects, st.Rooms = len(sessions), len(projects), len(rooms)
 	if st.DistilledTokens > 0 {
 		st.Compression = float64(st.VerbatimTokens) / float64(st.DistilledTokens)
 	}
-	return st, nil
+	return st, complete, nil
 }
 
 // RoomCount is one room of the memory palace.

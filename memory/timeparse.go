@@ -2,13 +2,14 @@ package memory
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
-var agoRe = regexp.MustCompile(`^(\d+)[. ]?(second|minute|hour|day|week|month|year)s?[. ]?ago$`)
+var agoRe = lazy.Regexp(`^(\d+)[. ]?(second|minute|hour|day|week|month|year)s?[. ]?ago$`)
 
 // ParseTime reads a --since/--until value: RFC 3339, a date (YYYY-MM-DD,
 // taken as the start of the day, or its end when endOfDay), or git's
@@ -40,7 +41,7 @@ func ParseTime(s string, endOfDay bool) (time.Time, error) {
 		y, m, d := now.AddDate(0, 0, -1).Date()
 		return time.Date(y, m, d, 0, 0, 0, 0, time.Local), nil
 	}
-	if m := agoRe.FindStringSubmatch(s); m != nil {
+	if m := agoRe().FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		switch m[2] {
 		case "second":

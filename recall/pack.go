@@ -5,10 +5,10 @@
 package recall
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gitmem/git-mem/internal/lazy"
 	"github.com/gitmem/git-mem/tokens"
 )
 
@@ -37,7 +37,7 @@ const MaxBudget = 200_000
 // text (an exchange about git mem itself, a crafted query): left as is it
 // would end the block early and let the rest be read as instructions, or be
 // ingested again by the transcript readers.
-var fenceRe = regexp.MustCompile(`(?i)<\s*(/?)\s*git-mem-context`)
+var fenceRe = lazy.Regexp(`(?i)<\s*(/?)\s*git-mem-context`)
 
 // Sanitize defuses fence tags inside recalled text: "<git-mem-context" and
 // "</git-mem-context" become "‹git-mem-context" and "‹/git-mem-context", and
@@ -46,7 +46,7 @@ func Sanitize(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	return fenceRe.ReplaceAllString(s, "‹${1}git-mem-context")
+	return fenceRe().ReplaceAllString(s, "‹${1}git-mem-context")
 }
 
 // Packed is the result of Pack: the fenced text, its exact token count and

@@ -2,6 +2,7 @@ package embed
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -20,13 +21,13 @@ const AnalyzerVersion = "ident-snowball/2"
 // indexed by their parts.
 const MaxWordBytes = 64
 
-var stopWords = func() analysis.TokenMap {
+var stopWords = sync.OnceValue(func() analysis.TokenMap {
 	m := analysis.NewTokenMap()
 	if err := m.LoadBytes(en.EnglishStopWords); err != nil {
 		panic("embed: English stop list: " + err.Error()) // compiled-in data
 	}
 	return m
-}()
+})
 
 // Words splits text into raw identifier-aware words: a word is a run of
 // letters, digits and '_' that may be joined by '.', '/', '-' or ':' (so
@@ -90,6 +91,13 @@ func isJoiner(r rune) bool { return r == '.' || r == '/' || r == '-' || r == ':'
 // splitIdent cuts an identifier on joiners, '_', lower→Upper (camelCase),
 // UPPER→Upper+lower (HTTPServer → HTTP Server) and letter/digit changes.
 func splitIdent(w string) []string {
+	if isASCII(w) {
+		return splitASCII(w)
+	}
+	return splitRunes(w)
+}
+
+func splitRunes(w string) []string {
 	var parts []string
 	rs := []rune(w)
 	start := 0
@@ -122,6 +130,56 @@ func splitIdent(w string) []string {
 	flush(len(rs))
 	return parts
 }
+
+// splitASCII is splitIdent for ASCII words (nearly all of them), on bytes
+// and returning substrings of w: the rune slice and a string per part were
+// a quarter of Words' time in `git mem add` (docs/BENCHMARKS.md, "Adding").
+func splitASCII(w string) []string {
+	var parts []string
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			parts = append(parts, w[start:end])
+		}
+		start = end
+	}
+	for j := 0; j < len(w); j++ {
+		c := w[j]
+		if c == '_' || isJoiner(rune(c)) {
+			flush(j)
+			start = j + 1
+			continue
+		}
+		if j == start {
+			continue
+		}
+		p := w[j-1]
+		switch {
+		case isLowerASCII(p) && isUpperASCII(c):
+			flush(j)
+		case isUpperASCII(p) && isUpperASCII(c) && j+1 < len(w) && isLowerASCII(w[j+1]):
+			flush(j)
+		case isDigitASCII(p) != isDigitASCII(c) && (isLetterASCII(p) || isLetterASCII(c)):
+			flush(j)
+		}
+	}
+	flush(len(w))
+	return parts
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerASCII(c byte) bool  { return 'a' <= c && c <= 'z' }
+func isUpperASCII(c byte) bool  { return 'A' <= c && c <= 'Z' }
+func isDigitASCII(c byte) bool  { return '0' <= c && c <= '9' }
+func isLetterASCII(c byte) bool { return isLowerASCII(c) || isUpperASCII(c) }
 
 // Analyze is the one text pipeline of git mem search: Words, lower case,
 // English stop words removed, Snowball English stemming. Identifiers and
@@ -169,7 +227,7 @@ func (a *Analyzer) Term(w string) string {
 // Term normalises one word as Analyze does; "" means the word is dropped.
 func Term(w string) string {
 	w = strings.ToLower(w)
-	if _, stop := stopWords[w]; stop {
+	if _, stop := stopWords()[w]; stop {
 		return ""
 	}
 	if strings.ContainsAny(w, "./-:_") {

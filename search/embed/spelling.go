@@ -3,6 +3,7 @@ package embed
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // American maps a lower-case British spelling to the American one that code,
@@ -18,7 +19,7 @@ func American(w string) string {
 	if a, ok := britishWords[w]; ok {
 		return a
 	}
-	for _, r := range britishRules[w[0]] {
+	for _, r := range britishRules()[w[0]] {
 		if !strings.HasPrefix(w, r.stem) {
 			continue
 		}
@@ -54,7 +55,7 @@ var (
 // -lled/-led, -tre/-ter). The stems are listed: the endings alone also
 // occur in words that are the same in both ("hour", "promise", "raise").
 // They are grouped by first letter.
-var britishRules = func() map[byte][]britishRule {
+var britishRules = sync.OnceValue(func() map[byte][]britishRule {
 	rs := map[byte][]britishRule{}
 	add := func(e ending, stems ...string) {
 		for _, s := range stems {
@@ -81,7 +82,7 @@ var britishRules = func() map[byte][]britishRule {
 		"tunne", "counse", "dia", "equa", "funne", "peda", "quarre", "riva", "shove", "spira")
 	add(ending{"tre", "ter", treTails}, "cen", "thea", "me", "li", "fib", "calib", "somb", "spec")
 	return rs
-}()
+})
 
 // britishWords are the spellings no ending rule covers.
 var britishWords = map[string]string{

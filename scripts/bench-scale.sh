@@ -1,0 +1,122 @@
+#!/bin/bash
+# Prints the rows of issue 19's table that a script can measure, at N
+# synthetic exchanges (docs/BENCHMARKS.md, "Scale"):
+#
+#   scripts/bench-scale.sh [-n N] [--1m] [--bin PATH] [--runs R] [--no-coding] [--keep-index]
+#
+# -n N          size of the memory (default 100000); --1m is -n 1000000
+# --bin PATH    the git-mem binary to measure (default: built from this tree)
+# --runs R      timed runs per whole-process figure (default 15)
+# --no-coding   skip the rows on the real coding exchanges (../shared/eval/coding)
+# --keep-index  reuse the cached memory's index instead of timing a reindex
+#
+# The memory of N exchanges (`go run ./scripts/synth -n N`, `git mem add
+# --no-index`) is cached in $GIT_MEM_BENCH_CACHE (default
+# ${TMPDIR:-/tmp}/git-mem-bench/N) and reused by later runs; each run copies it
+# before writing into it, so the cache stays at N. Whole-process figures come
+# from scripts/pbench, paired with a Go hello world built with the same
+# toolchain: wall p50, CPU (user+sys) p50, peak RSS p50. Not printed: sync
+# (go test ./gitstore -bench Sync1000) and maintenance (repack) waits.
+set -euo pipefail
+N=100000
+BIN=
+RUNS=15
+CODING=1
+KEEP=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-n) N=$2; shift ;;
+	--1m) N=1000000 ;;
+	--bin) BIN=$(realpath "$2"); shift ;;
+	--runs) RUNS=$2; shift ;;
+	--no-coding) CODING= ;;
+	--keep-index) KEEP=1 ;;
+	*) echo "bench-scale.sh: unknown argument $1 (see the comment at the top)" >&2; exit 2 ;;
+	esac
+	shift
+done
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CACHE=${GIT_MEM_BENCH_CACHE:-${TMPDIR:-/tmp}/git-mem-bench/$N}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$CACHE"
+
+go build -o "$W/pbench" ./scripts/pbench
+go build -o "$W/synth" ./scripts/synth
+if [ -z "$BIN" ]; then
+	go build -o "$W/git-mem" ./cmd/git-mem
+	BIN=$W/git-mem
+fi
+mkdir -p "$W/hello"
+printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello world") }\n' >"$W/hello/main.go"
+printf 'module hello\n\ngo 1.26\n' >"$W/hello/go.mod"
+(cd "$W/hello" && go build -o "$W/hello-world" .)
+
+row() { printf '%-58s %s\n' "$1" "$2"; }
+# timed CMD...: runs CMD once under /usr/bin/time; prints "wall s, CPU s, max RSS MB".
+timed() {
+	/usr/bin/time -f '%e %U %S %M' -o "$W/time" "$@" >/dev/null
+	awk '{printf "%.1f s wall, %.1f s CPU, %.0f MB max RSS", $1, $2 + $3, $4 / 1024}' "$W/time"
+}
+pb() { "$W/pbench" -n "$RUNS" -- "$@" | sed 's/^/    /'; }
+
+echo "# bench-scale: N=$N, $(date -u +%FT%TZ), nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
+	"$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(go version | cut -d' ' -f3), $(git --version | cut -d' ' -f3)," \
+	"load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# The cached memory of N exchanges, and 1,000 more to add.
+if [ ! -f "$CACHE/ready" ]; then
+	rm -rf "$CACHE/mem"
+	"$W/synth" -n "$N" >"$CACHE/ex.jsonl"
+	GIT_MEM_DIR=$CACHE/mem "$BIN" init >/dev/null
+	row "build cache: add --no-index of $N" "$(GIT_MEM_DIR=$CACHE/mem timed "$BIN" add --no-index "$CACHE/ex.jsonl")"
+	touch "$CACHE/ready"
+fi
+[ -f "$CACHE/more.jsonl" ] || "$W/synth" -n $((N + 1000)) | tail -n 1000 >"$CACHE/more.jsonl"
+export GIT_MEM_DIR=$CACHE/mem
+
+echo "## process start"
+pb "$W/hello-world" "$BIN version"
+
+if [ -n "$KEEP" ] && [ -f "$CACHE/indexed" ]; then
+	row "reindex" "skipped (--keep-index)"
+else
+	row "reindex of $N" "$(timed "$BIN" reindex)"
+	touch "$CACHE/indexed"
+fi
+"$BIN" search warm-up >/dev/null 2>&1 || true
+
+echo "## search, whole process, default mode, page cache warm"
+pb "$BIN search auth middleware TypeError sessionTTL" "$BIN search dotnet test hangs" "$BIN version"
+
+echo "## log -n 20, stats, status"
+pb "$BIN log -n 20" "$BIN stats" "$BIN status"
+
+echo "## disk"
+blobs=$(git --git-dir="$CACHE/mem" cat-file --batch-all-objects --batch-check='%(objecttype) %(objectsize)' |
+	awk '$1 == "blob" {s += $2} END {print s}')
+idx=$(du -sb "$CACHE/mem/mem/index" | cut -f1)
+row "indexes / canonical JSON (the exchange blobs)" \
+	"$(awk -v i="$idx" -v b="$blobs" 'BEGIN {printf "%.1f MB / %.1f MB = %.2fx", i / 1e6, b / 1e6, i / b}')"
+row "packs" "$(find "$CACHE/mem/objects/pack" -name '*.pack' | wc -l) packs, $(du -sh "$CACHE/mem/objects" | cut -f1)"
+
+echo "## add of 1,000 new exchanges into the memory (a copy), redaction and indexing included"
+cp -a "$CACHE/mem" "$W/mem"
+row "add 1,000 into $N" "$(GIT_MEM_DIR=$W/mem timed "$BIN" add "$CACHE/more.jsonl")"
+rm -rf "$W/mem"
+
+CODINGDIR=$ROOT/../shared/eval/coding
+if [ -n "$CODING" ] && ls "$CODINGDIR"/*/exchanges.jsonl >/dev/null 2>&1; then
+	echo "## real coding exchanges (all of ../shared/eval/coding), fresh memory"
+	cat "$CODINGDIR"/*/exchanges.jsonl >"$W/coding.jsonl"
+	n=$(wc -l <"$W/coding.jsonl")
+	GIT_MEM_DIR=$W/coding "$BIN" init >/dev/null
+	t=$(GIT_MEM_DIR=$W/coding timed "$BIN" add "$W/coding.jsonl")
+	row "add of $n" "$t, $(awk -v n="$n" '{printf "%.0f /s wall, %.0f /CPU-s", n / $1, n / ($2 + $3)}' "$W/time")"
+	blobs=$(git --git-dir="$W/coding" cat-file --batch-all-objects --batch-check='%(objecttype) %(objectsize)' |
+		awk '$1 == "blob" {s += $2} END {print s}')
+	idx=$(du -sb "$W/coding/mem/index" | cut -f1)
+	row "indexes / canonical JSON" "$(awk -v i="$idx" -v b="$blobs" 'BEGIN {printf "%.1f MB / %.1f MB = %.2fx", i / 1e6, b / 1e6, i / b}')"
+fi
+echo "# done, load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,80 @@
+package search
+
+import (
+	"hash/fnv"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// signatureRef is signature as first written (a join and a hash/fnv hash per
+// shingle): the faster one must give the same hashes, or every stored
+// signature would change meaning.
+func signatureRef(text string) (uint64, [sigLen]uint32) {
+	h64 := func(s string) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		return h.Sum64()
+	}
+	norm := normalize(text)
+	exact := h64(norm)
+	words := strings.Split(norm, " ")
+	var sig [sigLen]uint32
+	for i := range sig {
+		sig[i] = ^uint32(0)
+	}
+	add := func(h uint64) {
+		for i := range sig {
+			if v := uint32(mix(h ^ (uint64(i+1) * 0x9e3779b97f4a7c15))); v < sig[i] {
+				sig[i] = v
+			}
+		}
+	}
+	if len(words) < shingleSz {
+		add(exact)
+		return exact, sig
+	}
+	for i := 0; i+shingleSz <= len(words); i++ {
+		add(h64(strings.Join(words[i:i+shingleSz], " ")))
+	}
+	return exact, sig
+}
+
+func TestSignatureMatchesReference(t *testing.T) {
+	seed := rand.Int63()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewSource(seed))
+	pieces := []string{"auth", "Middleware", "  ", "\n", "\t", "TypeError:", "é", "日本", "x", "", " ", "sessionTTL", "ÄÖ"}
+	texts := []string{"", " ", "one", "one two three four", "one two three four five", "a b c d e f", "  lead  and\ttrail  "}
+	for range 300 {
+		var b strings.Builder
+		for k := r.Intn(40); k > 0; k-- {
+			b.WriteString(pieces[r.Intn(len(pieces))])
+			if r.Intn(2) == 0 {
+				b.WriteByte(' ')
+			}
+		}
+		texts = append(texts, b.String())
+	}
+	for _, s := range texts {
+		ge, gs := signature(s)
+		we, ws := signatureRef(s)
+		if ge != we || gs != ws {
+			t.Fatalf("signature(%q) differs from the reference", s)
+		}
+	}
+}
+
+func BenchmarkSignature(b *testing.B) {
+	text := strings.Repeat("Please fix the auth middleware: TypeError: Cannot read properties of undefined (reading 'sessionTTL') ", 40)
+	for _, f := range []struct {
+		name string
+		sig  func(string) (uint64, [sigLen]uint32)
+	}{{"now", signature}, {"reference", signatureRef}} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				f.sig(text)
+			}
+		})
+	}
+}
