@@ -217,3 +217,28 @@ func TestLeftoversOfKilledWritersAreRemoved(t *testing.T) {
 		t.Fatalf("a fresh temporary file went: %v", err)
 	}
 }
+
+// Packs are written read-only, as git writes them.
+func TestPacksAreReadOnly(t *testing.T) {
+	r := newRepo(t)
+	var es []Entry
+	for i := 0; i < 8*packThreshold; i++ {
+		es = append(es, testEntry(fmt.Sprintf("ro-%d", i)))
+	}
+	if _, err := r.Append(es, 0); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "pack-*"))
+	if len(packs) < 2 {
+		t.Fatalf("packs: %v", packs)
+	}
+	for _, p := range packs {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o444 {
+			t.Errorf("%s is %v, want -r--r--r--", p, fi.Mode().Perm())
+		}
+	}
+}

@@ -122,6 +122,13 @@ func (r *Repo) writePack(mem *memory.Storage, order []plumbing.Hash) error {
 		return err
 	}
 	itmp.Close()
+	// Read-only, as git writes its packs (CreateTemp makes them 0600).
+	if err := os.Chmod(itmp.Name(), 0o444); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
+		return err
+	}
 	if err := os.Rename(itmp.Name(), base+".idx"); err != nil {
 		return err
 	}

@@ -267,6 +267,7 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 func mergeReport(dst *AddReport, src AddReport) {
 	dst.Added += src.Added
 	dst.Present += src.Present
+	dst.Forgotten += src.Forgotten
 	dst.Redacted += src.Redacted
 	dst.Commits = append(dst.Commits, src.Commits...)
 	dst.Skipped = append(dst.Skipped, src.Skipped...)

@@ -384,11 +384,9 @@ func (s *Server) apiFacets(w http.ResponseWriter, r *http.Request) {
 
 // apiForget is POST /api/forget {"ref": "<commit>", "confirm": "<short>"}.
 //
-// HOOK (forget): `git mem forget` is being built by the lead. Once
-// memory has it, cmd_ui.go sets Server.Forget to call it; the page's
-// "Forget…" button (app.js, FORGET HOOK) then asks for the same
-// confirmation as the command (typing the short commit id). Until then this
-// answers 501 and the page shows no button.
+// Run sets Server.Forget to memory's forget; the page's "Forget…" button
+// asks for the same confirmation as the command (the short commit id). A
+// server without it answers 501 and the page shows no button.
 func (s *Server) apiForget(w http.ResponseWriter, r *http.Request) {
 	if s.Forget == nil {
 		httpError(w, http.StatusNotImplemented, "forgetting from the page is not available yet")

@@ -40,7 +40,9 @@ func Run(ctx context.Context, m *memory.Memory, opt Options, warn io.Writer) err
 	view := memory.NewView(m)
 	defer view.Close()
 	s := New(view, port, token)
-	// FORGET HOOK: once memory has forget, set s.Forget here (see apiForget).
+	// Forget from the page: the same selection and removal as `git mem
+	// forget COMMIT` (the page asked for the short commit id first).
+	s.Forget = Forgetter(m)
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -101,4 +103,16 @@ func browserCommands(env, url string) [][]string {
 		out = append(out, f)
 	}
 	return append(out, []string{"xdg-open", url})
+}
+
+// Forgetter is what the page's forget calls: `git mem forget COMMIT`.
+func Forgetter(m *memory.Memory) func(ref string) error {
+	return func(ref string) error {
+		plan, err := m.ForgetPlan(context.Background(), memory.ForgetSelect{Refs: []string{ref}})
+		if err != nil {
+			return err
+		}
+		_, err = m.Forget(context.Background(), plan, "forgotten from git mem ui")
+		return err
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -144,6 +145,34 @@ func TestForgetHook(t *testing.T) {
 	}
 	if c := post(`{"ref":"ui-3","confirm":"` + e.Short + `"}`); c != http.StatusOK || got != e.Commit {
 		t.Errorf("confirmed: %d, forgot %q, want %s", c, got, e.Commit)
+	}
+}
+
+// The page's forget is the real one: the exchange leaves main, its objects
+// are purged, and the log and search no longer show it.
+func TestForgetFromThePage(t *testing.T) {
+	m := fixtureMemory(t)
+	s, _ := newServer(t, m)
+	s.Forget = ui.Forgetter(m)
+	e := decodeJSON[ui.ExchangeAnswer](t, request(s, "GET", "/api/exchange?ref=ui-3", nil).Body.Bytes()).Entry
+	r := request(s, "POST", "/api/forget", func(r *http.Request) {
+		r.Header.Set("Origin", "http://127.0.0.1:48123")
+		r.Body = ioNopCloser(`{"ref":"` + e.Commit + `","confirm":"` + e.Short + `"}`)
+	})
+	if r.Code != http.StatusOK {
+		t.Fatalf("forget: %d %s", r.Code, r.Body)
+	}
+	lg := decodeJSON[ui.LogAnswer](t, request(s, "GET", "/api/log", nil).Body.Bytes())
+	for _, x := range lg.Entries {
+		if x.Exchange == "ui-3" {
+			t.Fatal("the log still shows the forgotten exchange")
+		}
+	}
+	if lg.Total != 11 {
+		t.Fatalf("log total %d after forgetting one of 12", lg.Total)
+	}
+	if err := exec.Command("git", "--git-dir", m.Repo.Dir(), "cat-file", "-e", e.Commit).Run(); err == nil {
+		t.Fatal("the forgotten commit is still in the repo")
 	}
 }
 

@@ -242,9 +242,9 @@ async function viewExchange(main, params, parts) {
   const sess = el('ol', { class: 'session' }, ans.session.map((x) =>
     el('li', { class: x.commit === e.commit ? 'current' : null },
       el('a', { href: '#/x/' + encodeURIComponent(x.short) }, el('span', { class: 'short' }, x.short), ' ', x.core))));
-  // FORGET HOOK: when /api/facets says forget is true (Server.Forget set
-  // once `git mem forget` exists), add here a "Forget…" button that asks
-  // for the short commit id and POSTs {ref, confirm} to /api/forget.
+  // Forget, with the command's confirmation: type the short commit id.
+  const forget = state.facets && state.facets.forget ? el('div', { class: 'forget' },
+    el('button', { type: 'button', id: 'forget', onclick: () => forgetExchange(e, forget) }, 'Forget…')) : null;
   const aside = el('aside', { class: 'cardbox' },
     el('p', { class: 'core' }, e.core),
     e.context ? el('p', { class: 'context' }, e.context) : null,
@@ -253,9 +253,24 @@ async function viewExchange(main, params, parts) {
       tr('Commit', e.commit), tr('Time', fmtTime(e.time)), tr('Exchange', e.exchange), tr('Session', e.session),
       tr('Project', e.project), tr('Agent', e.agent), tr('File', e.files), tr('Distiller', e.distiller), tr('Redacted', e.redacted))),
     el('div', { class: 'cmd' }, cmd, copy),
-    el('h3', {}, 'Session'), nav, sess);
+    el('h3', {}, 'Session'), nav, sess, forget);
   main.append(el('div', { class: 'exchange' },
     el('div', { class: 'turns' }, ans.turns.map(turnView)), aside));
+}
+
+// forgetExchange asks for the short commit id (as `git mem forget` asks
+// before removing anything) and posts it; the answer is shown as text.
+async function forgetExchange(e, box) {
+  const typed = window.prompt('Forget this exchange for good? It is removed from main, its objects are purged and it is never stored again. Type its short commit id (' + e.short + ') to confirm.');
+  if (typed === null) return;
+  const r = await fetch('/api/forget', {
+    method: 'POST', credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ ref: e.commit, confirm: typed.trim() }),
+  });
+  const ans = await r.json().catch(() => ({}));
+  box.replaceChildren(el('p', { id: 'forget-result', class: r.ok ? 'muted' : 'error' },
+    r.ok ? 'Forgotten: ' + e.short : (ans.error || ('HTTP ' + r.status))));
 }
 
 function copyText(text, btn) {
