@@ -84,16 +84,9 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 
 	// Objects go to memory first; they reach the repo only once all are
 	// built, as loose objects or one pack, before main moves.
-	mem := memory.NewStorage()
-	var order []plumbing.Hash
-	put := func(o plumbing.EncodedObject) (plumbing.Hash, error) {
-		h, err := mem.SetEncodedObject(o)
-		if err == nil {
-			order = append(order, h)
-		}
-		return h, err
-	}
-	ed := newTreeEditor(overlay{mem: mem, disk: r}, put, rootTree)
+	b := newBatch()
+	put := b.put
+	ed := newTreeEditor(overlay{mem: b.mem, disk: r}, put, rootTree)
 	parent := head
 	now := time.Now()
 	for i, e := range entries {
@@ -125,11 +118,7 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 		if !parent.IsZero() {
 			c.ParentHashes = []plumbing.Hash{parent}
 		}
-		obj := &plumbing.MemoryObject{}
-		if err := c.Encode(obj); err != nil {
-			return res, err
-		}
-		ch, err := put(obj)
+		ch, err := b.commit(c)
 		if err != nil {
 			return res, err
 		}
@@ -140,7 +129,7 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 	if res.Added == 0 {
 		return res, nil
 	}
-	if err := r.flush(mem, order); err != nil {
+	if err := b.writeTo(r); err != nil {
 		return res, err
 	}
 	if testHookBeforeCAS != nil {

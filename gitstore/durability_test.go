@@ -242,3 +242,37 @@ func TestPacksAreReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// A .pack whose .idx is not there yet (git renames the .pack first; a
+// repack killed between the two renames leaves it so) does not stop reads:
+// git ignores such a pack, and so does the memory.
+func TestPackWithoutIdxIsIgnored(t *testing.T) {
+	r := newRepo(t)
+	var es []Entry
+	for i := 0; i < 8*packThreshold; i++ {
+		es = append(es, testEntry(fmt.Sprintf("oi-%d", i)))
+	}
+	if _, err := r.Append(es, 0); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "pack-*.pack"))
+	// A fresh copy of the pack under another name, without its .idx.
+	b, err := os.ReadFile(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := filepath.Join(r.Dir(), "objects", "pack", "pack-0123456789abcdef0123456789abcdef01234567.pack")
+	if err := os.WriteFile(orphan, b, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Open(r.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(countCommits(t, r2)); got != len(es) {
+		t.Fatalf("%d of %d commits readable beside a pack without its index", got, len(es))
+	}
+	if _, ok, err := r2.ReadPath(plumbing.ZeroHash, es[3].Path); err != nil || !ok {
+		t.Fatalf("read: %v %v", ok, err)
+	}
+}

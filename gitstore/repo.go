@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -199,7 +200,7 @@ func Open(dir string) (*Repo, error) {
 		return nil, &NotFoundError{Dir: dir}
 	}
 	removeOrphanPacks(dir)
-	st := newObjectStore(filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(32<<20), filesystem.Options{}))
+	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(dir), cache.NewObjectLRU(32<<20), filesystem.Options{}))
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		if errors.Is(err, git.ErrRepositoryNotExists) {
@@ -329,4 +330,35 @@ func (r *Repo) readPath(at plumbing.Hash, path string) (data []byte, ok bool, er
 		return nil, false, fmt.Errorf("read %s at %s: %w", path, at, err)
 	}
 	return []byte(s), true, nil
+}
+
+// packFS hides from go-git a .pack whose .idx is not there yet, as git's
+// readers do: git renames a new pack's .pack before its .idx, and go-git
+// refuses to read any object while one .pack lacks its .idx ("object not
+// found" for the whole history, seen after a `git repack` was killed
+// between the two renames, and briefly during every repack).
+type packFS struct{ billy.Filesystem }
+
+func newPackFS(dir string) billy.Filesystem { return packFS{osfs.New(dir)} }
+
+func (p packFS) ReadDir(dir string) ([]os.FileInfo, error) {
+	ents, err := p.Filesystem.ReadDir(dir)
+	if err != nil || filepath.Clean(dir) != filepath.Join("objects", "pack") {
+		return ents, err
+	}
+	idx := map[string]bool{}
+	for _, e := range ents {
+		if n := e.Name(); strings.HasSuffix(n, ".idx") {
+			idx[strings.TrimSuffix(n, ".idx")] = true
+		}
+	}
+	out := ents[:0]
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasSuffix(n, ".pack") && !idx[strings.TrimSuffix(n, ".pack")] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // Rewriter rebuilds history without some blob paths: commits that add one
@@ -24,8 +23,7 @@ type Rewriter struct {
 	drop    *pathTrie
 	commits map[plumbing.Hash]plumbing.Hash // old → new (zero: dropped root)
 	trees   map[treeKey]plumbing.Hash
-	mem     *memory.Storage
-	order   []plumbing.Hash
+	b       *batch
 	oldTree map[plumbing.Hash]plumbing.Hash // old commit → its tree (parents are rewritten first)
 	Dropped int                             // exchange commits dropped
 }
@@ -59,19 +57,11 @@ func (r *Repo) NewRewriter(paths []string) *Rewriter {
 		}
 		node.leaf = true
 	}
-	return &Rewriter{r: r, drop: root, commits: map[plumbing.Hash]plumbing.Hash{}, trees: map[treeKey]plumbing.Hash{}, mem: memory.NewStorage(), oldTree: map[plumbing.Hash]plumbing.Hash{}}
-}
-
-func (w *Rewriter) put(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	h, err := w.mem.SetEncodedObject(o)
-	if err == nil {
-		w.order = append(w.order, h)
-	}
-	return h, err
+	return &Rewriter{r: r, drop: root, commits: map[plumbing.Hash]plumbing.Hash{}, trees: map[treeKey]plumbing.Hash{}, b: newBatch(), oldTree: map[plumbing.Hash]plumbing.Hash{}}
 }
 
 func (w *Rewriter) get(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	if o, err := w.mem.EncodedObject(t, h); err == nil {
+	if o, err := w.b.mem.EncodedObject(t, h); err == nil {
 		return o, nil
 	}
 	return w.r.st.EncodedObject(t, h)
@@ -176,11 +166,7 @@ func (w *Rewriter) rewriteOne(c *object.Commit) error {
 		return nil
 	}
 	nc := &object.Commit{Author: c.Author, Committer: c.Committer, Message: c.Message, TreeHash: tree, ParentHashes: parents}
-	obj := &plumbing.MemoryObject{}
-	if err := nc.Encode(obj); err != nil {
-		return err
-	}
-	h, err := w.put(obj)
+	h, err := w.b.commit(nc)
 	if err != nil {
 		return err
 	}
@@ -297,7 +283,7 @@ func (w *Rewriter) tree(t plumbing.Hash, node *pathTrie) (plumbing.Hash, error) 
 			if err := (&object.Tree{Entries: ents}).Encode(obj); err != nil {
 				return plumbing.ZeroHash, err
 			}
-			if h, err = w.put(obj); err != nil {
+			if h, err = w.b.put(obj); err != nil {
 				return plumbing.ZeroHash, err
 			}
 		}
@@ -309,13 +295,13 @@ func (w *Rewriter) tree(t plumbing.Hash, node *pathTrie) (plumbing.Hash, error) 
 // Flush writes the new objects into the repo (one pack). The caller holds
 // the objects level shared from before the rewrite until main names them.
 func (w *Rewriter) Flush() error {
-	if len(w.order) == 0 {
+	if len(w.b.order) == 0 {
 		return nil
 	}
-	if err := w.r.writePack(w.mem, w.order); err != nil {
+	if err := w.r.writePack(w.b.mem, w.b.order); err != nil {
 		return err
 	}
-	w.order = nil
+	w.b = &batch{mem: w.b.mem} // keep the objects readable, write each once
 	return nil
 }
 

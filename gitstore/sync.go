@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -195,7 +194,7 @@ func packBytes(dir string) int64 {
 // closes the pack file for each one (most of a push's time, measured).
 // done closes it and makes r see the packs the sync wrote.
 func (r *Repo) forSync() (s *Repo, done func(), err error) {
-	st := newObjectStore(filesystem.NewStorageWithOptions(osfs.New(r.dir), cache.NewObjectLRU(64<<20), filesystem.Options{MaxOpenDescriptors: 64}))
+	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(r.dir), cache.NewObjectLRU(64<<20), filesystem.Options{MaxOpenDescriptors: 64}))
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open memory at %s: %w", r.dir, err)

@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // parents reads only the parent ids of a commit (no full decode: a sync
@@ -207,16 +206,8 @@ func (r *Repo) mergeCommit(ours, theirs plumbing.Hash, message string) (plumbing
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	mem := memory.NewStorage()
-	var order []plumbing.Hash
-	put := func(o plumbing.EncodedObject) (plumbing.Hash, error) {
-		h, err := mem.SetEncodedObject(o)
-		if err == nil {
-			order = append(order, h)
-		}
-		return h, err
-	}
-	tree, err := r.unionTree(r.tree, put, co.TreeHash, ct.TreeHash, "")
+	b := newBatch()
+	tree, err := r.unionTree(r.tree, b.put, co.TreeHash, ct.TreeHash, "")
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -225,18 +216,11 @@ func (r *Repo) mergeCommit(ours, theirs plumbing.Hash, message string) (plumbing
 	sig.When = now
 	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: tree,
 		ParentHashes: []plumbing.Hash{ours, theirs}}
-	obj := &plumbing.MemoryObject{}
-	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	h, err := put(obj)
+	h, err := b.commit(c)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := r.flush(mem, order); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return h, nil
+	return h, b.writeTo(r)
 }
 
 // countNewPaths counts the blob paths in the tree of commit after that are

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // TombstoneRef holds what forget removed: a commit per forget whose tree
@@ -98,16 +97,9 @@ func (r *Repo) addTombstones(blobPaths []string, ts []Tombstone, when time.Time)
 		}
 		root = c.TreeHash
 	}
-	mem := memory.NewStorage()
-	var order []plumbing.Hash
-	put := func(o plumbing.EncodedObject) (plumbing.Hash, error) {
-		h, err := mem.SetEncodedObject(o)
-		if err == nil {
-			order = append(order, h)
-		}
-		return h, err
-	}
-	ed := newTreeEditor(overlay{mem: mem, disk: r}, put, root)
+	b := newBatch()
+	put := b.put
+	ed := newTreeEditor(overlay{mem: b.mem, disk: r}, put, root)
 	tree := root
 	for i, p := range blobPaths {
 		b, _ := json.Marshal(ts[i])
@@ -126,18 +118,11 @@ func (r *Repo) addTombstones(blobPaths []string, ts []Tombstone, when time.Time)
 	if !tip.IsZero() {
 		c.ParentHashes = []plumbing.Hash{tip}
 	}
-	obj := &plumbing.MemoryObject{}
-	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	h, err := put(obj)
+	h, err := b.commit(c)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := r.flush(mem, order); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return h, nil
+	return h, b.writeTo(r)
 }
 
 // setRef points a ref other than main at h (zero deletes it), atomically;

@@ -131,6 +131,13 @@ func TestHeavyKillLoop(t *testing.T) {
 		addOK(next, must("add", next))
 		must("search", "heron retries")
 		if out, err := run("check"); err != nil {
+			if os.Getenv("GIT_MEM_KILL_KEEP") != "" {
+				fsckOut, _ := exec.Command("git", "--git-dir", mem, "fsck", "--strict").CombinedOutput()
+				ls, _ := exec.Command("ls", "-la", filepath.Join(mem, "objects", "pack")).CombinedOutput()
+				keep := os.Getenv("GIT_MEM_KILL_KEEP")
+				_ = exec.Command("cp", "-a", mem, keep).Run()
+				t.Logf("kept %s\nfsck:\n%s\npacks:\n%s", keep, fsckOut, ls)
+			}
 			t.Fatalf("after %s (kill %d, iteration %d): check: %v\n%s", op, kills, i, err, out)
 		}
 	}
