@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -274,5 +275,44 @@ func TestPackWithoutIdxIsIgnored(t *testing.T) {
 	}
 	if _, ok, err := r2.ReadPath(plumbing.ZeroHash, es[3].Path); err != nil || !ok {
 		t.Fatalf("read: %v %v", ok, err)
+	}
+}
+
+// A pack left under git's temporary name by a killed `git repack` (git
+// reads it as a pack, and a later `repack -d` prunes the loose copies of
+// its objects) is read as a pack here too.
+func TestTemporaryPackOfKilledRepackIsRead(t *testing.T) {
+	r := newRepo(t)
+	var es []Entry
+	for i := 0; i < 8*packThreshold; i++ {
+		es = append(es, testEntry(fmt.Sprintf("tp-%d", i)))
+	}
+	if _, err := r.Append(es, 0); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "pack-*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs %v", packs)
+	}
+	base := strings.TrimSuffix(packs[0], ".pack")
+	hash := strings.TrimPrefix(filepath.Base(base), "pack-")
+	tmp := filepath.Join(filepath.Dir(base), ".tmp-4242-pack-"+hash)
+	for _, ext := range []string{".pack", ".idx"} {
+		if err := os.Rename(base+ext, tmp+ext); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exec.Command("git", "--git-dir", r.Dir(), "cat-file", "-e", "HEAD~3").Run(); err != nil {
+		t.Fatalf("git does not read the temporary pack either: %v", err)
+	}
+	r2, err := Open(r.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(countCommits(t, r2)); got != len(es) {
+		t.Fatalf("%d of %d commits readable from the temporary pack", got, len(es))
+	}
+	if len(r2.Leftovers()) != 0 {
+		t.Fatalf("the temporary pack is taken for a leftover: %v", r2.Leftovers())
 	}
 }

@@ -59,6 +59,11 @@ func (r *Repo) Purge(timeout time.Duration) (rep PurgeReport, err error) {
 	}
 	held := time.Now()
 	packs, _ := filepath.Glob(filepath.Join(r.dir, "objects", "pack", "pack-*.pack"))
+	// A killed git repack's temporary pack is a pack to git (packFS): its
+	// objects are copied like the others' and it goes too. No git mem
+	// repack runs now (pack.lock).
+	tmps, _ := filepath.Glob(filepath.Join(r.dir, "objects", "pack", ".tmp-*-pack-*.pack"))
+	packs = append(packs, tmps...)
 	loose := looseObjects(r.dir)
 	oldTips, err := r.refTips()
 	if err != nil {
@@ -91,6 +96,9 @@ func (r *Repo) Purge(timeout time.Duration) (rep PurgeReport, err error) {
 	for _, p := range packs {
 		base := strings.TrimSuffix(p, ".pack")
 		if filepath.Base(base) == "pack-"+newPack {
+			continue
+		}
+		if h, _, ok := tmpPackHash(filepath.Base(p)); ok && h == newPack {
 			continue
 		}
 		// .idx after the .pack: go-git and git list packs by their .pack.

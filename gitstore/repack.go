@@ -89,10 +89,12 @@ func (r *Repo) Repack() error {
 const leftoverAge = 15 * time.Minute
 
 // Leftovers lists temporary files of killed writers and repacks under
-// objects/ (git mem's tmp_gitmem_* and git's own tmp_pack_*/tmp_idx_*).
+// objects/pack (git mem's tmp_gitmem_* and git's own tmp_pack_*/tmp_idx_*).
 func (r *Repo) Leftovers() []string {
 	var out []string
-	for _, pat := range []string{"tmp_gitmem_*", "tmp_pack_*", "tmp_idx_*", ".tmp-*"} {
+	// Not git's .tmp-<pid>-pack-* files: git reads one with its .idx as a
+	// pack (and may have pruned the loose copies of its objects).
+	for _, pat := range []string{"tmp_gitmem_*", "tmp_pack_*", "tmp_idx_*"} {
 		m, _ := filepath.Glob(filepath.Join(r.dir, "objects", "pack", pat))
 		for _, p := range m {
 			if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) > leftoverAge {

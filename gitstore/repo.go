@@ -332,33 +332,119 @@ func (r *Repo) readPath(at plumbing.Hash, path string) (data []byte, ok bool, er
 	return []byte(s), true, nil
 }
 
-// packFS hides from go-git a .pack whose .idx is not there yet, as git's
-// readers do: git renames a new pack's .pack before its .idx, and go-git
-// refuses to read any object while one .pack lacks its .idx ("object not
-// found" for the whole history, seen after a `git repack` was killed
-// between the two renames, and briefly during every repack).
+// packFS shows go-git the packs git reads, no more, no less:
+//
+//   - a .pack whose .idx is not there yet is hidden: git renames a new
+//     pack's .pack before its .idx, and go-git refuses to read any object
+//     while one .pack lacks its .idx ("object not found" for the whole
+//     history, seen after a `git repack` was killed between the renames);
+//   - a `.tmp-<pid>-pack-<hash>.pack` with its .idx, left by a `git
+//     repack` killed before it renamed them, is a pack to git (it lists
+//     packs by their .idx), whose next `repack -d` then deletes the loose
+//     copies of its objects: go-git sees it as pack-<hash> too, or those
+//     objects would be unreadable here (found by the kill loop).
 type packFS struct{ billy.Filesystem }
 
 func newPackFS(dir string) billy.Filesystem { return packFS{osfs.New(dir)} }
 
+var packDir = filepath.Join("objects", "pack")
+
+// tmpPackHash parses git's temporary pack names (.tmp-<pid>-pack-<hash>.<ext>).
+func tmpPackHash(name string) (hash, ext string, ok bool) {
+	if !strings.HasPrefix(name, ".tmp-") {
+		return "", "", false
+	}
+	i := strings.Index(name, "-pack-")
+	if i < 0 {
+		return "", "", false
+	}
+	rest := name[i+len("-pack-"):]
+	dot := strings.IndexByte(rest, '.')
+	if dot != 40 || !plumbing.IsHash(rest[:40]) {
+		return "", "", false
+	}
+	return rest[:40], rest[dot:], true
+}
+
+type renamedInfo struct {
+	os.FileInfo
+	name string
+}
+
+func (r renamedInfo) Name() string { return r.name }
+
 func (p packFS) ReadDir(dir string) ([]os.FileInfo, error) {
 	ents, err := p.Filesystem.ReadDir(dir)
-	if err != nil || filepath.Clean(dir) != filepath.Join("objects", "pack") {
+	if err != nil || filepath.Clean(dir) != packDir {
 		return ents, err
 	}
-	idx := map[string]bool{}
+	have := map[string]bool{}
 	for _, e := range ents {
-		if n := e.Name(); strings.HasSuffix(n, ".idx") {
-			idx[strings.TrimSuffix(n, ".idx")] = true
-		}
+		have[e.Name()] = true
 	}
-	out := ents[:0]
+	var out []os.FileInfo
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasSuffix(n, ".pack") && !idx[strings.TrimSuffix(n, ".pack")] {
+		if strings.HasSuffix(n, ".pack") && !have[strings.TrimSuffix(n, ".pack")+".idx"] {
+			continue
+		}
+		if h, ext, ok := tmpPackHash(n); ok && (ext == ".pack" || ext == ".idx") {
+			base := strings.TrimSuffix(n, ext)
+			if have[base+".pack"] && have[base+".idx"] && !have["pack-"+h+ext] {
+				out = append(out, renamedInfo{e, "pack-" + h + ext})
+			}
 			continue
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// tmpTwin is the temporary file standing for objects/pack/pack-<hash>.ext
+// when only git's temporary copy exists.
+func (p packFS) tmpTwin(name string) (string, bool) {
+	dir, base := filepath.Split(filepath.Clean(name))
+	if filepath.Clean(dir) != packDir || !strings.HasPrefix(base, "pack-") {
+		return "", false
+	}
+	if _, err := p.Filesystem.Stat(name); err == nil {
+		return "", false
+	}
+	ents, err := p.Filesystem.ReadDir(packDir)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range ents {
+		if h, ext, ok := tmpPackHash(e.Name()); ok && "pack-"+h+ext == base {
+			return filepath.Join(packDir, e.Name()), true
+		}
+	}
+	return "", false
+}
+
+func (p packFS) Open(name string) (billy.File, error) {
+	if t, ok := p.tmpTwin(name); ok {
+		return p.Filesystem.Open(t)
+	}
+	return p.Filesystem.Open(name)
+}
+
+func (p packFS) OpenFile(name string, flag int, perm os.FileMode) (billy.File, error) {
+	if flag == os.O_RDONLY {
+		if t, ok := p.tmpTwin(name); ok {
+			return p.Filesystem.OpenFile(t, flag, perm)
+		}
+	}
+	return p.Filesystem.OpenFile(name, flag, perm)
+}
+
+func (p packFS) Stat(name string) (os.FileInfo, error) {
+	if t, ok := p.tmpTwin(name); ok {
+		fi, err := p.Filesystem.Stat(t)
+		if err == nil {
+			return renamedInfo{fi, filepath.Base(name)}, nil
+		}
+		return fi, err
+	}
+	return p.Filesystem.Stat(name)
 }
