@@ -49,7 +49,7 @@ func secrets() []struct{ name, in, kind string } {
 		{"generic token", "API_TOKEN=" + g.S(alnum, 40), "generic-secret"},
 		{"bearer", "curl -H 'Authorization: Bearer " + g.S(alnum, 40) + "'", "bearer-token"},
 		{"huggingface", "HF_TOKEN hf_" + g.S("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 34), "huggingface-token"},
-		{"npm", "//registry.npmjs.org/:_authToken=npm_" + g.S(alnum, 36), "npm-token"},
+		{"npm", "//npm.internal.example/:_authToken=npm_" + g.S(alnum, 36), "npm-token"},
 		{"langsmith", "LANGCHAIN_API_KEY=lsv2_pt_" + g.S(hexd, 32) + "_" + g.S(hexd, 10), "langsmith-key"},
 		{"aws secret", "aws_secret_access_key = " + g.S(b64, 40), "generic-secret"},
 	}
