@@ -129,8 +129,7 @@ func (r *Repo) writeLock(timeout time.Duration) (*FileLock, error) {
 		obj.Unlock()
 		return nil, err
 	}
-	l.also = obj
-	return l, nil
+	return l.With(obj), nil
 }
 
 // ObjectsShared takes the objects lock shared, for work that writes objects

@@ -92,14 +92,18 @@ const leftoverAge = 15 * time.Minute
 // objects/pack (git mem's tmp_gitmem_* and git's own tmp_pack_*/tmp_idx_*).
 func (r *Repo) Leftovers() []string {
 	var out []string
-	// Not git's .tmp-<pid>-pack-* files: git reads one with its .idx as a
-	// pack (and may have pruned the loose copies of its objects).
-	for _, pat := range []string{"tmp_gitmem_*", "tmp_pack_*", "tmp_idx_*"} {
-		m, _ := filepath.Glob(filepath.Join(r.dir, "objects", "pack", pat))
-		for _, p := range m {
-			if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) > leftoverAge {
-				out = append(out, p)
-			}
+	// One listing: every command opens the memory and calls this. Not git's
+	// .tmp-<pid>-pack-* files: git reads one with its .idx as a pack (and
+	// may have pruned the loose copies of its objects).
+	dir := filepath.Join(r.dir, "objects", "pack")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, "tmp_gitmem_") && !strings.HasPrefix(n, "tmp_pack_") && !strings.HasPrefix(n, "tmp_idx_") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > leftoverAge {
+			out = append(out, filepath.Join(dir, n))
 		}
 	}
 	return out

@@ -171,8 +171,7 @@ func (r *Repo) syncLock(timeout time.Duration) (*FileLock, error) {
 		obj.Unlock()
 		return nil, err
 	}
-	l.also = obj
-	return l, nil
+	return l.With(obj), nil
 }
 
 // packBytes is the size of the repo's packs (to report what a fetch received).

@@ -114,10 +114,6 @@ func (m *Memory) currentGen() string {
 	return filepath.Join(m.IndexDir(), name)
 }
 
-// IndexGeneration names the generation in use; a long-lived reader that
-// sees it change reopens its index.
-func (m *Memory) IndexGeneration() string { return filepath.Base(m.currentGen()) }
-
 // errRebuild asks for a rebuild, with the reason.
 type errRebuild struct{ reason string }
 
