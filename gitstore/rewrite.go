@@ -2,6 +2,8 @@ package gitstore
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -313,55 +315,97 @@ type ForgetResult struct {
 }
 
 // Forget rewrites main (and the remote-tracking refs) without the blobs at
-// blobPaths, records their tombstones first, then purges every object no
-// ref reaches. The rewrite is built without the write lock; under it only
-// the commits added meanwhile are rewritten and the refs moved, so an
-// append waits for that moment alone. The objects level is held shared
-// from the first new object to the move of the refs (see Purge).
+// blobPaths, records their tombstones, then purges every object no ref
+// reaches. The rewrite is built without the write lock; under it only the
+// commits added meanwhile are rewritten and the refs moved, so an append
+// waits for that moment alone. One forget or sync at a time (sync.lock: both
+// move the tombstone ref); the objects level is held shared from the first
+// new object to the move of the refs (see Purge).
+//
+// A kill leaves the old state or the new one: the new main and the
+// tombstone ref are set in one moment under the write lock, after
+// mem/forget.pending says a purge is owed; whatever comes next
+// (FinishPending: add, sync, forget, check --repair) completes it.
 func (r *Repo) Forget(blobPaths []string, ts []Tombstone, timeout time.Duration) (ForgetResult, error) {
 	var res ForgetResult
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	obj, err := r.ObjectsShared(timeout)
+	fl, err := LockFile(filepath.Join(r.MemDir(), forgetLockFile), timeout)
 	if err != nil {
 		return res, err
 	}
+	defer fl.Unlock()
+	l, err := r.syncLock(timeout)
+	if err != nil {
+		return res, err
+	}
+	res, err = r.forgetLocked(blobPaths, ts, timeout)
+	l.Unlock()
+	if err != nil {
+		return res, err
+	}
+	r.st.refresh()
+	if res.Purge, err = r.Purge(timeout); err != nil {
+		return res, err
+	}
+	return res, r.clearPending()
+}
+
+func (r *Repo) forgetLocked(blobPaths []string, ts []Tombstone, timeout time.Duration) (ForgetResult, error) {
+	var res ForgetResult
 	// A rewrite reads every commit and many trees: through a storage that
 	// keeps the pack files open (the default one opens and closes the pack
 	// for each object: 21 s of syscalls for 15,000 commits).
 	s, done, err := r.forSync()
 	if err != nil {
-		obj.Unlock()
 		return res, err
 	}
 	defer done()
 	w := s.NewRewriter(blobPaths)
 	head0, err := r.Head()
 	if err != nil {
-		obj.Unlock()
 		return res, err
 	}
 	if _, err := w.Rewrite(head0); err != nil {
-		obj.Unlock()
 		return res, err
 	}
 	if err := w.Flush(); err != nil { // the bulk, before the write lock
-		obj.Unlock()
 		return res, err
 	}
 	tomb, err := r.addTombstones(blobPaths, ts, time.Now())
 	if err != nil {
-		obj.Unlock()
 		return res, err
 	}
+	if err := r.markPending(); err != nil {
+		return res, err
+	}
+	res.Before, res.After, err = r.swapRewritten(w, blobPaths, tomb, timeout)
+	res.Dropped = w.Dropped
+	return res, err
+}
+
+// swapRewritten moves main and the remote-tracking refs to their rewrites
+// by w (dropping paths) and the tombstone ref to tomb (unless zero), all
+// in one moment under the write lock. Only refs that hold one of the paths
+// are rewritten (a rewrite walks the whole history). The caller holds the
+// objects level shared and sync.lock.
+func (r *Repo) swapRewritten(w *Rewriter, paths []string, tomb plumbing.Hash, timeout time.Duration) (before, after plumbing.Hash, err error) {
 	err = r.WithWriteLock(timeout, func(cas func(old, new plumbing.Hash) error) error {
 		head1, err := r.Head()
 		if err != nil {
 			return err
 		}
-		res.Before = head1
-		newTip, err := w.Rewrite(head1)
+		before, after = head1, head1
+		rewrite := func(tip plumbing.Hash) (plumbing.Hash, error) {
+			if _, done := w.Map(tip); !done {
+				if ok, err := w.r.holdsAny(tip, paths); err != nil || !ok {
+					return tip, err
+				}
+			}
+			return w.Rewrite(tip)
+		}
+		newTip, err := rewrite(head1)
 		if err != nil {
 			return err
 		}
@@ -371,17 +415,20 @@ func (r *Repo) Forget(blobPaths []string, ts []Tombstone, timeout time.Duration)
 		}
 		newTracking := map[plumbing.ReferenceName]plumbing.Hash{}
 		for name, tip := range tracking {
-			if newTracking[name], err = w.Rewrite(tip); err != nil {
+			if newTracking[name], err = rewrite(tip); err != nil {
 				return err
 			}
 		}
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		// The tombstone first: a forget killed after it is finished by the
-		// next one (which also removes whatever a tombstone names).
-		if err := r.setRef(TombstoneRef, tomb); err != nil {
-			return err
+		if testHookBeforeSwap != nil {
+			testHookBeforeSwap()
+		}
+		if !tomb.IsZero() {
+			if err := r.setRef(TombstoneRef, tomb); err != nil {
+				return err
+			}
 		}
 		if newTip.IsZero() {
 			if err := r.setRef(MainRef, plumbing.ZeroHash); err != nil {
@@ -399,17 +446,102 @@ func (r *Repo) Forget(blobPaths []string, ts []Tombstone, timeout time.Duration)
 				}
 			}
 		}
-		res.After = newTip
+		after = newTip
 		return nil
 	})
-	obj.Unlock()
+	return before, after, err
+}
+
+// testHookBeforeSwap runs just before a forget's refs move (kill tests).
+var testHookBeforeSwap func()
+
+const (
+	forgetLockFile = "forget.lock"
+	pendingFile    = "forget.pending"
+)
+
+// markPending records that a purge is owed (a forget or a sync that learned
+// tombstones is under way), durably, before any ref names the new state.
+func (r *Repo) markPending() error {
+	p := filepath.Join(r.MemDir(), pendingFile)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		return res, err
+		return fmt.Errorf("record the forget: %w", err)
 	}
-	res.Dropped = w.Dropped
+	_, err = f.WriteString(time.Now().UTC().Format(time.RFC3339Nano) + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	syncDir(r.MemDir())
+	return err
+}
+
+func (r *Repo) clearPending() error {
+	if err := os.Remove(filepath.Join(r.MemDir(), pendingFile)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// Pending reports whether a forget (or a sync's) was interrupted before
+// it finished: FinishPending completes it.
+func (r *Repo) Pending() bool {
+	_, err := os.Stat(filepath.Join(r.MemDir(), pendingFile))
+	return err == nil
+}
+
+// FinishPending completes an interrupted forget: main and the tracking
+// refs lose every exchange a tombstone names, and unreachable objects are
+// purged. It does nothing when none is owed, or when a forget is running
+// (that one finishes it). ran says whether it did the work.
+func (r *Repo) FinishPending(timeout time.Duration) (ran bool, err error) {
+	if !r.Pending() {
+		return false, nil
+	}
+	fl, ok, err := TryLockFile(filepath.Join(r.MemDir(), forgetLockFile))
+	if err != nil || !ok {
+		return false, err
+	}
+	defer fl.Unlock()
+	if !r.Pending() {
+		return false, nil
+	}
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	l, err := r.syncLock(timeout)
+	if err != nil {
+		return false, err
+	}
+	err = func() error {
+		s, done, err := r.forSync()
+		if err != nil {
+			return err
+		}
+		defer done()
+		tip, err := r.TombstoneTip()
+		if err != nil {
+			return err
+		}
+		dead, err := r.deadPaths(tip)
+		if err != nil || len(dead) == 0 {
+			return err
+		}
+		_, _, err = r.swapRewritten(s.NewRewriter(dead), dead, plumbing.ZeroHash, timeout)
+		return err
+	}()
+	l.Unlock()
+	if err != nil {
+		return false, fmt.Errorf("finish the interrupted forget: %w", err)
+	}
 	r.st.refresh()
-	res.Purge, err = r.Purge(timeout)
-	return res, err
+	if _, err := r.Purge(timeout); err != nil {
+		return false, fmt.Errorf("finish the interrupted forget: %w", err)
+	}
+	return true, r.clearPending()
 }
 
 // trackingRefs lists refs/remotes/*/main.
