@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Sync relies on this: rewriting a history already rewritten for some
@@ -92,4 +93,56 @@ func TestRewriteComposes(t *testing.T) {
 			t.Fatalf("round %d: a rewrite dropping nothing changed the history", round)
 		}
 	}
+}
+
+// A history whose trees did not only grow (a plain git commit removed the
+// path after it was added) defeats the rewrite's shortcut; forget notices
+// the blob is still there and rewrites the whole history.
+func TestForgetAfterAPlainDeletionRewritesAll(t *testing.T) {
+	r := newRepo(t)
+	a, b := testEntry("keep-1"), testEntry("gone-2")
+	if _, err := r.Append([]Entry{a, b}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := r.Head()
+	blob, _, err := r.BlobHashAt(head, b.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone removes the file with plain git.
+	w := r.NewRewriter([]string{b.Path})
+	hc, _ := r.Commit(head)
+	tree, err := w.tree(hc.TreeHash, w.drop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	bt := newBatch()
+	c, err := bt.commit(&object.Commit{Author: Author, Committer: Author, TreeHash: tree, ParentHashes: []plumbing.Hash{head}, Message: "remove by hand\n\nExchange: none\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bt.writeTo(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.setRef(MainRef, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Append([]Entry{testEntry("later-3")}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Forget([]string{b.Path}, []Tombstone{{Exchange: "gone-2", Blob: blob.String(), Time: time.Now()}}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r.st.refresh()
+	if err := r.st.HasEncodedObject(blob); err == nil {
+		t.Fatal("the forgotten blob is still in the repo")
+	}
+	ids := countCommits(t, r)
+	if ids["keep-1"] != 1 || ids["later-3"] != 1 || ids["gone-2"] != 0 {
+		t.Fatalf("after forget: %v", ids)
+	}
+	fsck(t, r.Dir())
 }
