@@ -367,6 +367,9 @@ func (w *Rewriter) Flush() error {
 type ForgetResult struct {
 	Before, After plumbing.Hash
 	Dropped       int // exchange commits removed from main's history
+	// Moved maps every commit the rewrite changed to its new id (a dropped
+	// commit to what took its place), so that an index can follow.
+	Moved map[plumbing.Hash]plumbing.Hash
 	Purge         PurgeReport
 }
 
@@ -493,6 +496,12 @@ func (r *Repo) forgetLocked(blobPaths []string, ts []Tombstone, timeout time.Dur
 	}
 	res.Before, res.After, err = r.swapRewritten(w, blobPaths, tomb, timeout)
 	res.Dropped = w.Dropped
+	res.Moved = map[plumbing.Hash]plumbing.Hash{}
+	for old, h := range w.commits {
+		if h != old {
+			res.Moved[old] = h
+		}
+	}
 	return res, err
 }
 

@@ -76,11 +76,20 @@ func TestForgetRemovesForGood(t *testing.T) {
 	if len(rep.Forgotten) != 1 || rep.Before == rep.After {
 		t.Fatalf("report %+v", rep)
 	}
+	if rep.Index.Rebuilt {
+		t.Errorf("the index was rebuilt (%s), not followed in place", rep.Index.Reason)
+	}
 	if bytes.Contains(allObjects(t, m.Repo.Dir()), []byte(marker)) {
 		t.Fatal("an object still holds the forgotten text")
 	}
 	if bytes.Contains(plainFiles(t, m.Repo.Dir()), []byte(marker)) {
 		t.Fatal("a file under the git dir still holds the forgotten text")
+	}
+	// Nor a word of it (the index keeps words, not text).
+	for _, w := range []string{"quokka", "zanzibar", "akkouq", "rabiznaz"} {
+		if bytes.Contains(plainFiles(t, m.Repo.Dir()), []byte(w)) {
+			t.Fatalf("a file under the git dir still holds %q", w)
+		}
 	}
 	if got := searchIDs(t, m, marker); len(got) != 0 {
 		t.Fatalf("search still finds it: %v", got)
@@ -99,6 +108,14 @@ func TestForgetRemovesForGood(t *testing.T) {
 	}
 	mustCheck(t, m)
 	fsckStrict(t, m.Repo.Dir())
+	// The index followed in place ranks as a rebuilt one does.
+	inPlace := searchIDs(t, m, "heron work")
+	if _, err := m.Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt := searchIDs(t, m, "heron work"); strings.Join(rebuilt, ",") != strings.Join(inPlace, ",") {
+		t.Errorf("in place %v, rebuilt %v", inPlace, rebuilt)
+	}
 	// Never stored again.
 	r, err := m.Add(ctx, []*exchange.Exchange{ex("gone", "s2", "2026-02-01T10:00:00Z", "the "+marker+" value leaked here", "noted "+marker)}, AddOptions{})
 	if err != nil || r.Added != 0 || r.Forgotten != 1 {
