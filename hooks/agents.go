@@ -70,6 +70,14 @@ var docAgents = map[string]docAgent{
 			return bytes.HasPrefix(head, []byte("SQLite format 3\x00")) && strings.HasPrefix(filepath.Base(p), "opencode")
 		},
 	},
+	AgentCopilotCLI: {
+		read:  ReadCopilotCLI,
+		roots: func(home string) []string { return []string{CopilotCLISessionsDir(home)} },
+		keep:  isCopilotCLISession,
+		sniff: func(_ string, head []byte) bool {
+			return bytes.Contains(head, []byte(`"type":"session.start"`)) && bytes.Contains(head, []byte(`"producer":"copilot-agent"`))
+		},
+	},
 	// SpecStory exports live in the repositories themselves: import needs
 	// the folder (a repo or a tree of repos) named.
 	FormatSpecStory: {
@@ -85,7 +93,7 @@ const clineTaskFile = "api_conversation_history.json"
 func isClineTask(p string, d fs.DirEntry) bool { return d.Name() == clineTaskFile }
 
 // docAgentOrder is the order Detect tries the sniffers in.
-var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, AgentCopilot, AgentOpenCode, FormatSpecStory}
+var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, AgentCopilot, AgentCopilotCLI, AgentOpenCode, FormatSpecStory}
 
 // Formats lists the transcript formats ReadFile reads.
 func Formats() []string {

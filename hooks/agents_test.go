@@ -15,7 +15,7 @@ import (
 
 // agentDirs are the fixture folders of the readers added for issue 16;
 // each fixture in them has an entry in the folder's PROVENANCE.json.
-var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor", "copilot", "opencode"}
+var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor", "copilot", "copilot-cli", "opencode"}
 
 type provenance struct {
 	Synthetic   bool   `json:"synthetic"`
@@ -154,6 +154,19 @@ var agentCases = []agentCase{
 		toolCalls: 4,
 		files:     []string{"/nonexistent/calendar/src/DatePicker.tsx", "/nonexistent/calendar/src/format.ts"},
 		arrayPath: []string{"requests"},
+	},
+	{
+		// Copilot CLI (synthetic): user.message events e04, e19, e28, e33
+		// (4 prompts). Calls: view, edit | bash (failed) | create
+		// (aborted by e32: failed) | create = 5. Edits that touched a
+		// file: edit of balance.ts (e12), create of CHANGELOG.md (e35;
+		// the aborted one of e30 did not). The last exchange has no
+		// assistant.turn_end after its tool ran: open.
+		format: FormatCopilotCLI, file: "testdata/copilot-cli/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/events.jsonl",
+		exchanges: 4, open: 3,
+		prompts:   []string{"The /balance endpoint returns 500", "run the tests", "yes, and create a CHANGELOG entry", "only the CHANGELOG for now"},
+		toolCalls: 5,
+		files:     []string{"/home/dev/src/ledger-api/src/balance.ts", "/home/dev/src/ledger-api/CHANGELOG.md"},
 	},
 	{
 		// JSON Lines: u-1, u-2, u-3 (rewound away by $rewindTo), u-4 → 3
@@ -435,6 +448,10 @@ func FuzzContinue(f *testing.F) {
 
 func FuzzSpecStory(f *testing.F) {
 	fuzzFile(f, []string{"testdata/specstory/*/.specstory/history/*.md"}, []string{".specstory", "history"}, "fuzz.md", ReadSpecStory)
+}
+
+func FuzzCopilotCLI(f *testing.F) {
+	fuzzFile(f, []string{"testdata/copilot-cli/session-state/*/events.jsonl"}, []string{"session-state", "fuzz"}, "events.jsonl", ReadCopilotCLI)
 }
 
 func FuzzCopilot(f *testing.F) {

@@ -284,6 +284,7 @@ func TestGrowingTranscripts(t *testing.T) {
 	add("testdata/codex/*.jsonl", FormatCodex)
 	add("testdata/aider/*.md", FormatAider)
 	add("testdata/gemini/*.jsonl", FormatGemini)
+	add("testdata/copilot-cli/session-state/*/events.jsonl", FormatCopilotCLI)
 	add("testdata/specstory/*/.specstory/history/*.md", FormatSpecStory)
 	add(sharedFixtures+"/claude-code/*.jsonl", FormatClaudeCode)
 	add(sharedFixtures+"/codex/*.jsonl", FormatCodex)
