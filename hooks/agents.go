@@ -47,11 +47,16 @@ var docAgents = map[string]docAgent{
 		},
 	},
 	AgentCursor: {
-		read:  ReadCursor,
-		roots: CursorGlobalDBs,
-		keep:  isCursorDB,
+		read: readCursorAny,
+		roots: func(home string) []string {
+			return append(CursorGlobalDBs(home), CursorTranscriptRoots(home)...)
+		},
+		keep: func(p string, d fs.DirEntry) bool { return isCursorDB(p, d) || isCursorTranscript(p, d) },
 		sniff: func(p string, head []byte) bool {
-			return bytes.HasPrefix(head, []byte("SQLite format 3\x00")) && filepath.Base(p) == "state.vscdb"
+			if bytes.HasPrefix(head, []byte("SQLite format 3\x00")) {
+				return filepath.Base(p) == "state.vscdb"
+			}
+			return bytes.HasPrefix(head, []byte(`{"role":`)) && bytes.Contains(head, []byte(`"message":{"content":`))
 		},
 	},
 	AgentCopilot: {

@@ -79,6 +79,8 @@ type agentCase struct {
 	arrayPath []string
 	// markdown: any line is valid, so there is no corrupt record to report.
 	markdown bool
+	// untimed: the format records no time.
+	untimed bool
 }
 
 var agentCases = []agentCase{
@@ -169,6 +171,18 @@ var agentCases = []agentCase{
 		files:     []string{"/home/dev/src/ledger-api/src/balance.ts", "/home/dev/src/ledger-api/CHANGELOG.md"},
 	},
 	{
+		// Cursor transcript (synthetic): role user lines 1, 6, 10 (3
+		// prompts); tool_use blocks Read, StrReplace | Write, Shell |
+		// Delete = 5; StrReplace, Write and Delete touch their path. No
+		// turn_ended after line 11: the last exchange is open.
+		format: FormatCursor, file: "testdata/cursor/projects/home-dev-src-notes/agent-transcripts/3f2e1d0c-aaaa-4bbb-8ccc-0123456789ab/3f2e1d0c-aaaa-4bbb-8ccc-0123456789ab.jsonl",
+		exchanges: 3, open: 2,
+		prompts:   []string{"the notes search ignores case", "add a test and run it", "now remove the old ascii helper"},
+		toolCalls: 5,
+		files:     []string{"/home/dev/src/notes/src/search.ts", "/home/dev/src/notes/src/search.test.ts", "/home/dev/src/notes/src/ascii.ts"},
+		untimed:   true,
+	},
+	{
 		// JSON Lines: u-1, u-2, u-3 (rewound away by $rewindTo), u-4 → 3
 		// prompts; calls read_file, replace | write_file, run_shell_command
 		// (cancelled) | none = 4; edits replace src/export.ts, write_file
@@ -206,7 +220,7 @@ func TestAgentFixtures(t *testing.T) {
 			if len(res.Problems) != 0 {
 				t.Errorf("problems: %v", res.Problems)
 			}
-			mustValid(t, res.Exchanges)
+			mustValidTime(t, res.Exchanges, !c.untimed)
 			if len(res.Exchanges) != c.exchanges {
 				t.Fatalf("got %d exchanges %q, want %d", len(res.Exchanges), prompts(res.Exchanges), c.exchanges)
 			}
@@ -448,6 +462,10 @@ func FuzzContinue(f *testing.F) {
 
 func FuzzSpecStory(f *testing.F) {
 	fuzzFile(f, []string{"testdata/specstory/*/.specstory/history/*.md"}, []string{".specstory", "history"}, "fuzz.md", ReadSpecStory)
+}
+
+func FuzzCursorTranscript(f *testing.F) {
+	fuzzFile(f, []string{"testdata/cursor/projects/*/agent-transcripts/*/*.jsonl"}, []string{"agent-transcripts", "fuzz"}, "fuzz.jsonl", ReadCursorTranscript)
 }
 
 func FuzzCopilotCLI(f *testing.F) {

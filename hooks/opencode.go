@@ -73,7 +73,9 @@ func ReadOpenCode(path string, opt Options) (Result, error) {
 			return res, fmt.Errorf("read opencode database %s: %w", path, err)
 		}
 		s.dir = dir.String
-		sessions = append(sessions, s)
+		if opt.OnlySession == "" || s.id == opt.OnlySession {
+			sessions = append(sessions, s)
+		}
 	}
 	rows.Close()
 	for _, s := range sessions {

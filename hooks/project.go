@@ -310,15 +310,15 @@ func ListSessions(kind, root string) ([]string, error) {
 // editTools name the tools that modify the file named in their input, by
 // agent, with the input keys that may hold its path (first found wins).
 var editTools = map[string][]string{
-	"Edit": {"file_path"}, "MultiEdit": {"file_path"}, "Write": {"file_path"},
+	"Edit": {"file_path"}, "MultiEdit": {"file_path"}, "Write": {"file_path", "path"},
 	"NotebookEdit": {"notebook_path"},
 	// Gemini CLI
 	"replace": {"file_path"}, "write_file": {"file_path"},
 	// Cline, Roo Code
 	"write_to_file": {"path"}, "replace_in_file": {"path"}, "apply_diff": {"path"},
 	"insert_content": {"path"}, "search_and_replace": {"path"},
-	// Cursor (database; its transcripts name StrReplace and Write)
-	"edit_file": {"target_file"}, "search_replace": {"file_path"}, "StrReplace": {"path", "file_path"},
+	// Cursor (database; its transcripts: StrReplace, Write, Delete by path)
+	"edit_file": {"target_file"}, "search_replace": {"file_path"}, "StrReplace": {"path"}, "Delete": {"path"},
 	// OpenCode (filePath), Copilot CLI (path)
 	"edit": {"filePath", "path"}, "write": {"filePath"}, "multiedit": {"filePath"},
 	"create": {"path"}, "str_replace_editor": {"path"},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gitmem/git-mem/hooks"
@@ -67,6 +68,32 @@ func GeminiHookJob(r io.Reader) (Job, error) {
 	return job, err
 }
 
+// CursorHookJob reads Cursor's hook JSON (stdin; the stop event). The
+// status rides in Event: "stop" when the turn completed, "stop:<status>"
+// when it was aborted or failed (the turn then stays open for the next).
+func CursorHookJob(r io.Reader) (Job, error) {
+	in, err := hooks.ParseCursorHook(r, time.Second)
+	ev := in.HookEventName
+	if ev == "" {
+		ev = "stop"
+	}
+	if in.Status != "" && in.Status != "completed" {
+		ev += ":" + in.Status
+	}
+	job := Job{Kind: hooks.FormatCursor, Transcript: in.TranscriptPath, SessionID: in.ConversationID, Event: ev}
+	if len(in.WorkspaceRoots) > 0 {
+		job.Cwd = in.WorkspaceRoots[0]
+	}
+	return job, err
+}
+
+// OpenCodeHookJob reads what git mem's OpenCode plugin passes (its last
+// argument) when a session goes idle.
+func OpenCodeHookJob(arg string) (Job, error) {
+	in, err := hooks.ParseOpenCodeHook(arg)
+	return Job{Kind: hooks.FormatOpenCode, SessionID: in.SessionID, Cwd: in.Cwd, Event: in.HookEventName}, err
+}
+
 // ImportAgents lists the agents `git mem import AGENT` reads.
 func ImportAgents() []string { return hooks.ImportAgents() }
 
@@ -112,9 +139,24 @@ func InstallHooks(agent string, uninstall bool, opt InstallOptions) (string, err
 			return hooks.UninstallGemini(path, ho)
 		}
 		return hooks.InstallGemini(path, gitMemCommand(), ho)
+	case hooks.AgentCursor:
+		path := hooks.CursorHooksPath(opt.Scope, home, cwd)
+		if uninstall {
+			return hooks.UninstallCursor(path, ho)
+		}
+		return hooks.InstallCursor(path, gitMemCommand(), ho)
+	case hooks.AgentOpenCode:
+		path := hooks.OpenCodePluginPath(opt.Scope, home, cwd)
+		if uninstall {
+			return hooks.UninstallOpenCode(path, ho)
+		}
+		return hooks.InstallOpenCode(path, gitMemCommand(), ho)
 	}
-	return "", invalid(fmt.Errorf("unknown agent %q: use claude-code, codex or gemini", agent))
+	return "", invalid(fmt.Errorf("unknown agent %q: use %s", agent, strings.Join(HookAgents, ", ")))
 }
+
+// HookAgents are the agents `git mem hook install` knows.
+var HookAgents = []string{hooks.FormatClaudeCode, hooks.FormatCodex, hooks.FormatGemini, hooks.AgentCursor, hooks.AgentOpenCode}
 
 // gitMemCommand is what hooks run: git-mem from PATH when it is there (so
 // upgrades apply), else this binary's absolute path.
