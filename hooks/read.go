@@ -1,5 +1,5 @@
 // Package hooks turns coding-agent transcripts (Claude Code, Codex, Aider,
-// Gemini CLI, Cline and Roo Code, Continue, Cursor, Copilot Chat, OpenCode,
+// Gemini CLI, Cline and Roo Code, Continue, Cursor, Copilot Chat and CLI, OpenCode,
 // SpecStory exports; docs/AGENTS.md) into exchanges — one real user prompt
 // plus the agent's whole reply — and installs the agent hooks that feed
 // them to git mem.
