@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/gitmem/git-mem/exchange"
 )
 
@@ -236,7 +234,7 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 		return res, fmt.Errorf("read copilot cli session %s: %w", path, err)
 	}
 	if cwd == "" {
-		cwd = copilotCLIWorkspaceCwd(filepath.Join(filepath.Dir(path), "workspace.yaml"))
+		cwd = fileField(filepath.Join(filepath.Dir(path), "workspace.yaml"), "cwd")
 	}
 	res.Cwd = cwd
 	if cwd != "" {
@@ -256,22 +254,6 @@ func copilotCLISessionID(path string) string {
 		return filepath.Base(filepath.Dir(path))
 	}
 	return strings.TrimSuffix(filepath.Base(path), ".jsonl")
-}
-
-// copilotCLIWorkspaceCwd reads the cwd of the workspace.yaml beside a
-// session's events.
-func copilotCLIWorkspaceCwd(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	var w struct {
-		Cwd string `yaml:"cwd"`
-	}
-	if yaml.Unmarshal(b, &w) != nil {
-		return ""
-	}
-	return w.Cwd
 }
 
 // CopilotCLISessionsDir is where Copilot CLI keeps its session logs.

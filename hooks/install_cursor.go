@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -19,10 +18,7 @@ import (
 
 // CursorHooksPath is the hooks.json of a scope.
 func CursorHooksPath(scope, home, cwd string) string {
-	if scope == ScopeProject {
-		return filepath.Join(cwd, ".cursor", "hooks.json")
-	}
-	return filepath.Join(home, ".cursor", "hooks.json")
+	return scopedPath(scope, home, cwd, ".cursor", "hooks.json")
 }
 
 func isOurCursorCommand(cmd string) bool { return isOurCommand(cmd, " hook cursor") }

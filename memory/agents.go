@@ -3,12 +3,10 @@ package memory
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gitmem/git-mem/hooks"
@@ -117,46 +115,15 @@ func InstallHooks(agent string, uninstall bool, opt InstallOptions) (string, err
 		opt.Scope = ScopeUser
 	}
 	ho := hooks.InstallOptions{Scope: opt.Scope, NoContext: opt.NoContext, MCP: !opt.NoMCP, MemDir: opt.MemDir}
-	switch agent {
-	case hooks.FormatClaudeCode:
-		path := hooks.ClaudeSettingsPath(opt.Scope, home, cwd)
-		if uninstall {
-			return hooks.UninstallClaudeCode(path, ho)
-		}
-		return hooks.InstallClaudeCode(path, gitMemCommand(), ho)
-	case hooks.FormatCodex:
-		if opt.Scope == ScopeProject {
-			return "", invalid(errors.New("codex reads notify only from ~/.codex/config.toml: use --scope user"))
-		}
-		path := hooks.CodexConfigPath(home)
-		if uninstall {
-			return hooks.UninstallCodex(path, ho)
-		}
-		return hooks.InstallCodex(path, gitMemCommand(), ho)
-	case hooks.FormatGemini:
-		path := hooks.GeminiSettingsPath(opt.Scope, home, cwd)
-		if uninstall {
-			return hooks.UninstallGemini(path, ho)
-		}
-		return hooks.InstallGemini(path, gitMemCommand(), ho)
-	case hooks.AgentCursor:
-		path := hooks.CursorHooksPath(opt.Scope, home, cwd)
-		if uninstall {
-			return hooks.UninstallCursor(path, ho)
-		}
-		return hooks.InstallCursor(path, gitMemCommand(), ho)
-	case hooks.AgentOpenCode:
-		path := hooks.OpenCodePluginPath(opt.Scope, home, cwd)
-		if uninstall {
-			return hooks.UninstallOpenCode(path, ho)
-		}
-		return hooks.InstallOpenCode(path, gitMemCommand(), ho)
+	msg, err := hooks.Install(agent, uninstall, home, cwd, gitMemCommand(), ho)
+	if errors.Is(err, hooks.ErrUnknownHookAgent) || errors.Is(err, hooks.ErrScope) {
+		return "", invalid(err)
 	}
-	return "", invalid(fmt.Errorf("unknown agent %q: use %s", agent, strings.Join(HookAgents, ", ")))
+	return msg, err
 }
 
 // HookAgents are the agents `git mem hook install` knows.
-var HookAgents = []string{hooks.FormatClaudeCode, hooks.FormatCodex, hooks.FormatGemini, hooks.AgentCursor, hooks.AgentOpenCode}
+var HookAgents = hooks.HookAgents()
 
 // gitMemCommand is what hooks run: git-mem from PATH when it is there (so
 // upgrades apply), else this binary's absolute path.

@@ -52,31 +52,9 @@ func newHookCmd(e *env) *cobra.Command {
 			return e.queueHook(job, err)
 		},
 	})
-	cmd.AddCommand(&cobra.Command{
-		Use:   "gemini",
-		Short: "Gemini CLI hook (AfterAgent, SessionEnd): the hook's JSON on stdin",
-		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			job, err := memory.GeminiHookJob(e.in)
-			err = e.queueHook(job, err)
-			// Gemini CLI parses a hook's stdout as JSON: say nothing, as JSON.
-			fmt.Fprintln(e.out, "{}")
-			return err
-		},
-	})
-	cmd.AddCommand(&cobra.Command{
-		Use:   "cursor",
-		Short: "Cursor hook (stop): the hook's JSON on stdin",
-		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			job, err := memory.CursorHookJob(e.in)
-			err = e.queueHook(job, err)
-			// Cursor reads a stop hook's stdout as JSON (followup_message):
-			// an empty object asks for nothing.
-			fmt.Fprintln(e.out, "{}")
-			return err
-		},
-	})
+	// Gemini CLI and Cursor read a hook's stdout as JSON: they get {}.
+	cmd.AddCommand(e.jsonStdinHook("gemini", "Gemini CLI hook (AfterAgent, SessionEnd): the hook's JSON on stdin", memory.GeminiHookJob))
+	cmd.AddCommand(e.jsonStdinHook("cursor", "Cursor hook (stop): the hook's JSON on stdin", memory.CursorHookJob))
 	cmd.AddCommand(&cobra.Command{
 		Use:   "opencode JSON",
 		Short: "OpenCode hook: git mem's plugin passes its JSON as the last argument when a session goes idle",
@@ -90,6 +68,22 @@ func newHookCmd(e *env) *cobra.Command {
 		cmd.AddCommand(newHookInstallCmd(e, action))
 	}
 	return cmd
+}
+
+// jsonStdinHook is a hook command whose agent passes JSON on stdin and
+// parses the hook's stdout as JSON: it says nothing, as JSON ({}).
+func (e *env) jsonStdinHook(agent, short string, job func(io.Reader) (memory.Job, error)) *cobra.Command {
+	return &cobra.Command{
+		Use:   agent,
+		Short: short,
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j, err := job(e.in)
+			err = e.queueHook(j, err)
+			fmt.Fprintln(e.out, "{}")
+			return err
+		},
+	}
 }
 
 // queueHook queues the job and starts a worker. A hook never fails the
