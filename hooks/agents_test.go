@@ -475,3 +475,23 @@ func FuzzCopilotCLI(f *testing.F) {
 func FuzzCopilot(f *testing.F) {
 	fuzzFile(f, []string{"testdata/copilot/workspaceStorage/*/chatSessions/*.json"}, []string{"chatSessions"}, "fuzz.json", ReadCopilot)
 }
+
+func TestCursorSlugPath(t *testing.T) {
+	root := t.TempDir()
+	want := filepath.Join(root, "src", "my-app")
+	if err := os.MkdirAll(want, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(root, "src", "my"), 0o755) // a decoy: my/app does not exist
+	slug := strings.ReplaceAll(strings.TrimPrefix(want, string(filepath.Separator)), string(filepath.Separator), "-")
+	if got := cursorSlugPath(slug); got != want {
+		t.Errorf("cursorSlugPath(%q) = %q, want %q", slug, got, want)
+	}
+	if got := cursorSlugPath(slug + "-gone"); got != "" {
+		t.Errorf("a folder that is not there: %q", got)
+	}
+	p := filepath.Join("x", ".cursor", "projects", slug, "agent-transcripts", "c1", "c1.jsonl")
+	if got := cursorSlug(p); got != slug {
+		t.Errorf("cursorSlug = %q", got)
+	}
+}

@@ -30,14 +30,14 @@ const (
 	FormatCopilotCLI = "copilot-cli"
 )
 
-type ccEvent struct {
+type ghEvent struct {
 	Type      string          `json:"type"`
 	ID        string          `json:"id"`
 	Timestamp string          `json:"timestamp"`
 	Data      json.RawMessage `json:"data"`
 }
 
-type ccData struct {
+type ghData struct {
 	SessionID string `json:"sessionId"`
 	Context   struct {
 		Cwd string `json:"cwd"`
@@ -62,9 +62,9 @@ type ccData struct {
 	Message    string          `json:"message"`
 }
 
-// ccArgs decodes tool arguments, an object or (some builds) a JSON string
+// ghArgs decodes tool arguments, an object or (some builds) a JSON string
 // holding one.
-func ccArgs(raw json.RawMessage) any {
+func ghArgs(raw json.RawMessage) any {
 	v, err := decodeAny(raw)
 	if err != nil {
 		return nil
@@ -79,9 +79,9 @@ func ccArgs(raw json.RawMessage) any {
 	return v
 }
 
-// ccText is a result or error: a string, or an object whose content (or
+// ghText is a result or error: a string, or an object whose content (or
 // message) is the text the model saw.
-func ccText(raw json.RawMessage) string {
+func ghText(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
@@ -120,12 +120,12 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 	// follows their results.
 	askedTools := false
 	err = readLines(f, path, &res.Problems, func(l line) {
-		var ev ccEvent
+		var ev ghEvent
 		if err := json.Unmarshal(l.data, &ev); err != nil {
 			res.Problems = append(res.Problems, badLine(path, l, err))
 			return
 		}
-		var d ccData
+		var d ghData
 		if len(ev.Data) > 0 {
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				res.Problems = append(res.Problems, badLine(path, l, err))
@@ -186,7 +186,7 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 				if _, seen := cur.tools[r.ToolCallID]; seen && r.ToolCallID != "" {
 					continue
 				}
-				cur.toolCall(r.ToolCallID, validUTF8(r.Name), sanitize(ccArgs(r.Arguments)))
+				cur.toolCall(r.ToolCallID, validUTF8(r.Name), sanitize(ghArgs(r.Arguments)))
 			}
 		case "tool.execution_start":
 			if cur == nil {
@@ -194,16 +194,16 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			}
 			askedTools = true
 			if _, seen := cur.tools[d.ToolCallID]; !seen || d.ToolCallID == "" {
-				cur.toolCall(d.ToolCallID, validUTF8(d.ToolName), sanitize(ccArgs(d.Arguments)))
+				cur.toolCall(d.ToolCallID, validUTF8(d.ToolName), sanitize(ghArgs(d.Arguments)))
 			}
 		case "tool.execution_complete":
 			if cur == nil {
 				return
 			}
 			failed := d.Success != nil && !*d.Success
-			text := ccText(d.Result)
+			text := ghText(d.Result)
 			if failed && text == "" {
-				text = ccText(d.Error)
+				text = ghText(d.Error)
 			}
 			cur.toolResult(d.ToolCallID, validUTF8(text), failed)
 		case "assistant.turn_end":

@@ -27,19 +27,14 @@ import (
 var userQueryRe = lazy.Regexp(`(?s)<user_query>\s*(.*?)\s*</user_query>`)
 
 type ctLine struct {
-	Type    string `json:"type"`
-	Role    string `json:"role"`
-	Status  string `json:"status"`
+	Type   string `json:"type"`
+	Role   string `json:"role"`
+	Status string `json:"status"`
+	// The content blocks are Claude Code's shape (a string, or text and
+	// tool_use blocks).
 	Message struct {
-		Content json.RawMessage `json:"content"`
+		Content ccContent `json:"content"`
 	} `json:"message"`
-}
-
-type ctBlock struct {
-	Type  string          `json:"type"`
-	Text  string          `json:"text"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
 }
 
 // ReadCursorTranscript reads one Cursor agent transcript. Exchange ids are
@@ -65,10 +60,14 @@ func readCursorTranscript(path string, opt Options) (Result, error) {
 		return res, fmt.Errorf("read cursor transcript %s: %w", path, err)
 	}
 	defer f.Close()
+	cwd := opt.Cwd
+	if cwd == "" {
+		cwd = cursorSlugPath(cursorSlug(path))
+	}
 	project := ""
-	if opt.Cwd != "" {
-		project = ProjectFromCwd(opt.Cwd)
-		res.Cwd = opt.Cwd
+	if cwd != "" {
+		project = ProjectFromCwd(cwd)
+		res.Cwd = cwd
 	}
 	var bs []*builder
 	var cur *builder
@@ -83,16 +82,7 @@ func readCursorTranscript(path string, opt Options) (Result, error) {
 			cur = endTurn(cur)
 			return
 		}
-		var blocks []ctBlock
-		if len(ln.Message.Content) > 0 {
-			var s string
-			if json.Unmarshal(ln.Message.Content, &s) == nil {
-				blocks = []ctBlock{{Type: "text", Text: s}}
-			} else if err := json.Unmarshal(ln.Message.Content, &blocks); err != nil {
-				res.Problems = append(res.Problems, badLine(path, l, err))
-				return
-			}
-		}
+		blocks := ln.Message.Content
 		switch ln.Role {
 		case "user":
 			prompts++
@@ -205,4 +195,49 @@ func readCursorAny(path string, opt Options) (Result, error) {
 		return ReadCursorTranscript(path, opt)
 	}
 	return ReadCursor(path, opt)
+}
+
+// cursorSlug is the <workspace slug> folder of a transcript path
+// (…/projects/<slug>/agent-transcripts/…), "" when it is not laid out so.
+func cursorSlug(path string) string {
+	for d := filepath.Dir(path); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if filepath.Base(d) == "agent-transcripts" {
+			if filepath.Base(filepath.Dir(filepath.Dir(d))) == "projects" {
+				return filepath.Base(filepath.Dir(d))
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// cursorSlugPath finds the folder a workspace slug was made from: Cursor
+// writes the absolute path with its separators as "-" and no leading one
+// ("home-dev-src-my-app"), so which "-" were separators is found by
+// looking for the folders that exist. "" when none does (the project was
+// moved or deleted, or the slug names a remote workspace).
+func cursorSlugPath(slug string) string {
+	if slug == "" {
+		return ""
+	}
+	parts := strings.Split(slug, "-")
+	// budget bounds the stats a crafted slug of many dashes costs.
+	budget := 256
+	var walk func(dir string, i int) string
+	walk = func(dir string, i int) string {
+		if i == len(parts) {
+			return dir
+		}
+		for j := i + 1; j <= len(parts) && budget > 0; j++ {
+			budget--
+			next := filepath.Join(dir, strings.Join(parts[i:j], "-"))
+			if st, err := os.Stat(next); err == nil && st.IsDir() {
+				if p := walk(next, j); p != "" {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	return walk(string(filepath.Separator), 0)
 }

@@ -16,7 +16,7 @@ import (
 // and imported with the same counts. Counts: Claude Code 7acd37a8 has 6
 // prompts with replies (hooks TestSharedClaudeCode), Codex 20-12-23 has 2
 // user_message events, the Gemini chat 2 user messages; Cline, Roo Code,
-// Continue, Copilot Chat and Copilot CLI as counted in hooks agentCases (their fixtures are
+// Continue, Copilot Chat, Copilot CLI and Cursor's transcript (no project: it names none) as counted in hooks agentCases (their fixtures are
 // synthetic: no real public one was found).
 func TestImportAllAgents(t *testing.T) {
 	fixtures := filepath.Join(shared.Dir(), "fixtures")
@@ -61,6 +61,8 @@ func TestImportAllAgents(t *testing.T) {
 	cc := "../hooks/testdata/copilot-cli/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/"
 	place(cc+"events.jsonl", ".copilot/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/events.jsonl")
 	place(cc+"workspace.yaml", ".copilot/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/workspace.yaml")
+	ct := "3f2e1d0c-aaaa-4bbb-8ccc-0123456789ab"
+	place("../hooks/testdata/cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl", ".cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl")
 	ctx := context.Background()
 	scan, err := ScanAgents(ctx, nil, "")
 	if err != nil {
@@ -73,6 +75,7 @@ func TestImportAllAgents(t *testing.T) {
 		{Agent: "continue", Project: "http-client", Sessions: 1, Exchanges: 3},
 		{Agent: "copilot", Project: "calendar", Sessions: 1, Exchanges: 3},
 		{Agent: "copilot-cli", Project: "ledger-api", Sessions: 1, Exchanges: 4},
+		{Agent: "cursor", Project: "", Sessions: 1, Exchanges: 3},
 		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
 		{Agent: "roo-code", Project: "stats-cli", Sessions: 1, Exchanges: 2},
 	}
@@ -92,8 +95,8 @@ func TestImportAllAgents(t *testing.T) {
 		}
 		added += rep.Added
 	}
-	if added != 25 {
-		t.Errorf("added %d, want 25", added)
+	if added != 28 {
+		t.Errorf("added %d, want 28", added)
 	}
 	// Again: nothing new.
 	for _, agent := range scan.Agents() {
