@@ -190,7 +190,7 @@ func (j Job) source() string {
 		return j.Transcript
 	}
 	if j.ThreadID == "" && j.SessionID != "" {
-		return j.Kind + " session " + j.SessionID
+		return "session " + j.SessionID
 	}
 	return "thread " + j.ThreadID
 }
