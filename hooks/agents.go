@@ -68,11 +68,14 @@ var docAgents = map[string]docAgent{
 		},
 	},
 	AgentOpenCode: {
-		read:  ReadOpenCode,
+		read:  readOpenCodeAny,
 		roots: OpenCodeDataDirs,
-		keep:  isOpenCodeDB,
+		keep:  func(p string, d fs.DirEntry) bool { return isOpenCodeDB(p, d) || isOpenCodeStorageSession(p, d) },
 		sniff: func(p string, head []byte) bool {
-			return bytes.HasPrefix(head, []byte("SQLite format 3\x00")) && strings.HasPrefix(filepath.Base(p), "opencode")
+			if bytes.HasPrefix(head, []byte("SQLite format 3\x00")) {
+				return strings.HasPrefix(filepath.Base(p), "opencode")
+			}
+			return bytes.Contains(head, []byte(`"projectID"`)) && bytes.Contains(head, []byte(`"directory"`)) && bytes.Contains(head, []byte(`"ses_`))
 		},
 	},
 	AgentCopilotCLI: {

@@ -136,8 +136,9 @@ func ParseOpenCodeHook(arg string) (OpenCodeHook, error) {
 	return in, nil
 }
 
-// OpenCodeDBFor finds the opencode database holding a session.
-func OpenCodeDBFor(home, session string) (string, error) {
+// OpenCodeSessionStore finds where OpenCode keeps a session: the
+// opencode*.db holding it, else its file in the older JSON storage.
+func OpenCodeSessionStore(home, session string) (string, error) {
 	for _, dir := range OpenCodeDataDirs(home) {
 		m, _ := filepath.Glob(filepath.Join(dir, "opencode*.db"))
 		for _, p := range m {
@@ -153,5 +154,8 @@ func OpenCodeDBFor(home, session string) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("opencode session %s: no opencode database under %s holds it", session, strings.Join(OpenCodeDataDirs(home), ", "))
+	if p := openCodeStorageSession(home, session); p != "" {
+		return p, nil
+	}
+	return "", fmt.Errorf("opencode session %s: neither an opencode database nor the JSON storage under %s holds it", session, strings.Join(OpenCodeDataDirs(home), ", "))
 }

@@ -16,8 +16,12 @@ import (
 // and imported with the same counts. Counts: Claude Code 7acd37a8 has 6
 // prompts with replies (hooks TestSharedClaudeCode), Codex 20-12-23 has 2
 // user_message events, the Gemini chat 2 user messages; Cline, Roo Code,
-// Continue, Copilot Chat, Copilot CLI and Cursor's transcript (no project: it names none) as counted in hooks agentCases (their fixtures are
-// synthetic: no real public one was found).
+// Continue, Copilot Chat, Copilot CLI and Cursor's transcript (no project:
+// it names none) as counted in hooks agentCases; OpenCode's JSON storage
+// has user messages msg_001, msg_004 and msg_007, each with a text part,
+// the last closed by the session's end (an old file): 3. Those fixtures
+// are synthetic (no real public one was found). The messages of the
+// OpenCode session are listed one by one: their order is the point.
 func TestImportAllAgents(t *testing.T) {
 	fixtures := filepath.Join(shared.Dir(), "fixtures")
 	claude := filepath.Join(fixtures, "claude-code", "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
@@ -63,6 +67,14 @@ func TestImportAllAgents(t *testing.T) {
 	place(cc+"workspace.yaml", ".copilot/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/workspace.yaml")
 	ct := "3f2e1d0c-aaaa-4bbb-8ccc-0123456789ab"
 	place("../hooks/testdata/cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl", ".cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl")
+	for _, f := range []string{"session/prj_9f8e7d6c/ses_4a1b2c3d4e5fXyZ.json", "message/ses_4a1b2c3d4e5fXyZ/msg_001.json", "message/ses_4a1b2c3d4e5fXyZ/msg_002.json", "message/ses_4a1b2c3d4e5fXyZ/msg_003.json", "message/ses_4a1b2c3d4e5fXyZ/msg_004.json", "message/ses_4a1b2c3d4e5fXyZ/msg_005.json", "message/ses_4a1b2c3d4e5fXyZ/msg_006.json", "message/ses_4a1b2c3d4e5fXyZ/msg_007.json"} {
+		place("../hooks/testdata/opencode/storage/"+f, ".local/share/opencode/storage/"+f)
+	}
+	parts, _ := filepath.Glob("../hooks/testdata/opencode/storage/part/*/*.json")
+	for _, f := range parts {
+		rel, _ := filepath.Rel("../hooks/testdata/opencode/storage", f)
+		place(f, ".local/share/opencode/storage/"+rel)
+	}
 	ctx := context.Background()
 	scan, err := ScanAgents(ctx, nil, "")
 	if err != nil {
@@ -77,6 +89,7 @@ func TestImportAllAgents(t *testing.T) {
 		{Agent: "copilot-cli", Project: "ledger-api", Sessions: 1, Exchanges: 4},
 		{Agent: "cursor", Project: "", Sessions: 1, Exchanges: 3},
 		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
+		{Agent: "opencode", Project: "todo-api", Sessions: 1, Exchanges: 3},
 		{Agent: "roo-code", Project: "stats-cli", Sessions: 1, Exchanges: 2},
 	}
 	if !reflect.DeepEqual(scan.Found, want) || len(scan.Skipped) != 0 || scan.HeldBack != 0 {
@@ -95,8 +108,8 @@ func TestImportAllAgents(t *testing.T) {
 		}
 		added += rep.Added
 	}
-	if added != 28 {
-		t.Errorf("added %d, want 28", added)
+	if added != 31 {
+		t.Errorf("added %d, want 31", added)
 	}
 	// Again: nothing new.
 	for _, agent := range scan.Agents() {

@@ -212,11 +212,11 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 	if j.Kind == hooks.FormatOpenCode {
 		// The plugin reports a session gone idle: its turn is over.
 		home, _ := os.UserHomeDir()
-		db, err := hooks.OpenCodeDBFor(home, j.SessionID)
+		store, err := hooks.OpenCodeSessionStore(home, j.SessionID)
 		if err != nil {
 			return AddReport{}, err
 		}
-		return m.AddFile(ctx, db, hooks.FormatOpenCode, hooks.Options{OnlySession: j.SessionID, Cwd: j.Cwd, TurnComplete: j.Event == "session.idle"}, AddOptions{excludable: true})
+		return m.AddFile(ctx, store, hooks.FormatOpenCode, hooks.Options{OnlySession: j.SessionID, Cwd: j.Cwd, TurnComplete: j.Event == "session.idle"}, AddOptions{excludable: true})
 	}
 	if path == "" {
 		return AddReport{}, errors.New("the job names no transcript")
