@@ -20,8 +20,7 @@ import (
 // it names none) as counted in hooks agentCases; OpenCode's JSON storage
 // has user messages msg_001, msg_004 and msg_007, each with a text part,
 // the last closed by the session's end (an old file): 3. Those fixtures
-// are synthetic (no real public one was found). The messages of the
-// OpenCode session are listed one by one: their order is the point.
+// are synthetic (no real public one was found).
 func TestImportAllAgents(t *testing.T) {
 	fixtures := filepath.Join(shared.Dir(), "fixtures")
 	claude := filepath.Join(fixtures, "claude-code", "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
@@ -67,11 +66,8 @@ func TestImportAllAgents(t *testing.T) {
 	place(cc+"workspace.yaml", ".copilot/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/workspace.yaml")
 	ct := "3f2e1d0c-aaaa-4bbb-8ccc-0123456789ab"
 	place("../hooks/testdata/cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl", ".cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl")
-	for _, f := range []string{"session/prj_9f8e7d6c/ses_4a1b2c3d4e5fXyZ.json", "message/ses_4a1b2c3d4e5fXyZ/msg_001.json", "message/ses_4a1b2c3d4e5fXyZ/msg_002.json", "message/ses_4a1b2c3d4e5fXyZ/msg_003.json", "message/ses_4a1b2c3d4e5fXyZ/msg_004.json", "message/ses_4a1b2c3d4e5fXyZ/msg_005.json", "message/ses_4a1b2c3d4e5fXyZ/msg_006.json", "message/ses_4a1b2c3d4e5fXyZ/msg_007.json"} {
-		place("../hooks/testdata/opencode/storage/"+f, ".local/share/opencode/storage/"+f)
-	}
-	parts, _ := filepath.Glob("../hooks/testdata/opencode/storage/part/*/*.json")
-	for _, f := range parts {
+	ocFiles, _ := filepath.Glob("../hooks/testdata/opencode/storage/*/*/*.json")
+	for _, f := range ocFiles {
 		rel, _ := filepath.Rel("../hooks/testdata/opencode/storage", f)
 		place(f, ".local/share/opencode/storage/"+rel)
 	}
