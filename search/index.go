@@ -122,6 +122,8 @@ type manifest struct {
 	// document, kept incrementally, so that the document set can be compared
 	// with main's without listing it.
 	Digest string `json:"digest,omitempty"`
+	// Dead are the rows ForgetDocs emptied (forget.go).
+	Dead []int32 `json:"dead,omitempty"`
 }
 
 // docRec is what the index keeps per document besides its postings: the
@@ -175,6 +177,8 @@ type Index struct {
 
 	ctxMu sync.Mutex
 	sctx  *sessionCtx // session neighbours (session-bm25), built or loaded on first use
+
+	dead map[int32]bool // man.Dead as a set, built on first use
 
 	// built lazily on the first Add
 	exactIdx map[uint64]int32
@@ -297,6 +301,9 @@ func (ix *Index) Docs() (map[string]string, error) {
 		r, err := ix.rec(int32(i))
 		if err != nil {
 			return nil, err
+		}
+		if isDead(r.ID) {
+			continue
 		}
 		out[r.ID] = r.Commit
 	}
@@ -676,6 +683,9 @@ func (ix *Index) ensureDedupMaps() error {
 	ix.exactIdx = make(map[uint64]int32, len(ix.recs))
 	ix.bands = make(map[uint64][]int32, len(ix.recs)*2)
 	for i := range ix.recs {
+		if isDead(ix.recs[i].ID) {
+			continue
+		}
 		ix.indexDedup(int32(i), &ix.recs[i])
 	}
 	return nil
@@ -731,7 +741,7 @@ func (ix *Index) SetLastCommit(hash string, seq int) error {
 }
 
 // Count is the number of indexed exchanges.
-func (ix *Index) Count() int { return len(ix.seqs) }
+func (ix *Index) Count() int { return len(ix.seqs) - len(ix.man.Dead) }
 
 // Dir is the index directory.
 func (ix *Index) Dir() string { return ix.dir }
