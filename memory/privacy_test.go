@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/memory/queue"
 	"github.com/gitmem/git-mem/redact/redacttest"
 )
 
@@ -141,7 +142,7 @@ func TestQueueFilesHoldNoClearText(t *testing.T) {
 	if err := os.WriteFile(tr, []byte(claudeSession(reply)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	job := Job{Kind: "claude-code", Transcript: tr, SessionID: "33333333-3333-4333-8333-333333333333", Event: "Stop", LastAssistantMessage: reply}
+	job := Job{Job: queue.Job{Kind: "claude-code", Transcript: tr, SessionID: "33333333-3333-4333-8333-333333333333", Event: "Stop", LastAssistantMessage: reply}}
 	if err := m.Enqueue(job); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@
 # from scripts/pbench, paired with a Go hello world built with the same
 # toolchain: wall p50, CPU (user+sys) p50, peak RSS p50. Not printed: sync
 # (go test ./gitstore -bench Sync1000) and maintenance (repack) waits.
+# BIN is the front binary (cmd/git-mem); git-mem-core is taken from beside it.
 set -euo pipefail
 N=100000
 BIN=
@@ -45,7 +46,7 @@ mkdir -p "$CACHE"
 go build -o "$W/pbench" ./scripts/pbench
 go build -o "$W/synth" ./scripts/synth
 if [ -z "$BIN" ]; then
-	go build -o "$W/git-mem" ./cmd/git-mem
+	go build -o "$W/" ./cmd/... # git-mem (the front) and git-mem-core beside it
 	BIN=$W/git-mem
 fi
 mkdir -p "$W/hello"
@@ -76,8 +77,14 @@ fi
 [ -f "$CACHE/more.jsonl" ] || "$W/synth" -n $((N + 1000)) | tail -n 1000 >"$CACHE/more.jsonl"
 export GIT_MEM_DIR=$CACHE/mem
 
-echo "## process start"
-pb "$W/hello-world" "$BIN version"
+# git-mem is the front binary; git-mem-core beside it does the rest (a
+# build from before the split has no git-mem-core: then both are BIN).
+CORE=$(dirname "$BIN")/git-mem-core
+[ -x "$CORE" ] || CORE=$BIN
+echo "## process start: hello world, the front, git-mem-core, a Claude Code hook (front), exec cost (status through the front vs git-mem-core)"
+GIT_MEM_DIR=$W/hookmem "$BIN" init >/dev/null
+printf '{"session_id":"s1","transcript_path":"%s/none.jsonl","cwd":"%s","hook_event_name":"SessionEnd"}\n' "$W" "$W" >"$W/payload.json"
+GIT_MEM_DIR=$W/hookmem pb "$W/hello-world" "$BIN version" "$CORE version" "$BIN hook claude-code <$W/payload.json" "$BIN status" "$CORE status"
 
 if [ -n "$KEEP" ] && [ -f "$CACHE/indexed" ]; then
 	row "reindex" "skipped (--keep-index)"
@@ -89,6 +96,12 @@ fi
 
 echo "## search, whole process, default mode, page cache warm"
 pb "$BIN search auth middleware TypeError sessionTTL" "$BIN search dotnet test hangs" "$BIN version"
+
+if command -v python3 >/dev/null; then
+	echo "## search, whole process, the memory's files evicted from the page cache before each run (binaries cached)"
+	printf 'import os, sys\nfor d, _, fs in os.walk(sys.argv[1]):\n    for f in fs:\n        try:\n            fd = os.open(os.path.join(d, f), os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)\n        except OSError:\n            pass\n' >"$W/evict.py"
+	"$W/pbench" -n 7 -w 1 -prep "python3 $W/evict.py $CACHE/mem" -- "$BIN search auth middleware TypeError sessionTTL" | sed 's/^/    /'
+fi
 
 echo "## log -n 20, stats, status"
 pb "$BIN log -n 20" "$BIN stats" "$BIN status"

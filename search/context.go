@@ -486,6 +486,13 @@ type sessionScorer struct {
 	touched    []int32 // rows with a score
 	eff        []int32 // rows with f'(t,row) > 0 for the current term
 	buf        []rowFreq
+	cardBuf    []cardPosting
+}
+
+// cardPosting is a posting of the card field with its length norm.
+type cardPosting struct {
+	row     int32
+	f, norm float64
 }
 
 type rowFreq struct {
@@ -587,11 +594,10 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 		return fmt.Errorf("postings of %q in %s: %w", t, fieldDistilled, err)
 	}
 	defer tfr.Close()
-	type p struct {
-		row     int32
-		f, norm float64
-	}
-	var ps []p
+	// The postings are kept for a second pass (df first, then BM25) in a
+	// buffer reused across the query's terms.
+	ps := s.cardBuf[:0]
+	defer func() { s.cardBuf = ps[:0] }()
 	tfd := &bleveindex.TermFieldDoc{}
 	for {
 		d, err := tfr.Next(tfd)
@@ -606,7 +612,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			return err
 		}
 		if row >= 0 {
-			ps = append(ps, p{row, float64(d.Freq), d.Norm})
+			ps = append(ps, cardPosting{row, float64(d.Freq), d.Norm})
 		}
 		tfd = d
 	}
