@@ -494,10 +494,15 @@ func (m *Memory) isLiving(head, commit plumbing.Hash, id string) (bool, error) {
 }
 
 // docsOf turns commits into index documents; reading and rendering the
-// verbatim blobs runs on all cores.
+// verbatim blobs runs on all cores. The blobs Add has just written come
+// from Memory.written, the others from git.
 func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error) {
 	docs := make([]search.Doc, len(commits))
 	errs := make([]error, len(commits))
+	var written map[plumbing.Hash][]byte
+	if w := m.written.Load(); w != nil {
+		written = *w
+	}
 	parallel(len(commits), func(i int) {
 		c := commits[i]
 		if len(c.ParentHashes) > 1 {
@@ -507,10 +512,13 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error)
 		if e.Exchange == "" {
 			return
 		}
-		blob, ok, err := m.Repo.ReadPath(c.Hash, exchange.BlobPath(e.Exchange))
-		if err != nil {
-			errs[i] = err
-			return
+		blob, ok := written[c.Hash]
+		if !ok {
+			var err error
+			if blob, ok, err = m.Repo.ReadPath(c.Hash, exchange.BlobPath(e.Exchange)); err != nil {
+				errs[i] = err
+				return
+			}
 		}
 		var verbatim, output, head, tail string
 		if ok {

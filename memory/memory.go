@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitmem/git-mem/distill"
 	"github.com/gitmem/git-mem/exchange"
@@ -27,6 +30,13 @@ type Memory struct {
 	// Progress, when set, hears how far an index rebuild or catch-up is
 	// (commits done of total); the CLI draws it on a terminal.
 	Progress func(done, total int)
+	// written holds the verbatim blobs Add has just committed, by commit,
+	// while Add indexes them: the indexer takes a blob from here instead of
+	// reading back from the packs what was written a moment ago (that read
+	// was 8 % of adding the coding exchanges). A commit's blob is a fact, so
+	// any indexer of this Memory may use it; the map is never changed once
+	// published.
+	written atomic.Pointer[map[plumbing.Hash][]byte]
 }
 
 // Open opens the memory at dir and loads its config.
@@ -199,7 +209,16 @@ func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptio
 		}
 	}
 	if !opt.NoIndex && rep.Added > 0 {
-		if _, err := m.UpdateIndex(ctx); err != nil {
+		written := make(map[plumbing.Hash][]byte, len(res.Commits))
+		for i, h := range res.Commits {
+			if !h.IsZero() {
+				written[h] = todo[i].blob
+			}
+		}
+		m.written.Store(&written)
+		_, err := m.UpdateIndex(ctx)
+		m.written.CompareAndSwap(&written, nil)
+		if err != nil {
 			rep.IndexErr = err.Error()
 		} else {
 			rep.Indexed = true
