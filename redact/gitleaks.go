@@ -185,7 +185,9 @@ var split = sync.OnceValues(func() (*splitDetector, error) {
 	}
 	sd.restWords = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
 	for _, r := range sd.rest.Config.Rules {
-		if len(r.Keywords) == 0 && r.Regex != nil {
+		// A rule with no keywords runs on every fragment: its regexp, or
+		// its path rule (fragments here have no path).
+		if len(r.Keywords) == 0 && (r.Regex != nil || r.Path != nil && r.Path.MatchString("")) {
 			sd.restWords = nil
 		}
 	}
