@@ -279,9 +279,9 @@ func readContext(path string, n int) ([]ctxRow, error) {
 // or, when plain, by plain BM25 over the whole exchange, talk and output as
 // one text (ModeVerbatimBM25).
 func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func(int32) bool, limit int, plain bool) ([]cand, error) {
-	terms := queryTerms(text)
+	qterms := queryTerms(text)
 	n := len(ix.seqs)
-	if len(terms) == 0 || n == 0 {
+	if len(qterms) == 0 || n == 0 {
 		return nil, nil
 	}
 	sc, err := ix.ensureContext()
@@ -298,7 +298,8 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	defer r.Close()
 	cache, release := ix.rowCacheFor(r)
 	defer release()
-	exact := !plain && ExactBoost > 0 && exactQuery(text, len(terms))
+	exact := !plain && ExactBoost > 0 && exactQuery(text, len(qterms))
+	terms := expandTerms(qterms, !plain)
 	var distAvg float64
 	if !plain && CardWeight > 0 {
 		distAvg = float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)
@@ -322,8 +323,8 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		go func(w int) {
 			defer wg.Done()
 			for k := w; k < len(terms); k += workers {
-				ws[w].k = int32(k + 1)
-				if errs[w] = ws[w].term(ctx, terms[k]); errs[w] != nil {
+				ws[w].k, ws[w].tw = int32(k+1), terms[k].w
+				if errs[w] = ws[w].term(ctx, terms[k].t); errs[w] != nil {
 					return
 				}
 			}
@@ -345,7 +346,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		}
 	}
 	if !plain {
-		ix.adjust(ws, scores, touched, sc, text, len(terms))
+		ix.adjust(ws, scores, touched, sc, text, len(qterms))
 	}
 	cs := make([]cand, 0, len(touched))
 	for _, row := range touched {
@@ -477,6 +478,7 @@ type sessionScorer struct {
 
 	exact   bool    // count the query terms each row holds itself
 	k       int32   // 1 + the index of the current term
+	tw      float64 // the current term's weight (1, or SynonymWeight)
 	matched []int16 // per row: query terms held in its own talk or output
 	stamp   []int32 // per row: the last term counted in matched
 	distAvg float64 // mean card length (CardWeight > 0)
@@ -495,7 +497,7 @@ type rowFreq struct {
 
 // own counts a term found in row's own text once.
 func (s *sessionScorer) own(row int32) {
-	if !s.exact {
+	if !s.exact || s.tw != 1 {
 		return
 	}
 	if s.matched == nil {
@@ -620,7 +622,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			s.seen[x.row] = true
 			s.touched = append(s.touched, x.row)
 		}
-		s.scores[x.row] += CardWeight * idf * x.f * (BM25K1 + 1) / (x.f + BM25K1*(1-BM25B+BM25B*fieldLen(x.norm)/s.distAvg))
+		s.scores[x.row] += s.tw * CardWeight * idf * x.f * (BM25K1 + 1) / (x.f + BM25K1*(1-BM25B+BM25B*fieldLen(x.norm)/s.distAvg))
 	}
 	return nil
 }
@@ -660,7 +662,7 @@ func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
 			s.seen[row] = true
 			s.touched = append(s.touched, row)
 		}
-		s.scores[row] += weight * idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*dl[row]/avgdl))
+		s.scores[row] += s.tw * weight * idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*dl[row]/avgdl))
 	}
 	s.eff = s.eff[:0]
 }
