@@ -38,6 +38,10 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 			ours = append(ours, load(withQueries(t, filepath.Join(root, f.dir), f.queries))...)
 		}
 	}
+	var exact []Set
+	for _, f := range []string{"paulukonis", "minsky", "docgen", "ktsu", "chefchopsky"} {
+		exact = append(exact, load(withQueries(t, filepath.Join(root, "coding", f), "exact-queries/"+f+".jsonl"))...)
+	}
 	dev := load(filepath.Join(root, "coding/paulukonis"))
 	lme := load(filepath.Join(root, "longmemeval-dev"))
 	groups := []*benchGroup{
@@ -45,6 +49,8 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 		{name: "coding-dev", sets: dev},
 		{name: "coding-ours", sets: ours},
 		{name: "coding-pooled", sets: []Set{Pool("pooled", append(append([]Set(nil), dev...), ours...))}},
+		{name: "exact", sets: exact},
+		{name: "exact-pooled", sets: []Set{Pool("pooled", exact)}},
 		{name: "lme-dev", sets: lme},
 		{name: "lme-pooled", sets: []Set{Pool("pooled", lme)}},
 	}
@@ -76,6 +82,12 @@ var benchVariants = []benchVariant{
 	{"syn-0.2-s2", both(setF(&search.SynonymWeight, 0.2), setI(&search.SynonymSenses, 2))},
 	{"syn-0.2-m1", both(setF(&search.SynonymWeight, 0.2), setI(&search.SynonymMax, 1))},
 	{"syn-0.2-m6", both(setF(&search.SynonymWeight, 0.2), setI(&search.SynonymMax, 6))},
+	{"b-0.5", setF(&search.SessionB, 0.5)},
+	{"b-0.6", setF(&search.SessionB, 0.6)},
+	{"b-0.9", setF(&search.SessionB, 0.9)},
+	{"k1-0.9", setF(&search.SessionK1, 0.9)},
+	{"k1-1.6", setF(&search.SessionK1, 1.6)},
+	{"k1-2", setF(&search.SessionK1, 2)},
 	{"card-0.05", setF(&search.CardWeight, 0.05)},
 	{"card-0.1", setF(&search.CardWeight, 0.1)},
 	{"card-0.15", setF(&search.CardWeight, 0.15)},
@@ -150,8 +162,10 @@ func TestBenchAllSets(t *testing.T) {
 			g.ms = ms
 		} else {
 			g.ms = &Memories{sets: g.sets}
-			for i, s := range g.sets {
-				b, err := buildIn(ctx, s, filepath.Join(keep, g.name, fmt.Sprint(i)), true)
+			for _, s := range g.sets {
+				// Keyed by the exchanges, not the queries: groups that
+				// share a folder share its memory.
+				b, err := buildIn(ctx, s, filepath.Join(keep, fmt.Sprintf("%s-%d", s.Name, len(s.Exchanges))), true)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -101,6 +101,13 @@ var (
 	RecencyWeight = 0.0
 )
 
+// SessionK1 and SessionB are BM25's k1 and b in the session layer's
+// streams (verbatim-bm25 keeps BM25K1 and BM25B).
+var (
+	SessionK1 = 1.2
+	SessionB  = 0.75
+)
+
 // contextFile holds per row: the previous and next row of the same session
 // (-1 for none) and the lengths in terms of the verbatim (talk), the head,
 // the asked and the output field.
@@ -655,6 +662,10 @@ func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
 	}
 	df := float64(len(s.eff))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
+	k1, b := SessionK1, SessionB
+	if s.plain {
+		k1, b = BM25K1, BM25B
+	}
 	for _, row := range s.eff {
 		f := s.tf[row]
 		s.tf[row] = 0
@@ -662,7 +673,7 @@ func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
 			s.seen[row] = true
 			s.touched = append(s.touched, row)
 		}
-		s.scores[row] += s.tw * weight * idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*dl[row]/avgdl))
+		s.scores[row] += s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*dl[row]/avgdl))
 	}
 	s.eff = s.eff[:0]
 }
