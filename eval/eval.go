@@ -369,7 +369,7 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 func (b *built) search(ctx context.Context, text, mode string, opt Options) ([][]string, error) {
 	var slots [][]string
 	if b.ix != nil {
-		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: opt.K, Mode: mode, Fusion: opt.Fusion})
+		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: opt.K, Mode: mode, Fusion: opt.Fusion, Verbatim: b.mem.Talk})
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,9 @@ type Result struct {
 	Layers    map[string]search.LayerScore `json:"layers"`
 	Collapsed []string                     `json:"collapsed"`
 	Verbatim  string                       `json:"verbatim,omitempty"`
+	// Tier names the exact-recall rung that ranked the hit first
+	// ("phrase", "terms"; see search.ExactTierN).
+	Tier string `json:"tier,omitempty"`
 }
 
 // MaxQueryBytes bounds a query; longer ones are refused with a clear error.
@@ -87,7 +90,7 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 // searchIn runs a checked query (mode and k filled in) on an open index;
 // Search and the long-lived View share it.
 func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
-	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter)})
+	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: m.Talk})
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +103,7 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 				Project: d.Project, Agent: d.Agent, Core: d.Core, Context: d.Context,
 				Rooms: nonNil(d.Rooms), Files: nonNil(d.Files),
 			},
-			Score: h.Score, Layers: h.Layers, Collapsed: nonNil(h.Collapsed),
+			Score: h.Score, Layers: h.Layers, Collapsed: nonNil(h.Collapsed), Tier: h.Tier,
 		}
 		if q.Verbatim {
 			_, blob, err := m.Verbatim(d.ID)
@@ -112,6 +115,17 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 		results = append(results, r)
 	}
 	return results, nil
+}
+
+// Talk returns a stored exchange's talk (its turns and tool calls) and its
+// tools' output apart, what search's exact-recall tier reads.
+func (m *Memory) Talk(id string) (talk, output string, err error) {
+	ex, _, err := m.Verbatim(id)
+	if err != nil {
+		return "", "", err
+	}
+	talk, output = ex.RenderSplit()
+	return talk, output, nil
 }
 
 func short(h string) string {
