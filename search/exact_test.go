@@ -16,7 +16,7 @@ func TestExactNeedles(t *testing.T) {
 		{"Cannot read properties of undefined (reading 'flip')", "cannot read properties of undefined reading flip", []string{"flip"}, nil, true},
 		{`where did we set "max retries" in auth_middleware.go`, "where did we set max retries in auth middleware go", []string{"max retries"}, []string{"auth middleware go"}, true},
 		{"how did we speed up the search index?", "", nil, nil, false}, // a question without code or quotes
-		{"retryTimeout", "", nil, []string{"retrytimeout"}, true},   // one word: no phrase
+		{"retryTimeout", "", nil, []string{"retrytimeout"}, true},      // one word: no phrase
 		{"don't touch the cache", "don t touch the cache", nil, nil, true},
 	} {
 		phrase, spans, idents, ok := exactNeedles(c.query)
