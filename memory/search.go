@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -90,7 +94,24 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 // searchIn runs a checked query (mode and k filled in) on an open index;
 // Search and the long-lived View share it.
 func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
-	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: m.Talk})
+	// The exact-recall tier reads a few exchanges back from git; the first
+	// read of a process loads the pack indexes and main's tree (tens of ms
+	// at 15,000 exchanges), so it starts now, beside the ranking.
+	var warm sync.WaitGroup
+	if search.ExactIntent(q.Text, q.Mode) {
+		warm.Add(1)
+		go func() {
+			defer warm.Done()
+			// A path no exchange has: it walks main's tree, finds nothing.
+			_, _, _ = m.Repo.ReadPath(plumbing.ZeroHash, exchange.BlobPath("\x00warm-up"))
+		}()
+	}
+	talk := func(id string) (string, string, error) {
+		warm.Wait()
+		return m.Talk(id)
+	}
+	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: talk})
+	warm.Wait()
 	if err != nil {
 		return nil, err
 	}

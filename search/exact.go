@@ -1,8 +1,10 @@
 package search
 
 import (
+	"errors"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -48,7 +50,18 @@ var (
 	ExactTerms     = true
 	ExactQuestions = false
 	ExactOutput    = true
+	ExactCard      = false // look in the card (core + context) instead of reading the exchange
 )
+
+// ExactIntent says whether a search of text in mode will read exchanges
+// back for the exact-recall tier (a caller may start its reads early).
+func ExactIntent(text, mode string) bool {
+	if mode == "" {
+		mode = DefaultMode
+	}
+	_, _, _, ok := exactNeedles(text)
+	return ok && mode == ModeSessionBM25 && ExactTierN > 0
+}
 
 // exactNeedles returns what the tier looks for in a query: the whole query
 // (normalised) when it asks for exact recall, the quoted spans, and the
@@ -96,6 +109,36 @@ func quotedSpans(text string) []string {
 		i += 1 + j
 	}
 	return out
+}
+
+// exactRung is the rung of one exchange: 2 (TierPhrase), 1 (TierTerms) or 0.
+func exactRung(r *docRec, verbatim func(id string) (string, string, error), phrase string, spans, idents []string) (int, string, error) {
+	var talk, output string
+	var err error
+	if ExactCard {
+		talk = r.Core + "\n" + r.Context
+	} else if talk, output, err = verbatim(r.ID); err != nil {
+		return 0, "", err
+	}
+	if ExactOutput {
+		talk += "\n" + output
+	}
+	t := normalizeExact(talk)
+	all := func(ns []string) bool {
+		for _, x := range ns {
+			if !holds(t, x) {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case phrase != "" && holds(t, phrase), longSpan(spans) && all(spans):
+		return 2, TierPhrase, nil
+	case ExactTerms && len(idents)+len(spans) > 0 && all(idents) && all(spans):
+		return 1, TierTerms, nil
+	}
+	return 0, "", nil
 }
 
 // longSpan says whether a quoted span has two words or more: one quoted
@@ -160,33 +203,34 @@ func (ix *Index) exactTier(final []cand, text string, verbatim func(id string) (
 	}
 	n := min(ExactTierN, len(final))
 	rank := make([]int, n)
+	recs := make([]docRec, n)
 	for i := range n {
 		r, err := ix.rec(final[i].row)
 		if err != nil {
 			return nil, nil, err
 		}
-		talk, output, err := verbatim(r.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		if ExactOutput {
-			talk += "\n" + output
-		}
-		t := normalizeExact(talk)
-		all := func(ns []string) bool {
-			for _, x := range ns {
-				if !holds(t, x) {
-					return false
-				}
+		recs[i] = r
+	}
+	// The reads run on a few goroutines: each is a git object read.
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(4, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				rank[i], tiers[i], errs[i] = exactRung(&recs[i], verbatim, phrase, spans, idents)
 			}
-			return true
-		}
-		switch {
-		case phrase != "" && holds(t, phrase), longSpan(spans) && all(spans):
-			rank[i], tiers[i] = 2, TierPhrase
-		case ExactTerms && len(idents)+len(spans) > 0 && all(idents) && all(spans):
-			rank[i], tiers[i] = 1, TierTerms
-		}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
 	}
 	idx := make([]int, n)
 	for i := range idx {
