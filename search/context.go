@@ -72,8 +72,8 @@ var (
 var OutputWeight = 0.1
 
 // Knobs of the session layer, measured on every eval set
-// (docs/bench/eval.md, issue 15); 0 switches each off. Only CardWeight is
-// on: the others lost, or moved nothing, on some set.
+// (docs/bench/eval.md, issue 15); 0 switches each off. Only CardWeight
+// and TitleWeight are on: the others lost, or moved nothing, on some set.
 var (
 	// CardWeight adds CardWeight × a BM25 of the distilled card (its own
 	// idf and lengths) to the session score: the card as a field. The card
@@ -99,6 +99,16 @@ var (
 	// RecencyWeight multiplies the score by 1 + RecencyWeight·(Seq/max Seq)
 	// when the query asks for the latest state ("current", "now", "latest").
 	RecencyWeight = 0.0
+	// TitleWeight adds TitleWeight × a BM25 of the session's title (the
+	// first turn of its first exchange) to every exchange of the session:
+	// session-level evidence that tells a session about the thing from
+	// long sessions about something else (LongMemEval's topical
+	// distractors). Measured on all sets (docs/bench/eval.md, 2026-12-02):
+	// 0.05 / 0.1 / 0.2 / 0.4 move LongMemEval +0.003 / +0.006 / +0.007 /
+	// +0.005 (R@10 0.935 → 0.957) and pooled +0.015 / +0.017 / +0.030 /
+	// +0.036, coding pooled −0.008 / −0.006 / −0.011 / −0.035 and LoCoMo
+	// 0 / −0.001 / −0.005 / −0.015 (inside the noise up to 0.2); 0.1.
+	TitleWeight = 0.1
 )
 
 // SessionK1 and SessionB are BM25's k1 and b in the session layer's
@@ -135,6 +145,31 @@ type sessionCtx struct {
 	// (plain BM25)
 	outDL, plainDL   []float64
 	outAvg, plainAvg float64
+
+	titleOnce sync.Once
+	titleDL   []float64 // per row: its session title's length
+	titleAvg  float64
+}
+
+// titles fills titleDL (once per table).
+func (c *sessionCtx) titles() {
+	c.titleOnce.Do(func() {
+		c.titleDL = make([]float64, len(c.rows))
+		var total float64
+		for i, r := range c.rows {
+			if r.prev >= 0 {
+				continue
+			}
+			l := float64(r.head)
+			for j := int32(i); j >= 0; j = c.rows[j].next {
+				c.titleDL[j] = l
+				total += l
+			}
+		}
+		if len(c.rows) > 0 {
+			c.titleAvg = total / float64(len(c.rows))
+		}
+	})
 }
 
 // neighbours links each row to the previous and next row of its session in
@@ -555,9 +590,12 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldHead, t, s.buf[:0]); err != nil {
 		return err
 	}
+	var titles []rowFreq
 	for _, p := range s.buf {
 		if prev := sc.rows[p.row].prev; prev >= 0 {
 			s.add(prev, sc.weight[prev]*p.f)
+		} else if TitleWeight > 0 {
+			titles = append(titles, p)
 		}
 	}
 	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldAsked, t, s.buf[:0]); err != nil {
@@ -569,6 +607,15 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		}
 	}
 	s.score(1, sc.dl, sc.avgdl)
+	if len(titles) > 0 {
+		sc.titles()
+		for _, p := range titles {
+			for j := p.row; j >= 0; j = sc.rows[j].next {
+				s.add(j, p.f)
+			}
+		}
+		s.score(TitleWeight, sc.titleDL, sc.titleAvg)
+	}
 	if CardWeight > 0 && s.distAvg > 0 {
 		if err := s.cardTerm(ctx, t); err != nil {
 			return err
