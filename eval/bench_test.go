@@ -96,6 +96,7 @@ var benchVariants = []benchVariant{
 	{"tier-card", setB(&search.ExactCard, true)},
 	{"tier-card-20", both(setI(&search.ExactTierN, 20), setB(&search.ExactCard, true))},
 	{"tier-off", setI(&search.ExactTierN, 0)},
+	{"tier-on", both(setI(&search.ExactTierN, 10), both(setB(&search.ExactQuestions, false), setB(&search.ExactOutput, true)))},
 	{"tier-10-noq", both(setI(&search.ExactTierN, 10), setB(&search.ExactQuestions, false))},
 	{"tier-50-noq", both(setI(&search.ExactTierN, 50), setB(&search.ExactQuestions, false))},
 	{"tier-10-noq-out", both(setI(&search.ExactTierN, 10), both(setB(&search.ExactQuestions, false), setB(&search.ExactOutput, true)))},

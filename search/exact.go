@@ -36,8 +36,13 @@ const (
 // ExactTierN is how many of the best results the tier reads back and
 // reorders; 0 switches the tier off. Measured in docs/bench/eval.md: 10, 20
 // and 50 give the same ranks on every set (the exchange a person pastes
-// from is already near the top), 10 reads the fewest exchanges.
-var ExactTierN = 10
+// from is already near the top); 10 reads the fewest exchanges. It is off
+// by default for its cost, not its ranking: the first git object read of
+// a process decodes the pack indexes (go-git's idxfile), +60 ms of CPU per
+// search at 15,000 exchanges and ~+100 ms (220 ms wall) at 100,000, which
+// breaks the search latency targets (docs/BENCHMARKS.md). Set it to 10
+// once that read is cheap.
+var ExactTierN = 0
 
 // Knobs of the tier, measured in docs/bench/eval.md: ExactTerms enables
 // the second rung (TierTerms); ExactQuestions lets a question (a query with

@@ -50,6 +50,8 @@ func TestHolds(t *testing.T) {
 // them as written; BM25 ranks the scrambled ones first, the tier moves the
 // verbatim one up and labels it, and the rest keep their order.
 func TestExactTier(t *testing.T) {
+	defer func(n int) { ExactTierN = n }(ExactTierN)
+	ExactTierN = 10
 	docs := []Doc{
 		{ID: "scrambled1", Session: "s1", Verbatim: "user: reading the properties list: undefined flip cannot flip undefined properties read read"},
 		{ID: "verbatim", Session: "s2", Verbatim: "user: I get TypeError: Cannot read properties of undefined (reading 'flip') in a long paste of a stack trace at sketch.js line 12 column 4 and more words here"},
