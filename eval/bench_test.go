@@ -73,53 +73,53 @@ type benchVariant struct {
 // benchVariants are the ideas measured (docs/bench/eval.md).
 var benchVariants = []benchVariant{
 	{"baseline", func() func() { return func() {} }},
-	{"syn-0.05", setF(&search.SynonymWeight, 0.05)},
-	{"syn-0.1", setF(&search.SynonymWeight, 0.1)},
-	{"syn-0.1-m1", both(setF(&search.SynonymWeight, 0.1), setI(&search.SynonymMax, 1))},
-	{"syn-0.2", setF(&search.SynonymWeight, 0.2)},
-	{"syn-0.3", setF(&search.SynonymWeight, 0.3)},
-	{"syn-0.5", setF(&search.SynonymWeight, 0.5)},
-	{"syn-0.2-s2", both(setF(&search.SynonymWeight, 0.2), setI(&search.SynonymSenses, 2))},
-	{"syn-0.2-m1", both(setF(&search.SynonymWeight, 0.2), setI(&search.SynonymMax, 1))},
-	{"syn-0.2-m6", both(setF(&search.SynonymWeight, 0.2), setI(&search.SynonymMax, 6))},
-	{"tier-10", setI(&search.ExactTierN, 10)},
-	{"tier-20", setI(&search.ExactTierN, 20)},
-	{"tier-20-noq", both(setI(&search.ExactTierN, 20), setB(&search.ExactQuestions, false))},
-	{"tier-20-out", both(setI(&search.ExactTierN, 20), setB(&search.ExactOutput, true))},
-	{"tier-20-noq-out", both(setI(&search.ExactTierN, 20), both(setB(&search.ExactQuestions, false), setB(&search.ExactOutput, true)))},
-	{"tier-20-phrase-noq", both(setI(&search.ExactTierN, 20), both(setB(&search.ExactQuestions, false), setB(&search.ExactTerms, false)))},
-	{"tier-50", setI(&search.ExactTierN, 50)},
-	{"title-0.05", setF(&search.TitleWeight, 0.05)},
-	{"title-0.1", setF(&search.TitleWeight, 0.1)},
-	{"title-0.2", setF(&search.TitleWeight, 0.2)},
-	{"title-0.4", setF(&search.TitleWeight, 0.4)},
-	{"tier-card", setB(&search.ExactCard, true)},
-	{"tier-card-20", both(setI(&search.ExactTierN, 20), setB(&search.ExactCard, true))},
-	{"tier-off", setI(&search.ExactTierN, 0)},
-	{"tier-on", both(setI(&search.ExactTierN, 10), both(setB(&search.ExactQuestions, false), setB(&search.ExactOutput, true)))},
-	{"tier-10-noq", both(setI(&search.ExactTierN, 10), setB(&search.ExactQuestions, false))},
-	{"tier-50-noq", both(setI(&search.ExactTierN, 50), setB(&search.ExactQuestions, false))},
-	{"tier-10-noq-out", both(setI(&search.ExactTierN, 10), both(setB(&search.ExactQuestions, false), setB(&search.ExactOutput, true)))},
-	{"tier-50-noq-out", both(setI(&search.ExactTierN, 50), both(setB(&search.ExactQuestions, false), setB(&search.ExactOutput, true)))},
-	{"tier-20-phrase", both(setI(&search.ExactTierN, 20), setB(&search.ExactTerms, false))},
-	{"b-0.5", setF(&search.SessionB, 0.5)},
-	{"b-0.6", setF(&search.SessionB, 0.6)},
-	{"b-0.9", setF(&search.SessionB, 0.9)},
-	{"k1-0.9", setF(&search.SessionK1, 0.9)},
-	{"k1-1.6", setF(&search.SessionK1, 1.6)},
-	{"k1-2", setF(&search.SessionK1, 2)},
-	{"card-0.05", setF(&search.CardWeight, 0.05)},
-	{"card-0.1", setF(&search.CardWeight, 0.1)},
-	{"card-0.15", setF(&search.CardWeight, 0.15)},
-	{"card-0.2", setF(&search.CardWeight, 0.2)},
-	{"card-0.3", setF(&search.CardWeight, 0.3)},
-	{"exact-code-0.5", setF(&search.ExactBoost, 0.5)},
-	{"exact-code-ladder", setF(&search.ExactBoost, 100)},
-	{"exact-all-0.5", both(setF(&search.ExactBoost, 0.5), setB(&search.ExactAll, true))},
-	{"session-0.05", setF(&search.SessionWeight, 0.05)},
-	{"session-0.2", setF(&search.SessionWeight, 0.2)},
-	{"recency-0.1", setF(&search.RecencyWeight, 0.1)},
-	{"recency-0.3", setF(&search.RecencyWeight, 0.3)},
+	{"syn-0.05", set(&search.SynonymWeight, 0.05)},
+	{"syn-0.1", set(&search.SynonymWeight, 0.1)},
+	{"syn-0.1-m1", both(set(&search.SynonymWeight, 0.1), set(&search.SynonymMax, 1))},
+	{"syn-0.2", set(&search.SynonymWeight, 0.2)},
+	{"syn-0.3", set(&search.SynonymWeight, 0.3)},
+	{"syn-0.5", set(&search.SynonymWeight, 0.5)},
+	{"syn-0.2-s2", both(set(&search.SynonymWeight, 0.2), set(&search.SynonymSenses, 2))},
+	{"syn-0.2-m1", both(set(&search.SynonymWeight, 0.2), set(&search.SynonymMax, 1))},
+	{"syn-0.2-m6", both(set(&search.SynonymWeight, 0.2), set(&search.SynonymMax, 6))},
+	{"tier-10", set(&search.ExactTierN, 10)},
+	{"tier-20", set(&search.ExactTierN, 20)},
+	{"tier-20-noq", both(set(&search.ExactTierN, 20), set(&search.ExactQuestions, false))},
+	{"tier-20-out", both(set(&search.ExactTierN, 20), set(&search.ExactOutput, true))},
+	{"tier-20-noq-out", both(set(&search.ExactTierN, 20), both(set(&search.ExactQuestions, false), set(&search.ExactOutput, true)))},
+	{"tier-20-phrase-noq", both(set(&search.ExactTierN, 20), both(set(&search.ExactQuestions, false), set(&search.ExactTerms, false)))},
+	{"tier-50", set(&search.ExactTierN, 50)},
+	{"title-0.05", set(&search.TitleWeight, 0.05)},
+	{"title-0.1", set(&search.TitleWeight, 0.1)},
+	{"title-0.2", set(&search.TitleWeight, 0.2)},
+	{"title-0.4", set(&search.TitleWeight, 0.4)},
+	{"tier-card", set(&search.ExactCard, true)},
+	{"tier-card-20", both(set(&search.ExactTierN, 20), set(&search.ExactCard, true))},
+	{"tier-off", set(&search.ExactTierN, 0)},
+	{"tier-on", both(set(&search.ExactTierN, 10), both(set(&search.ExactQuestions, false), set(&search.ExactOutput, true)))},
+	{"tier-10-noq", both(set(&search.ExactTierN, 10), set(&search.ExactQuestions, false))},
+	{"tier-50-noq", both(set(&search.ExactTierN, 50), set(&search.ExactQuestions, false))},
+	{"tier-10-noq-out", both(set(&search.ExactTierN, 10), both(set(&search.ExactQuestions, false), set(&search.ExactOutput, true)))},
+	{"tier-50-noq-out", both(set(&search.ExactTierN, 50), both(set(&search.ExactQuestions, false), set(&search.ExactOutput, true)))},
+	{"tier-20-phrase", both(set(&search.ExactTierN, 20), set(&search.ExactTerms, false))},
+	{"b-0.5", set(&search.SessionB, 0.5)},
+	{"b-0.6", set(&search.SessionB, 0.6)},
+	{"b-0.9", set(&search.SessionB, 0.9)},
+	{"k1-0.9", set(&search.SessionK1, 0.9)},
+	{"k1-1.6", set(&search.SessionK1, 1.6)},
+	{"k1-2", set(&search.SessionK1, 2)},
+	{"card-0.05", set(&search.CardWeight, 0.05)},
+	{"card-0.1", set(&search.CardWeight, 0.1)},
+	{"card-0.15", set(&search.CardWeight, 0.15)},
+	{"card-0.2", set(&search.CardWeight, 0.2)},
+	{"card-0.3", set(&search.CardWeight, 0.3)},
+	{"exact-code-0.5", set(&search.ExactBoost, 0.5)},
+	{"exact-code-ladder", set(&search.ExactBoost, 100)},
+	{"exact-all-0.5", both(set(&search.ExactBoost, 0.5), set(&search.ExactAll, true))},
+	{"session-0.05", set(&search.SessionWeight, 0.05)},
+	{"session-0.2", set(&search.SessionWeight, 0.2)},
+	{"recency-0.1", set(&search.RecencyWeight, 0.1)},
+	{"recency-0.3", set(&search.RecencyWeight, 0.3)},
 	{"fuse-distbm25", func() func() {
 		old := search.DefaultFusion
 		search.DefaultFusion = search.FusionConfig{K: 60, Layers: []search.LayerWeight{{Layer: search.ModeSessionBM25, Weight: 1}, {Layer: search.ModeDistilledBM25, Weight: 0.5}}}
@@ -132,15 +132,8 @@ var benchVariants = []benchVariant{
 	}},
 }
 
-func setF(p *float64, v float64) func() func() {
-	return func() func() { old := *p; *p = v; return func() { *p = old } }
-}
-
-func setI(p *int, v int) func() func() {
-	return func() func() { old := *p; *p = v; return func() { *p = old } }
-}
-
-func setB(p *bool, v bool) func() func() {
+// set returns a variant that sets *p to v and an undo.
+func set[T any](p *T, v T) func() func() {
 	return func() func() { old := *p; *p = v; return func() { *p = old } }
 }
 

@@ -103,7 +103,8 @@ var (
 	// first turn of its first exchange) to every exchange of the session:
 	// session-level evidence that tells a session about the thing from
 	// long sessions about something else (LongMemEval's topical
-	// distractors). Measured on all sets (docs/bench/eval.md, 2026-12-02):
+	// distractors). An exchange without a session is its own session.
+	// Measured on all sets (docs/bench/eval.md, 2026-12-02):
 	// 0.05 / 0.1 / 0.2 / 0.4 move LongMemEval +0.003 / +0.006 / +0.007 /
 	// +0.005 (R@10 0.935 → 0.957) and pooled +0.015 / +0.017 / +0.030 /
 	// +0.036, coding pooled −0.008 / −0.006 / −0.011 / −0.035 and LoCoMo
