@@ -96,6 +96,8 @@ var benchVariants = []benchVariant{
 	{"tier-card", set(&search.ExactCard, true)},
 	{"tier-card-20", both(set(&search.ExactTierN, 20), set(&search.ExactCard, true))},
 	{"tier-off", set(&search.ExactTierN, 0)},
+	{"smax-0.1", set(&search.SessionMaxWeight, 0.1)},
+	{"smax-0.3", set(&search.SessionMaxWeight, 0.3)},
 	{"tier-on", both(set(&search.ExactTierN, 10), both(set(&search.ExactQuestions, false), set(&search.ExactOutput, true)))},
 	{"tier-10-noq", both(set(&search.ExactTierN, 10), set(&search.ExactQuestions, false))},
 	{"tier-50-noq", both(set(&search.ExactTierN, 50), set(&search.ExactQuestions, false))},

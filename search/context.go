@@ -96,6 +96,9 @@ var (
 	// SessionWeight adds SessionWeight × the sum of the scores of the
 	// exchange's session (itself included): session-level evidence.
 	SessionWeight = 0.0
+	// SessionMaxWeight adds SessionMaxWeight × the best score of the
+	// exchange's session (sessions ranked, then exchanges).
+	SessionMaxWeight = 0.0
 	// RecencyWeight multiplies the score by 1 + RecencyWeight·(Seq/max Seq)
 	// when the query asks for the latest state ("current", "now", "latest").
 	RecencyWeight = 0.0
@@ -414,6 +417,18 @@ func (ix *Index) adjust(ws []*sessionScorer, scores []float64, touched []int32, 
 			if m >= nterms {
 				scores[row] *= 1 + ExactBoost
 			}
+		}
+	}
+	if SessionMaxWeight > 0 {
+		// Rank sessions, then exchanges: the session's best exchange
+		// score lifts every exchange of the session.
+		best := map[int32]float64{}
+		for _, row := range touched {
+			k := sc.session(row)
+			best[k] = max(best[k], scores[row])
+		}
+		for _, row := range touched {
+			scores[row] += SessionMaxWeight * best[sc.session(row)]
 		}
 	}
 	if SessionWeight > 0 {
