@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitmem/git-mem/gitstore"
 	"github.com/gitmem/git-mem/hooks"
+	"github.com/gitmem/git-mem/hooks/hookinput"
 	"github.com/gitmem/git-mem/memory/queue"
 	"github.com/gitmem/git-mem/redact"
 )
@@ -71,6 +72,13 @@ func (m *Memory) Jobs(failed bool) ([]Job, error) {
 		var j Job
 		if json.Unmarshal(b, &j) != nil {
 			j = Job{Job: queue.Job{Kind: "unreadable", LastError: "job file is not JSON: " + p}}
+		} else if j.LastAssistantMessage != "" {
+			// Written by a version that kept the final reply in clear
+			// (a token was found in failed/): rewritten as a digest, its
+			// prompts redacted, before anything else reads it.
+			if err := writeJob(p, j); err == nil {
+				j.LastAssistantDigest, j.LastAssistantMessage = hookinput.Digest(j.LastAssistantMessage), ""
+			}
 		}
 		j.file = p
 		out = append(out, j)
