@@ -89,6 +89,10 @@ type Options struct {
 	// them — a notify for a turn the file does not show yet closes nothing.
 	TurnComplete  bool
 	InputMessages []string
+	// InputDigests are PromptDigest of the turn's prompts: what a queue
+	// file keeps instead of them (a prompt redacted before it was written
+	// would never equal the transcript's again).
+	InputDigests []string
 	// Cwd is the session's folder when a hook says it (Gemini CLI's files
 	// do not name their project).
 	Cwd string
@@ -100,6 +104,12 @@ type Options struct {
 // LastDigest is the hex SHA-256 of a final reply with its white space
 // squashed: what matchesLast compares when only a digest was kept.
 func LastDigest(s string) string { return hookinput.Digest(s) }
+
+// PromptDigest is the digest a hook's prompt is compared by (turnReported).
+func PromptDigest(m string) string {
+	m, _ = splitIDEContext(cutGitMemContext(m))
+	return LastDigest(squash(m))
+}
 
 // Result is what a reader found: the closed exchanges in session order and
 // the records it had to skip.
@@ -529,10 +539,18 @@ func (b *builder) turnReported(opt Options) bool {
 	if !opt.TurnComplete || !b.hasReply() {
 		return false
 	}
-	if len(opt.InputMessages) == 0 {
+	if len(opt.InputMessages) == 0 && len(opt.InputDigests) == 0 {
 		return true
 	}
 	prompt := squash(b.ex.UserText())
+	if len(opt.InputDigests) > 0 {
+		d := LastDigest(prompt)
+		for _, x := range opt.InputDigests {
+			if x == d {
+				return true
+			}
+		}
+	}
 	for _, m := range opt.InputMessages {
 		m, _ = splitIDEContext(cutGitMemContext(m))
 		if squash(m) == prompt {

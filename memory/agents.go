@@ -44,7 +44,17 @@ func ClaudeHookJob(r io.Reader) (Job, error) {
 func CodexHookJob(arg string) (Job, error) {
 	n, err := hooks.ParseCodexNotify(arg)
 	return Job{Job: queue.Job{Kind: hooks.FormatCodex, ThreadID: n.ThreadID, Cwd: n.Cwd, Event: n.Type,
-		LastAssistantMessage: n.LastAssistantMessage, InputMessages: n.InputMessages}}, err
+		LastAssistantMessage: n.LastAssistantMessage, InputDigests: promptDigests(n.InputMessages)}}, err
+}
+
+// promptDigests keeps a hook's prompts as digests: the worker only
+// compares them with the transcript's, and a prompt may hold a secret.
+func promptDigests(ms []string) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, hooks.PromptDigest(m))
+	}
+	return out
 }
 
 // GeminiHookJob reads Gemini CLI's hook JSON (stdin).
@@ -53,7 +63,7 @@ func GeminiHookJob(r io.Reader) (Job, error) {
 	job := Job{Job: queue.Job{Kind: hooks.FormatGemini, Transcript: in.TranscriptPath, SessionID: in.SessionID,
 		Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.PromptResponse}}
 	if in.Prompt != "" {
-		job.InputMessages = []string{in.Prompt}
+		job.InputDigests = promptDigests([]string{in.Prompt})
 	}
 	return job, err
 }

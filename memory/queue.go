@@ -208,7 +208,7 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 	turnDone := j.Kind == "codex" && j.Event == "agent-turn-complete" || j.Kind == hooks.FormatGemini && j.Event == "AfterAgent"
 	return m.AddFile(ctx, path, j.Kind, hooks.Options{SessionEnded: ended,
 		LastAssistantMessage: j.LastAssistantMessage, LastAssistantDigest: j.LastAssistantDigest,
-		TurnComplete: turnDone, InputMessages: j.InputMessages, Cwd: j.Cwd}, AddOptions{excludable: true})
+		TurnComplete: turnDone, InputMessages: j.InputMessages, InputDigests: j.InputDigests, Cwd: j.Cwd}, AddOptions{excludable: true})
 }
 
 // runCursorJob stores a Cursor conversation a stop hook reported: from the

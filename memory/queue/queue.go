@@ -40,7 +40,8 @@ type Job struct {
 	Event                string    `json:"event,omitempty"`
 	LastAssistantMessage string    `json:"last_assistant_message,omitempty"` // never written: see Write
 	LastAssistantDigest  string    `json:"last_assistant_digest,omitempty"`
-	InputMessages        []string  `json:"input_messages,omitempty"` // codex notify, gemini AfterAgent: the turn's prompts (redacted when written)
+	InputMessages        []string  `json:"input_messages,omitempty"` // older versions: the turn's prompts (redacted when written)
+	InputDigests         []string  `json:"input_digests,omitempty"`  // codex notify, gemini AfterAgent: digests of the turn's prompts
 	Queued               time.Time `json:"queued"`
 	Attempts             int       `json:"attempts"`
 	LastError            string    `json:"last_error,omitempty"`
