@@ -81,6 +81,7 @@ var ErrUnknownMode = errors.New("unknown mode")
 // CheckModes validates mode names.
 func CheckModes(modes []string) error {
 	for _, m := range modes {
+		m, _ := memory.SplitMode(m) // +living, +recent: issue 20's reranking
 		ok := false
 		for _, x := range search.Modes {
 			ok = ok || x == m
@@ -332,9 +333,13 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 // near-duplicates.
 func (b *built) search(ctx context.Context, text, mode string, opt Options) ([][]string, error) {
 	var slots [][]string
+	mode, rr := memory.SplitMode(mode)
 	if b.ix != nil {
 		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: opt.K, Mode: mode, Fusion: opt.Fusion})
 		if err != nil {
+			return nil, err
+		}
+		if hits, err = memory.RerankHits(b.ix, hits, text, rr); err != nil {
 			return nil, err
 		}
 		for _, h := range hits {
@@ -345,7 +350,7 @@ func (b *built) search(ctx context.Context, text, mode string, opt Options) ([][
 	if opt.Fusion != nil {
 		return nil, errors.New("a fusion override needs the builtin embedder")
 	}
-	rs, _, err := b.mem.Search(ctx, memory.SearchQuery{Text: text, K: opt.K, Mode: mode})
+	rs, _, err := b.mem.Search(ctx, memory.SearchQuery{Text: text, K: opt.K, Mode: mode, Rerank: &rr})
 	if err != nil {
 		return nil, err
 	}

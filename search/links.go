@@ -1,0 +1,407 @@
+package search
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gitmem/git-mem/search/embed"
+)
+
+// Supersession links (issue 20). A derived link says that a newer exchange
+// updates what an older one established. It is index data: a pure function
+// of the two cards (core + context, rooms, files, project, time), so a
+// rebuild from the same commits derives the same links on every machine,
+// and a card never changes. Stated links and pins are commits that are not
+// exchanges (see package memory); the indexer hands them over as Events
+// and they are kept beside the derived links in links.json.
+
+// linksFile holds the derived links and the events of a generation.
+const linksFile = "links.json"
+
+// LinkSimilarity is the token-set cosine of two cards (analysed terms of
+// core + context, each term once) at or above which a change signal may
+// link them. Below it a message that merely says "instead" about something
+// else (the study's region migration against a rule about force-pushes)
+// never supersedes. Measured on testdata/bench/supersede and the shared
+// coding set: docs/bench/supersede.md. After changing it, reindex.
+var LinkSimilarity = 0.30
+
+// linkWindow bounds the candidates of one new card per room or file: the
+// latest earlier rows of the bucket (rows are added in commit order, so the
+// window is the same in a rebuild and in a catch-up).
+const linkWindow = 256
+
+// Link says that New supersedes Old (exchange ids).
+type Link struct {
+	New, Old string
+	Sim      float64 // the card similarity that let it through
+}
+
+// Event is a commit that is not an exchange: a pin, an unpin, a stated
+// supersession or its clearing. Package memory parses them; the index only
+// keeps them, so that every reader gets the same view from one place.
+type Event struct {
+	Commit  string    `json:"commit"`
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"`
+	Target  string    `json:"target"`
+	New     string    `json:"new,omitempty"`
+	Project string    `json:"project,omitempty"`
+	Note    string    `json:"note,omitempty"`
+}
+
+type linkRec struct {
+	New, Old int32
+	Sim      float64
+}
+
+type linksDisk struct {
+	Threshold float64   `json:"threshold"`
+	Links     []linkRec `json:"links"`
+	Events    []Event   `json:"events"`
+}
+
+// linkState is the writer's working set, built on the first Add.
+type linkState struct {
+	buckets map[string][]int32 // room (not project:) or file → rows, in row order
+	terms   map[int32]map[string]bool
+	facts   map[int32]map[string]string
+	links   []linkRec
+	events  []Event
+	known   map[string]bool // event commits
+	loaded  bool
+}
+
+// changeWords say that a card replaces something said before.
+var changeWords = regexp.MustCompile(`(?i)\b(instead|no longer|not any ?more|anymore|changed? (?:it |this )?to|switch(?:ed|ing)? (?:to|over|from)|replac(?:e|ed|es|ing)|mov(?:e|ed) (?:it )?to|migrat(?:e|ed|ing) (?:to|from)|now (?:use|uses|using|on|is|at|points)|from now on|deprecat(?:e|ed)|bump(?:ed)? (?:it )?to|went with|drop(?:ped)?)\b`)
+
+// assignment finds "key = value", "key: value", "key to value", "key is value"
+// where the value looks like a setting (a digit or a separator in it).
+var assignment = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]{1,40})(?:\s*[:=]\s*|\s+(?:is|to|of|at|on)\s+)["'\x60]?([a-z0-9][a-z0-9_./:@-]*[0-9_./:@-][a-z0-9_./:@-]*)`)
+
+// cardFacts returns the settings a card states: key → value, lower case.
+func cardFacts(text string) map[string]string {
+	out := map[string]string{}
+	for _, m := range assignment.FindAllStringSubmatch(text, -1) {
+		k := strings.ToLower(strings.Trim(m[1], ".-_"))
+		v := strings.ToLower(strings.TrimRight(m[2], ".,:;"))
+		if k == "" || v == "" || stopKeys[k] {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// stopKeys are words the assignment pattern catches that name no setting.
+var stopKeys = map[string]bool{"it": true, "this": true, "that": true, "back": true, "up": true, "set": true, "go": true, "and": true, "the": true, "from": true, "value": true, "was": true}
+
+// cardTerms is the set of analysed terms of a card.
+func cardTerms(a *embed.Analyzer, text string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range a.Analyze(text) {
+		out[t] = true
+	}
+	return out
+}
+
+// termCosine is the cosine of two term sets as binary vectors.
+func termCosine(a, b map[string]bool) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	n := 0
+	for t := range a {
+		if b[t] {
+			n++
+		}
+	}
+	return float64(n) / math.Sqrt(float64(len(a))*float64(len(b)))
+}
+
+// LinkCard is what the link rule reads of an exchange.
+type LinkCard struct {
+	ID, Project   string
+	Time          time.Time
+	Seq           int
+	Core, Context string
+	Rooms, Files  []string
+}
+
+func (c *LinkCard) text() string { return strings.TrimSpace(c.Core + " " + c.Context) }
+
+// linkBuckets are the rooms and files a card is compared through: project
+// rooms say nothing about the subject.
+func linkBuckets(rooms, files []string) []string {
+	var out []string
+	for _, r := range rooms {
+		if !strings.HasPrefix(r, "project:") {
+			out = append(out, "r\x00"+r)
+		}
+	}
+	for _, f := range files {
+		out = append(out, "f\x00"+f)
+	}
+	return out
+}
+
+// newer reports whether a is the later card of the pair (time, then Seq,
+// then id: a total order every machine computes alike).
+func newer(a, b *LinkCard) bool {
+	if !a.Time.Equal(b.Time) {
+		return a.Time.After(b.Time)
+	}
+	if a.Seq != b.Seq {
+		return a.Seq > b.Seq
+	}
+	return a.ID > b.ID
+}
+
+// Supersedes is the derivation rule for one pair: it returns whether the
+// later card of a and b supersedes the earlier one, which is which, and
+// the similarity. The two must share a project (or have none), a room
+// that is not a project room or a file, and carry a change signal — one
+// setting with two values, or a change word in the later card — and their
+// cards must be at least LinkSimilarity alike.
+func Supersedes(a, b *LinkCard) (ok bool, newID, oldID string, sim float64) {
+	an := embed.NewAnalyzer()
+	return supersedes(a, b, cardTerms(an, a.text()), cardTerms(an, b.text()), cardFacts(a.text()), cardFacts(b.text()))
+}
+
+func supersedes(a, b *LinkCard, ta, tb map[string]bool, fa, fb map[string]string) (bool, string, string, float64) {
+	if a.ID == b.ID || !(a.Project == "" && b.Project == "" || SameProject(a.Project, b.Project)) {
+		return false, "", "", 0
+	}
+	shared := false
+	bb := map[string]bool{}
+	for _, k := range linkBuckets(b.Rooms, b.Files) {
+		bb[k] = true
+	}
+	for _, k := range linkBuckets(a.Rooms, a.Files) {
+		if bb[k] {
+			shared = true
+			break
+		}
+	}
+	if !shared {
+		return false, "", "", 0
+	}
+	n, o, fn, fo := a, b, fa, fb
+	if !newer(a, b) {
+		n, o, fn, fo = b, a, fb, fa
+	}
+	signal := changeWords.MatchString(n.text())
+	for k, v := range fn {
+		if w, ok := fo[k]; ok && w != v {
+			signal = true
+			break
+		}
+	}
+	if !signal {
+		return false, "", "", 0
+	}
+	sim := termCosine(ta, tb)
+	if sim < LinkSimilarity {
+		return false, "", "", sim
+	}
+	return true, n.ID, o.ID, sim
+}
+
+func (r *docRec) linkCard() LinkCard {
+	return LinkCard{ID: r.ID, Project: r.Project, Time: r.Time, Seq: r.Seq, Core: r.Core, Context: r.Context, Rooms: r.Rooms, Files: r.Files}
+}
+
+// loadLinks reads links.json (none yet: empty).
+func (ix *Index) loadLinks() (*linkState, error) {
+	st := &linkState{known: map[string]bool{}}
+	raw, err := os.ReadFile(filepath.Join(ix.dir, linksFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read supersession links: %w", err)
+	}
+	var d linksDisk
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("%s: links: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	st.links, st.events = d.Links, d.Events
+	for _, e := range st.events {
+		st.known[e.Commit] = true
+	}
+	return st, nil
+}
+
+// ensureLinkState builds the writer's buckets from the records.
+func (ix *Index) ensureLinkState() error {
+	if ix.lst != nil && ix.lst.loaded {
+		return nil
+	}
+	st, err := ix.loadLinks()
+	if err != nil {
+		return err
+	}
+	st.buckets = map[string][]int32{}
+	st.terms = map[int32]map[string]bool{}
+	st.facts = map[int32]map[string]string{}
+	for i := range ix.recs {
+		for _, k := range linkBuckets(ix.recs[i].Rooms, ix.recs[i].Files) {
+			st.buckets[k] = append(st.buckets[k], int32(i))
+		}
+	}
+	st.loaded = true
+	ix.lst = st
+	return nil
+}
+
+func (st *linkState) features(a *embed.Analyzer, row int32, r *docRec) (map[string]bool, map[string]string) {
+	t, ok := st.terms[row]
+	if !ok {
+		text := strings.TrimSpace(r.Core + " " + r.Context)
+		t = cardTerms(a, text)
+		st.terms[row] = t
+		st.facts[row] = cardFacts(text)
+	}
+	return t, st.facts[row]
+}
+
+// deriveLinks compares a newly added row with the latest earlier rows of
+// its rooms and files. The caller holds the writer; row's record is set.
+func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
+	st := ix.lst
+	rec := &ix.recs[row]
+	if replaced { // a new blob for a known id: its links are derived again
+		delete(st.terms, row)
+		kept := st.links[:0]
+		for _, l := range st.links {
+			if l.New != row && l.Old != row {
+				kept = append(kept, l)
+			}
+		}
+		st.links = kept
+	}
+	ta, fa := st.features(a, row, rec)
+	ca := rec.linkCard()
+	seen := map[int32]bool{row: true}
+	var cands []int32
+	for _, k := range linkBuckets(rec.Rooms, rec.Files) {
+		rows := st.buckets[k]
+		i := sort.Search(len(rows), func(i int) bool { return rows[i] >= row })
+		for j := i - 1; j >= 0 && j >= i-linkWindow; j-- {
+			if r := rows[j]; !seen[r] {
+				seen[r] = true
+				cands = append(cands, r)
+			}
+		}
+		if !replaced {
+			st.buckets[k] = append(rows[:i], append([]int32{row}, rows[i:]...)...)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i] < cands[j] })
+	for _, r := range cands {
+		o := &ix.recs[r]
+		tb, fb := st.features(a, r, o)
+		cb := o.linkCard()
+		ok, n, _, sim := supersedes(&ca, &cb, ta, tb, fa, fb)
+		if !ok {
+			continue
+		}
+		l := linkRec{New: row, Old: r, Sim: math.Round(sim*1e4) / 1e4}
+		if n != ca.ID {
+			l.New, l.Old = r, row
+		}
+		st.links = append(st.links, l)
+	}
+}
+
+// AddEvents keeps commits that are not exchanges (pins, stated links);
+// one already kept (by commit) is skipped.
+func (ix *Index) AddEvents(evs []Event) error {
+	if ix.readOnly {
+		return ErrReadOnly
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	if err := ix.ensureLinkState(); err != nil {
+		return err
+	}
+	for _, e := range evs {
+		if !ix.lst.known[e.Commit] {
+			ix.lst.known[e.Commit] = true
+			ix.lst.events = append(ix.lst.events, e)
+		}
+	}
+	ix.dirty = true
+	return nil
+}
+
+// writeLinks saves links.json when the writer touched it.
+func (ix *Index) writeLinks() error {
+	d := linksDisk{Threshold: LinkSimilarity}
+	if ix.lst == nil || !ix.lst.loaded {
+		if _, err := os.Stat(filepath.Join(ix.dir, linksFile)); err == nil {
+			return nil // untouched
+		}
+	} else {
+		d.Links, d.Events = ix.lst.links, ix.lst.events
+	}
+	if d.Links == nil {
+		d.Links = []linkRec{}
+	}
+	if d.Events == nil {
+		d.Events = []Event{}
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(ix.dir, linksFile+".tmp")
+	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+		return fmt.Errorf("write supersession links: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(ix.dir, linksFile))
+}
+
+// Links returns the derived links (exchange ids) and the kept events, in
+// the order they were added.
+func (ix *Index) Links() ([]Link, []Event, error) {
+	ix.mu.Lock()
+	st := ix.lst
+	if st == nil {
+		var err error
+		if st, err = ix.loadLinks(); err != nil {
+			ix.mu.Unlock()
+			return nil, nil, err
+		}
+		ix.lst = st
+	}
+	ix.mu.Unlock()
+	out := make([]Link, 0, len(st.links))
+	for _, l := range st.links {
+		if int(l.New) >= ix.Count() || int(l.Old) >= ix.Count() {
+			return nil, nil, fmt.Errorf("%s: links name row %d of %d: %w", ix.dir, max(l.New, l.Old), ix.Count(), ErrCorrupt)
+		}
+		n, err := ix.rec(l.New)
+		if err != nil {
+			return nil, nil, err
+		}
+		o, err := ix.rec(l.Old)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, Link{New: n.ID, Old: o.ID, Sim: l.Sim})
+	}
+	return out, st.events, nil
+}
