@@ -285,6 +285,7 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 	type res struct {
 		s         score
 		collapsed int
+		cur       float64
 		err       error
 	}
 	out := make([]res, len(qs))
@@ -306,6 +307,10 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 					}
 				}
 				out[i].s = scoreRanking(slots, qs[i].Relevant)
+				out[i].cur = -1
+				if len(qs[i].Stale) > 0 {
+					out[i].cur = currentFirst(slots, qs[i].Relevant, qs[i].Stale)
+				}
 			}
 		}()
 	}
@@ -325,6 +330,7 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 			return out[i].err
 		}
 		a.add(q, out[i].s, out[i].collapsed)
+		a.addCur(q, out[i].cur)
 	}
 	return nil
 }
@@ -426,6 +432,20 @@ func (a *modeAcc) add(q Query, s score, collapsed int) {
 	if q.CategoryName != "" {
 		a.names[key] = q.CategoryName
 	}
+}
+
+// addCur counts a current-first score (cur < 0: the query has none).
+func (a *modeAcc) addCur(q Query, cur float64) {
+	if cur < 0 || q.Adversarial {
+		return
+	}
+	key := q.Category
+	if key == "" {
+		key = Uncategorised
+	}
+	a.all.addCur(cur)
+	a.cats[key].addCur(cur)
+	a.sets[q.Set].addCur(cur)
 }
 
 // rr returns the reciprocal ranks of the queries that keep says.

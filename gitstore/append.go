@@ -12,11 +12,11 @@ import (
 )
 
 // Entry is one record to append: a blob at a tree path and the commit
-// message that describes it.
+// message that describes it. An entry with no Path (and no Blob) is a
+// commit that adds nothing: its tree is the parent's (a pin or a link,
+// whose meaning its trailers carry).
 type Entry struct {
 	Path    string    // tree path of the blob; an entry whose path exists is already stored
-	// An entry with no Path (and no Blob) is a commit that adds nothing: its
-	// tree is the parent's (a pin or a link, meaning carried by trailers).
 	Blob    []byte    // the blob's bytes
 	Message string    // the commit message
 	When    time.Time // author date (the record's own time)
