@@ -51,6 +51,9 @@ type Result struct {
 	Text  string             `json:"text"`
 	Cards []Card             `json:"cards"`
 	Rooms []memory.RoomCount `json:"rooms,omitempty"`
+	// Pins are the project's pinned rules that made it in, before the
+	// cards (issue 20).
+	Pins []memory.Pin `json:"pins,omitempty"`
 	// Omitted counts the candidates that did not fit the budget.
 	Omitted int    `json:"omitted"`
 	Note    string `json:"note,omitempty"`
@@ -126,7 +129,11 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 			match = append(match, e)
 		}
 	}
-	if len(match) == 0 {
+	pins, err := livingPins(ctx, m, f.Project)
+	if err != nil {
+		return nil, err
+	}
+	if len(match) == 0 && len(pins) == 0 {
 		return res, nil
 	}
 	res.Rooms = topRooms(match, f.Project, headerRooms)
@@ -150,13 +157,58 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 		cand = append(cand, Card{Entry: *e})
 		size += len(e.Core) + len(e.Context) + 40
 	}
+	es := make([]*memory.Entry, len(cand))
+	for i := range cand {
+		es[i] = &cand[i].Entry
+	}
+	if err := m.Mark(ctx, es); err != nil {
+		return nil, err
+	}
 	items, err := itemsOf(m, cand, req, f.Project == "")
 	if err != nil {
 		return nil, err
 	}
-	p := Pack(projectHeader(f.Project, res.Rooms), items, req.Budget)
-	res.fill(p, len(items), func(i int) Card { return cand[i] })
+	// The standing rules come first: Pack takes items in order, so they
+	// are in whenever the budget allows.
+	pinItems := make([]string, len(pins))
+	for i := range pins {
+		pinItems[i] = FormatPin(&pins[i], f.Project == "")
+	}
+	header := projectHeader(f.Project, res.Rooms)
+	if len(pins) > 0 {
+		header += "\nPinned rules (`git mem pin`) come first, then the cards."
+	}
+	p := Pack(header, append(pinItems, items...), req.Budget)
+	var cardItems []int
+	for _, i := range p.Items {
+		if i < len(pins) {
+			res.Pins = append(res.Pins, pins[i])
+		} else {
+			cardItems = append(cardItems, i-len(pins))
+		}
+	}
+	cp := p
+	cp.Items = cardItems
+	res.fill(cp, len(items), func(i int) Card { return cand[i] })
+	if len(res.Pins) > 0 && res.Text == "" { // pins alone are worth saying
+		res.Text, res.Tokens = p.Text, p.Tokens
+	}
 	return res, nil
+}
+
+// livingPins are the project's pins that nothing superseded.
+func livingPins(ctx context.Context, m *memory.Memory, project string) ([]memory.Pin, error) {
+	all, err := m.Pins(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, p := range all {
+		if len(p.SupersededBy) == 0 {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // itemsOf renders the candidates as cards or, for Request.Verbatim, as the

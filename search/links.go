@@ -32,7 +32,7 @@ const linksFile = "links.json"
 // else (the study's region migration against a rule about force-pushes)
 // never supersedes. Measured on testdata/bench/supersede and the shared
 // coding set: docs/bench/supersede.md. After changing it, reindex.
-var LinkSimilarity = 0.30
+var LinkSimilarity = 0.15
 
 // linkWindow bounds the candidates of one new card per room or file: the
 // latest earlier rows of the bucket (rows are added in commit order, so the
@@ -81,28 +81,49 @@ type linkState struct {
 }
 
 // changeWords say that a card replaces something said before.
-var changeWords = regexp.MustCompile(`(?i)\b(instead|no longer|not any ?more|anymore|changed? (?:it |this )?to|switch(?:ed|ing)? (?:to|over|from)|replac(?:e|ed|es|ing)|mov(?:e|ed) (?:it )?to|migrat(?:e|ed|ing) (?:to|from)|now (?:use|uses|using|on|is|at|points)|from now on|deprecat(?:e|ed)|bump(?:ed)? (?:it )?to|went with|drop(?:ped)?)\b`)
+var changeWords = regexp.MustCompile(`(?i)\b(instead|no longer|not any ?more|anymore|changed? (?:it |this )?to|switch(?:ed|ing)? (?:to|over|from)|replac(?:e|ed|es|ing)|mov(?:e|es|ed|ing) (?:it )?to|from [\w./:@-]+ to|migrat(?:e|ed|ing) (?:to|from)|now (?:use|uses|using|on|is|at|points)|from now on|deprecat(?:e|ed)|bump(?:ed)? (?:it )?to|went with|drop(?:ped)?)\b`)
 
 // assignment finds "key = value", "key: value", "key to value", "key is value"
 // where the value looks like a setting (a digit or a separator in it).
-var assignment = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]{1,40})(?:\s*[:=]\s*|\s+(?:is|to|of|at|on)\s+)["'\x60]?([a-z0-9][a-z0-9_./:@-]*[0-9_./:@-][a-z0-9_./:@-]*)`)
+var assignment = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]{1,40})(?:\s*[:=]\s*|\s+(?:is|to|of|at|on)\s+)["'\x60]?([a-z0-9][a-z0-9_./@-]*(?::[a-z0-9][a-z0-9_./@-]*)*)`)
 
-// cardFacts returns the settings a card states: key → value, lower case.
+// version finds "name 1.22", "name v2.3.1": a tool or language version.
+var version = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]{1,40})\s+v?(\d+\.\d+(?:\.\d+)?)\b`)
+
+// cardFacts returns the settings a card states: key → value, lower case;
+// the last statement of a key wins ("from 1.22 to 1.24"). A value must
+// look like a setting (a digit or a separator in it). Matches may overlap:
+// "server.yaml to port: 9090" holds port = 9090.
 func cardFacts(text string) map[string]string {
-	out := map[string]string{}
-	for _, m := range assignment.FindAllStringSubmatch(text, -1) {
-		k := strings.ToLower(strings.Trim(m[1], ".-_"))
-		v := strings.ToLower(strings.TrimRight(m[2], ".,:;"))
-		if k == "" || v == "" || stopKeys[k] {
-			continue
+	type kv struct {
+		at   int
+		k, v string
+	}
+	var found []kv
+	for _, re := range []*regexp.Regexp{version, assignment} {
+		for pos := 0; pos < len(text); {
+			ix := re.FindStringSubmatchIndex(text[pos:])
+			if ix == nil {
+				break
+			}
+			k := strings.ToLower(strings.Trim(text[pos+ix[2]:pos+ix[3]], ".-_"))
+			v := strings.ToLower(strings.TrimRight(text[pos+ix[4]:pos+ix[5]], ".,;"))
+			if k != "" && !stopKeys[k] && strings.ContainsAny(v, "0123456789_./:@-") {
+				found = append(found, kv{pos + ix[0], k, v})
+			}
+			pos += ix[4] // the value may be the next key
 		}
-		out[k] = v
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].at < found[j].at })
+	out := map[string]string{}
+	for _, f := range found {
+		out[f.k] = f.v
 	}
 	return out
 }
 
 // stopKeys are words the assignment pattern catches that name no setting.
-var stopKeys = map[string]bool{"it": true, "this": true, "that": true, "back": true, "up": true, "set": true, "go": true, "and": true, "the": true, "from": true, "value": true, "was": true}
+var stopKeys = map[string]bool{"it": true, "this": true, "that": true, "back": true, "up": true, "set": true, "and": true, "the": true, "from": true, "value": true, "was": true}
 
 // cardTerms is the set of analysed terms of a card.
 func cardTerms(a *embed.Analyzer, text string) map[string]bool {
@@ -111,6 +132,19 @@ func cardTerms(a *embed.Analyzer, text string) map[string]bool {
 		out[t] = true
 	}
 	return out
+}
+
+// linkTerms are a card's terms without those of its files' paths: sharing
+// a file is the rule's precondition, so the path's words would count it
+// twice (and two cards about one file would look alike whatever they say).
+func linkTerms(a *embed.Analyzer, c *LinkCard) map[string]bool {
+	t := cardTerms(a, c.text())
+	for _, f := range c.Files {
+		for _, w := range a.Analyze(f) {
+			delete(t, w)
+		}
+	}
+	return t
 }
 
 // termCosine is the cosine of two term sets as binary vectors.
@@ -176,7 +210,7 @@ func newer(a, b *LinkCard) bool {
 // cards must be at least LinkSimilarity alike.
 func Supersedes(a, b *LinkCard) (ok bool, newID, oldID string, sim float64) {
 	an := embed.NewAnalyzer()
-	return supersedes(a, b, cardTerms(an, a.text()), cardTerms(an, b.text()), cardFacts(a.text()), cardFacts(b.text()))
+	return supersedes(a, b, linkTerms(an, a), linkTerms(an, b), cardFacts(a.text()), cardFacts(b.text()))
 }
 
 func supersedes(a, b *LinkCard, ta, tb map[string]bool, fa, fb map[string]string) (bool, string, string, float64) {
@@ -216,6 +250,31 @@ func supersedes(a, b *LinkCard, ta, tb map[string]bool, fa, fb map[string]string
 		return false, "", "", sim
 	}
 	return true, n.ID, o.ID, sim
+}
+
+// Candidates returns every pair of cards that passes the link rule but
+// for the similarity threshold, each with its similarity, in card order
+// (for measuring the threshold: docs/bench/supersede.md).
+func Candidates(cards []LinkCard) []Link {
+	an := embed.NewAnalyzer()
+	terms := make([]map[string]bool, len(cards))
+	facts := make([]map[string]string, len(cards))
+	for i := range cards {
+		terms[i] = linkTerms(an, &cards[i])
+		facts[i] = cardFacts(cards[i].text())
+	}
+	saved := LinkSimilarity
+	LinkSimilarity = -1
+	defer func() { LinkSimilarity = saved }()
+	var out []Link
+	for i := range cards {
+		for j := 0; j < i; j++ {
+			if ok, n, o, sim := supersedes(&cards[i], &cards[j], terms[i], terms[j], facts[i], facts[j]); ok {
+				out = append(out, Link{New: n, Old: o, Sim: math.Round(sim*1e4) / 1e4})
+			}
+		}
+	}
+	return out
 }
 
 func (r *docRec) linkCard() LinkCard {
@@ -268,10 +327,10 @@ func (ix *Index) ensureLinkState() error {
 func (st *linkState) features(a *embed.Analyzer, row int32, r *docRec) (map[string]bool, map[string]string) {
 	t, ok := st.terms[row]
 	if !ok {
-		text := strings.TrimSpace(r.Core + " " + r.Context)
-		t = cardTerms(a, text)
+		c := r.linkCard()
+		t = linkTerms(a, &c)
 		st.terms[row] = t
-		st.facts[row] = cardFacts(text)
+		st.facts[row] = cardFacts(c.text())
 	}
 	return t, st.facts[row]
 }
