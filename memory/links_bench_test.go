@@ -150,3 +150,65 @@ func TestSupersedeBench(t *testing.T) {
 		t.Logf("candidate %.3f %s → %s", c.Sim, c.New, c.Old)
 	}
 }
+
+// TestLinkSweepShared (GIT_MEM_HEAVY=1, shared/eval present) counts the
+// links the rule would derive on real coding sessions at each threshold,
+// by signal: a setting with two values, or a change word only. There is no
+// ground truth there; docs/bench/supersede.md reports the counts and what
+// a reading of them found.
+func TestLinkSweepShared(t *testing.T) {
+	if os.Getenv("GIT_MEM_HEAVY") == "" {
+		t.Skip("GIT_MEM_HEAVY=1 runs the sweep over shared/eval/coding")
+	}
+	for _, folder := range []string{"paulukonis", "minsky", "docgen", "ktsu", "chefchopsky"} {
+		p := filepath.Join("..", "..", "shared", "eval", "coding", folder, "exchanges.jsonl")
+		f, err := os.Open(p)
+		if err != nil {
+			t.Skipf("shared eval data: %v", err)
+		}
+		var exs []*exchange.Exchange
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<26)
+		for sc.Scan() {
+			if ex, err := exchange.Parse(sc.Bytes()); err == nil {
+				exs = append(exs, ex)
+			}
+		}
+		f.Close()
+		m := newMemory(t)
+		if _, err := m.Add(context.Background(), exs, AddOptions{NoIndex: true}); err != nil {
+			t.Fatal(err)
+		}
+		all, err := m.Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].Time.Before(all[j].Time) })
+		cards := make([]search.LinkCard, len(all))
+		for i, e := range all {
+			cards[i] = search.LinkCard{ID: e.Exchange, Project: e.Project, Time: e.Time, Seq: i, Core: e.Core, Context: e.Context, Rooms: e.Rooms, Files: e.Files}
+		}
+		saved := search.ChangeWordSimilarity
+		search.ChangeWordSimilarity = 2 // a setting with two values only
+		conflicts := search.Candidates(cards)
+		search.ChangeWordSimilarity = 0
+		both := search.Candidates(cards)
+		search.ChangeWordSimilarity = saved
+		var b strings.Builder
+		for _, th := range []float64{0.10, 0.15, 0.20, 0.30, 0.40, 0.50, 0.60, 0.70} {
+			c, w := 0, 0
+			for _, l := range conflicts {
+				if l.Sim >= th {
+					c++
+				}
+			}
+			for _, l := range both {
+				if l.Sim >= th {
+					w++
+				}
+			}
+			fmt.Fprintf(&b, "  %.2f: %d/%d", th, c, w-c)
+		}
+		t.Logf("%s (%d exchanges), setting/change-word-only links by threshold:%s", folder, len(all), b.String())
+	}
+}

@@ -34,6 +34,12 @@ const linksFile = "links.json"
 // coding set: docs/bench/supersede.md. After changing it, reindex.
 var LinkSimilarity = 0.15
 
+// ChangeWordSimilarity is the higher bar for a pair whose only signal is
+// a change word in the later card (no setting with two values): on real
+// coding sessions "instead" and "replace" are everyday words, and below
+// this bar most such links were wrong (docs/bench/supersede.md).
+var ChangeWordSimilarity = 0.6
+
 // linkWindow bounds the candidates of one new card per room or file: the
 // latest earlier rows of the bucket (rows are added in commit order, so the
 // window is the same in a rebuild and in a catch-up).
@@ -83,9 +89,9 @@ type linkState struct {
 // changeWords say that a card replaces something said before.
 var changeWords = regexp.MustCompile(`(?i)\b(instead|no longer|not any ?more|anymore|changed? (?:it |this )?to|switch(?:ed|ing)? (?:to|over|from)|replac(?:e|ed|es|ing)|mov(?:e|es|ed|ing) (?:it )?to|from [\w./:@-]+ to|migrat(?:e|ed|ing) (?:to|from)|now (?:use|uses|using|on|is|at|points)|from now on|deprecat(?:e|ed)|bump(?:ed)? (?:it )?to|went with|drop(?:ped)?)\b`)
 
-// assignment finds "key = value", "key: value", "key to value", "key is value"
-// where the value looks like a setting (a digit or a separator in it).
-var assignment = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]{1,40})(?:\s*[:=]\s*|\s+(?:is|to|of|at|on)\s+)["'\x60]?([a-z0-9][a-z0-9_./@-]*(?::[a-z0-9][a-z0-9_./@-]*)*)`)
+// assignment finds "key = value" and "key: value" where the value looks
+// like a setting (a digit or a separator in it).
+var assignment = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_-]{1,40})\s*[:=]\s*["'\x60]?([a-z0-9][a-z0-9_./@-]*(?::[a-z0-9][a-z0-9_./@-]*)*)`)
 
 // version finds "name 1.22", "name v2.3.1": a tool or language version.
 var version = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]{1,40})\s+v?(\d+\.\d+(?:\.\d+)?)\b`)
@@ -108,7 +114,13 @@ func cardFacts(text string) map[string]string {
 			}
 			k := strings.ToLower(strings.Trim(text[pos+ix[2]:pos+ix[3]], ".-_"))
 			v := strings.ToLower(strings.TrimRight(text[pos+ix[4]:pos+ix[5]], ".,;"))
-			if k != "" && !stopKeys[k] && strings.ContainsAny(v, "0123456789_./:@-") {
+			// A place in an error report ("sketch.js:172:5", "zsh:1:")
+			// or an error's name ("TimeoutError: …") is not a setting.
+			end := pos + ix[5]
+			start := pos + ix[2]
+			located := end < len(text) && text[end] == ':' || // "zsh:1: command not found"
+				start > 0 && strings.IndexByte("./\\#:-_", text[start-1]) >= 0 // "p5.js:68443", "#file:04
+			if k != "" && !stopKeys[k] && !located && !errorish(k) && strings.ContainsAny(v, "0123456789_./:@-") {
 				found = append(found, kv{pos + ix[0], k, v})
 			}
 			pos += ix[4] // the value may be the next key
@@ -122,8 +134,18 @@ func cardFacts(text string) map[string]string {
 	return out
 }
 
+// errorish reports a key that names an error, not a setting.
+func errorish(k string) bool {
+	for _, suf := range []string{"error", "exception", "warning", "fatal", "panic"} {
+		if strings.HasSuffix(k, suf) {
+			return true
+		}
+	}
+	return false
+}
+
 // stopKeys are words the assignment pattern catches that name no setting.
-var stopKeys = map[string]bool{"it": true, "this": true, "that": true, "back": true, "up": true, "set": true, "and": true, "the": true, "from": true, "value": true, "was": true}
+var stopKeys = map[string]bool{"localhost": true, "http": true, "https": true, "line": true, "error": true, "it": true, "this": true, "that": true, "back": true, "up": true, "set": true, "and": true, "the": true, "from": true, "value": true, "was": true}
 
 // cardTerms is the set of analysed terms of a card.
 func cardTerms(a *embed.Analyzer, text string) map[string]bool {
@@ -235,18 +257,18 @@ func supersedes(a, b *LinkCard, ta, tb map[string]bool, fa, fb map[string]string
 	if !newer(a, b) {
 		n, o, fn, fo = b, a, fb, fa
 	}
-	signal := changeWords.MatchString(n.text())
+	conflict := false
 	for k, v := range fn {
 		if w, ok := fo[k]; ok && w != v {
-			signal = true
+			conflict = true
 			break
 		}
 	}
-	if !signal {
+	if !conflict && !changeWords.MatchString(n.text()) {
 		return false, "", "", 0
 	}
 	sim := termCosine(ta, tb)
-	if sim < LinkSimilarity {
+	if min := LinkSimilarity; sim < min || !conflict && sim < ChangeWordSimilarity {
 		return false, "", "", sim
 	}
 	return true, n.ID, o.ID, sim
