@@ -70,7 +70,9 @@ func TestRewriteDropsMetaCommitsOfDroppedPaths(t *testing.T) {
 		}
 		return out
 	}
-	pin := func(id string) Entry { return Entry{Message: "pin\n\nMem-Kind: pin\nPinned: " + id + "\n", When: e1.When} }
+	pin := func(id string) Entry {
+		return Entry{Message: "pin\n\nMem-Kind: pin\nPinned: " + id + "\n", When: e1.When}
+	}
 	if _, err := r.Append([]Entry{e1, e2, pin("e1"), pin("e2")}, 0); err != nil {
 		t.Fatal(err)
 	}
