@@ -2,6 +2,8 @@ package gitstore
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,7 +27,11 @@ type Rewriter struct {
 	trees   map[treeKey]plumbing.Hash
 	b       *batch
 	oldTree map[plumbing.Hash]plumbing.Hash // old commit → its tree (parents are rewritten first)
-	Dropped int                             // exchange commits dropped
+	decoded map[plumbing.Hash]*object.Tree
+	// Full walks the whole history even below commits that hold none of
+	// the paths (for a history some plain git commit removed a path from).
+	Full    bool
+	Dropped int // exchange commits dropped
 	// DroppedMeta counts commits that are not records dropped because they
 	// refer to a dropped path (Repo.MetaPaths).
 	DroppedMeta int
@@ -60,7 +66,7 @@ func (r *Repo) NewRewriter(paths []string) *Rewriter {
 		}
 		node.leaf = true
 	}
-	return &Rewriter{r: r, drop: root, commits: map[plumbing.Hash]plumbing.Hash{}, trees: map[treeKey]plumbing.Hash{}, b: newBatch(), oldTree: map[plumbing.Hash]plumbing.Hash{}}
+	return &Rewriter{r: r, drop: root, commits: map[plumbing.Hash]plumbing.Hash{}, trees: map[treeKey]plumbing.Hash{}, b: newBatch(), oldTree: map[plumbing.Hash]plumbing.Hash{}, decoded: map[plumbing.Hash]*object.Tree{}}
 }
 
 func (w *Rewriter) get(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
@@ -96,6 +102,19 @@ func (w *Rewriter) Rewrite(tip plumbing.Hash) (plumbing.Hash, error) {
 		c, err := w.r.Commit(h)
 		if err != nil {
 			return err
+		}
+		if !w.Full {
+			// A memory's trees only grow (appends add paths, merges unite,
+			// only a rewrite removes): a commit whose tree holds none of the
+			// paths has no ancestor that adds one, and stays as it is. A
+			// forget of a recent exchange so reads only the commits since.
+			if held, err := w.treeHolds(c.TreeHash, w.drop); err != nil {
+				return err
+			} else if !held {
+				w.commits[h] = h
+				w.oldTree[h] = c.TreeHash
+				return nil
+			}
 		}
 		stack = append(stack, frame{h: h, c: c})
 		return nil
@@ -202,6 +221,30 @@ func (w *Rewriter) refersDropped(c *object.Commit) bool {
 	return false
 }
 
+// treeHolds reports whether tree t holds one of the paths below node.
+func (w *Rewriter) treeHolds(t plumbing.Hash, node *pathTrie) (bool, error) {
+	if len(node.kids) == 0 {
+		return false, nil
+	}
+	tr, err := w.treeObj(t)
+	if err != nil {
+		return false, fmt.Errorf("read tree %s: %w", t, err)
+	}
+	for _, e := range tr.Entries {
+		k := node.kids[e.Name]
+		switch {
+		case k == nil:
+		case k.leaf && e.Mode != filemode.Dir:
+			return true, nil
+		case e.Mode == filemode.Dir:
+			if ok, err := w.treeHolds(e.Hash, k); err != nil || ok {
+				return ok, err
+			}
+		}
+	}
+	return false, nil
+}
+
 // addsDropped reports whether a non-merge commit adds one of the dropped
 // paths (its tree has it and its parent's does not, or has another blob).
 func (w *Rewriter) addsDropped(c *object.Commit) bool {
@@ -254,7 +297,14 @@ func (w *Rewriter) addsDropped(c *object.Commit) bool {
 	return walk(c.TreeHash, parentTree, w.drop)
 }
 
+// treeObj decodes a tree, remembering the recent ones: a commit's
+// folders are read by addsDropped (with its parent's, which the previous
+// commit read) and again by tree — at 100,000 commits decoding trees was a
+// third of a forget's CPU.
 func (w *Rewriter) treeObj(h plumbing.Hash) (*object.Tree, error) {
+	if t, ok := w.decoded[h]; ok {
+		return t, nil
+	}
 	o, err := w.get(plumbing.TreeObject, h)
 	if err != nil {
 		return nil, err
@@ -263,8 +313,16 @@ func (w *Rewriter) treeObj(h plumbing.Hash) (*object.Tree, error) {
 	if err := t.Decode(o); err != nil {
 		return nil, err
 	}
+	if len(w.decoded) >= decodedTrees {
+		clear(w.decoded)
+	}
+	w.decoded[h] = t
 	return t, nil
 }
+
+// decodedTrees bounds the Rewriter's decoded-tree memo (~100 bytes each
+// plus entries; the folders of a few thousand commits).
+const decodedTrees = 1 << 15
 
 // tree returns t without the dropped paths below node.
 func (w *Rewriter) tree(t plumbing.Hash, node *pathTrie) (plumbing.Hash, error) {
@@ -326,7 +384,7 @@ func (w *Rewriter) Flush() error {
 	if len(w.b.order) == 0 {
 		return nil
 	}
-	if err := w.r.writePack(w.b.mem, w.b.order); err != nil {
+	if err := w.r.writePackOpt(w.b.mem, w.b.order, true); err != nil {
 		return err
 	}
 	w.b = &batch{mem: w.b.mem} // keep the objects readable, write each once
@@ -337,59 +395,165 @@ func (w *Rewriter) Flush() error {
 type ForgetResult struct {
 	Before, After plumbing.Hash
 	Dropped       int // exchange commits removed from main's history
+	// Moved maps every commit the rewrite changed to its new id (a dropped
+	// commit to what took its place), so that an index can follow.
+	Moved map[plumbing.Hash]plumbing.Hash
 	Purge         PurgeReport
 }
 
 // Forget rewrites main (and the remote-tracking refs) without the blobs at
-// blobPaths, records their tombstones first, then purges every object no
-// ref reaches. The rewrite is built without the write lock; under it only
-// the commits added meanwhile are rewritten and the refs moved, so an
-// append waits for that moment alone. The objects level is held shared
-// from the first new object to the move of the refs (see Purge).
+// blobPaths, records their tombstones, then purges every object no ref
+// reaches. The rewrite is built without the write lock; under it only the
+// commits added meanwhile are rewritten and the refs moved, so an append
+// waits for that moment alone. One forget or sync at a time (sync.lock: both
+// move the tombstone ref); the objects level is held shared from the first
+// new object to the move of the refs (see Purge).
+//
+// A kill leaves the old state or the new one: the new main and the
+// tombstone ref are set in one moment under the write lock, after
+// mem/forget.pending says a purge is owed; whatever comes next
+// (FinishPending: add, sync, forget, check --repair) completes it.
 func (r *Repo) Forget(blobPaths []string, ts []Tombstone, timeout time.Duration) (ForgetResult, error) {
 	var res ForgetResult
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	obj, err := r.ObjectsShared(timeout)
+	fl, err := LockFile(filepath.Join(r.MemDir(), forgetLockFile), timeout)
 	if err != nil {
 		return res, err
 	}
+	defer fl.Unlock()
+	l, err := r.syncLock(timeout)
+	if err != nil {
+		return res, err
+	}
+	res, err = r.forgetLocked(blobPaths, ts, timeout)
+	l.Unlock()
+	if err != nil {
+		return res, err
+	}
+	r.st.refresh()
+	if res.Purge, err = r.Purge(timeout); err != nil {
+		return res, err
+	}
+	// The proof: no forgotten blob is left. Only a history whose trees did
+	// not only grow (a plain git commit removed a path) can fail it; the
+	// whole history is then rewritten and purged again.
+	if left := r.blobsLeft(ts); left > 0 {
+		if err := r.dropDead(true, timeout); err != nil {
+			return res, err
+		}
+		if res.Purge, err = r.Purge(timeout); err != nil {
+			return res, err
+		}
+		if left := r.blobsLeft(ts); left > 0 {
+			return res, fmt.Errorf("forget: %d forgotten blob(s) are still reachable after the rewrite; nothing is lost, run `git mem check`", left)
+		}
+	}
+	return res, r.clearPending()
+}
+
+// blobsLeft counts the tombstones' blobs the repo still holds.
+func (r *Repo) blobsLeft(ts []Tombstone) int {
+	n := 0
+	for _, t := range ts {
+		if !plumbing.IsHash(t.Blob) {
+			continue
+		}
+		if err := r.st.HasEncodedObject(plumbing.NewHash(t.Blob)); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// dropDead rewrites main and the tracking refs without every exchange a
+// tombstone names (taking sync.lock; the caller holds forget.lock).
+func (r *Repo) dropDead(full bool, timeout time.Duration) error {
+	l, err := r.syncLock(timeout)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	s, done, err := r.forSync()
+	if err != nil {
+		return err
+	}
+	defer done()
+	tip, err := r.TombstoneTip()
+	if err != nil {
+		return err
+	}
+	dead, err := r.deadPaths(tip)
+	if err != nil || len(dead) == 0 {
+		return err
+	}
+	w := s.NewRewriter(dead)
+	w.Full = full
+	_, _, err = r.swapRewritten(w, dead, plumbing.ZeroHash, timeout)
+	return err
+}
+
+func (r *Repo) forgetLocked(blobPaths []string, ts []Tombstone, timeout time.Duration) (ForgetResult, error) {
+	var res ForgetResult
 	// A rewrite reads every commit and many trees: through a storage that
 	// keeps the pack files open (the default one opens and closes the pack
 	// for each object: 21 s of syscalls for 15,000 commits).
 	s, done, err := r.forSync()
 	if err != nil {
-		obj.Unlock()
 		return res, err
 	}
 	defer done()
 	w := s.NewRewriter(blobPaths)
 	head0, err := r.Head()
 	if err != nil {
-		obj.Unlock()
 		return res, err
 	}
 	if _, err := w.Rewrite(head0); err != nil {
-		obj.Unlock()
 		return res, err
 	}
 	if err := w.Flush(); err != nil { // the bulk, before the write lock
-		obj.Unlock()
 		return res, err
 	}
 	tomb, err := r.addTombstones(blobPaths, ts, time.Now())
 	if err != nil {
-		obj.Unlock()
 		return res, err
 	}
+	if err := r.markPending(); err != nil {
+		return res, err
+	}
+	res.Before, res.After, err = r.swapRewritten(w, blobPaths, tomb, timeout)
+	res.Dropped = w.Dropped
+	res.Moved = map[plumbing.Hash]plumbing.Hash{}
+	for old, h := range w.commits {
+		if h != old {
+			res.Moved[old] = h
+		}
+	}
+	return res, err
+}
+
+// swapRewritten moves main and the remote-tracking refs to their rewrites
+// by w (dropping paths) and the tombstone ref to tomb (unless zero), all
+// in one moment under the write lock. Only refs that hold one of the paths
+// are rewritten (all of them when w.Full). The caller holds the
+// objects level shared and sync.lock.
+func (r *Repo) swapRewritten(w *Rewriter, paths []string, tomb plumbing.Hash, timeout time.Duration) (before, after plumbing.Hash, err error) {
 	err = r.WithWriteLock(timeout, func(cas func(old, new plumbing.Hash) error) error {
 		head1, err := r.Head()
 		if err != nil {
 			return err
 		}
-		res.Before = head1
-		newTip, err := w.Rewrite(head1)
+		before, after = head1, head1
+		rewrite := func(tip plumbing.Hash) (plumbing.Hash, error) {
+			if _, done := w.Map(tip); !done && !w.Full {
+				if ok, err := w.r.holdsAny(tip, paths); err != nil || !ok {
+					return tip, err
+				}
+			}
+			return w.Rewrite(tip)
+		}
+		newTip, err := rewrite(head1)
 		if err != nil {
 			return err
 		}
@@ -399,17 +563,20 @@ func (r *Repo) Forget(blobPaths []string, ts []Tombstone, timeout time.Duration)
 		}
 		newTracking := map[plumbing.ReferenceName]plumbing.Hash{}
 		for name, tip := range tracking {
-			if newTracking[name], err = w.Rewrite(tip); err != nil {
+			if newTracking[name], err = rewrite(tip); err != nil {
 				return err
 			}
 		}
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		// The tombstone first: a forget killed after it is finished by the
-		// next one (which also removes whatever a tombstone names).
-		if err := r.setRef(TombstoneRef, tomb); err != nil {
-			return err
+		if testHookBeforeSwap != nil {
+			testHookBeforeSwap()
+		}
+		if !tomb.IsZero() {
+			if err := r.setRef(TombstoneRef, tomb); err != nil {
+				return err
+			}
 		}
 		if newTip.IsZero() {
 			if err := r.setRef(MainRef, plumbing.ZeroHash); err != nil {
@@ -427,17 +594,81 @@ func (r *Repo) Forget(blobPaths []string, ts []Tombstone, timeout time.Duration)
 				}
 			}
 		}
-		res.After = newTip
+		after = newTip
 		return nil
 	})
-	obj.Unlock()
+	return before, after, err
+}
+
+// testHookBeforeSwap runs just before a forget's refs move (kill tests).
+var testHookBeforeSwap func()
+
+const (
+	forgetLockFile = "forget.lock"
+	pendingFile    = "forget.pending"
+)
+
+// markPending records that a purge is owed (a forget or a sync that learned
+// tombstones is under way), durably, before any ref names the new state.
+func (r *Repo) markPending() error {
+	p := filepath.Join(r.MemDir(), pendingFile)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		return res, err
+		return fmt.Errorf("record the forget: %w", err)
 	}
-	res.Dropped = w.Dropped
+	_, err = f.WriteString(time.Now().UTC().Format(time.RFC3339Nano) + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	syncDir(r.MemDir())
+	return err
+}
+
+func (r *Repo) clearPending() error {
+	if err := os.Remove(filepath.Join(r.MemDir(), pendingFile)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// Pending reports whether a forget (or a sync's) was interrupted before
+// it finished: FinishPending completes it.
+func (r *Repo) Pending() bool {
+	_, err := os.Stat(filepath.Join(r.MemDir(), pendingFile))
+	return err == nil
+}
+
+// FinishPending completes an interrupted forget: main and the tracking
+// refs lose every exchange a tombstone names, and unreachable objects are
+// purged. It does nothing when none is owed, or when a forget is running
+// (that one finishes it). ran says whether it did the work.
+func (r *Repo) FinishPending(timeout time.Duration) (ran bool, err error) {
+	if !r.Pending() {
+		return false, nil
+	}
+	fl, ok, err := TryLockFile(filepath.Join(r.MemDir(), forgetLockFile))
+	if err != nil || !ok {
+		return false, err
+	}
+	defer fl.Unlock()
+	if !r.Pending() {
+		return false, nil
+	}
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	err = r.dropDead(false, timeout)
+	if err != nil {
+		return false, fmt.Errorf("finish the interrupted forget: %w", err)
+	}
 	r.st.refresh()
-	res.Purge, err = r.Purge(timeout)
-	return res, err
+	if _, err := r.Purge(timeout); err != nil {
+		return false, fmt.Errorf("finish the interrupted forget: %w", err)
+	}
+	return true, r.clearPending()
 }
 
 // trackingRefs lists refs/remotes/*/main.

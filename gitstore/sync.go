@@ -75,6 +75,13 @@ type SyncResult struct {
 	BytesReceived int64         `json:"bytes_received"`
 	BytesSent     int64         `json:"bytes_sent"`
 	Rounds        int           `json:"rounds"` // fetch-merge-push rounds (more than 1 after a push race)
+	// Forgets carried by the tombstone refs: tombstones this memory learned
+	// from the remote, exchanges that left this main because of them, and
+	// whether the remote's main was replaced by one without what they name.
+	TombstonesLearned int  `json:"tombstones_learned"`
+	Forgotten         int  `json:"forgotten"`
+	RemoteRewritten   bool `json:"remote_rewritten"`
+	purgeOwed         bool // objects no ref reaches hold forgotten content
 }
 
 func (o *SyncOptions) defaults() {
@@ -146,10 +153,16 @@ func (r *Repo) fetch(ctx context.Context, remote string, a *remoteAuth) (plumbin
 		return r.repo.FetchContext(ctx, &git.FetchOptions{
 			RemoteName: remote,
 			RemoteURL:  a.url,
-			RefSpecs:   []config.RefSpec{config.RefSpec("+" + string(MainRef) + ":" + string(track))},
-			Auth:       auth,
-			Tags:       git.NoTags,
-			Force:      true,
+			RefSpecs: []config.RefSpec{
+				config.RefSpec("+" + string(MainRef) + ":" + string(track)),
+				// A pattern, so that a remote without tombstones is no error
+				// (go-git refuses an exact refspec that matches nothing); it
+				// matches refs/mem/tombstones alone.
+				config.RefSpec("+" + string(TombstoneRef) + "*:" + string(TombstoneTrackingRef(remote)) + "*"),
+			},
+			Auth:  auth,
+			Tags:  git.NoTags,
+			Force: true,
 		})
 	})
 	r.st.refresh()
@@ -216,21 +229,18 @@ func (r *Repo) Sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	if err != nil {
 		return SyncResult{Remote: remote}, err
 	}
-	defer done()
 	res, err := s.sync(ctx, remote, opt)
-	if errors.Is(err, errForgottenOnRemote) {
-		// The fetch brought the forgotten objects along; no ref reaches
-		// them now: purge them again.
-		if _, perr := r.Purge(opt.LockTimeout); perr != nil {
-			return res, fmt.Errorf("%w (and purging what the fetch brought failed: %v)", err, perr)
+	done()
+	if res.purgeOwed {
+		// What the tombstones name left main, and the fetch may have
+		// brought it along: purge (outside the sync's locks), or leave
+		// mem/forget.pending for the next command to finish.
+		if _, perr := r.FinishPending(opt.LockTimeout); perr != nil && err == nil {
+			err = perr
 		}
 	}
 	return res, err
 }
-
-// errForgottenOnRemote marks a sync refused because the remote holds
-// exchanges this memory forgot.
-var errForgottenOnRemote = errors.New("the remote holds forgotten exchanges")
 
 func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncResult, error) {
 	opt.defaults()
@@ -268,33 +278,74 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		if err != nil {
 			return res, err
 		}
-		theirs, got, err := r.fetch(ctx, remote, a)
+		remoteTip, got, err := r.fetch(ctx, remote, a)
 		res.BytesReceived += got
 		if err != nil {
 			return res, err
 		}
 		restore := func() { r.restoreTracking(track, known) }
+		// Tombstones first: the union of both sides' forgets decides what
+		// neither main may hold.
+		head0, err := r.Head()
+		if err != nil {
+			restore()
+			return res, err
+		}
+		tl, err := r.learnTombstones(remote, remoteTip, head0)
+		if err != nil {
+			restore()
+			return res, err
+		}
+		res.TombstonesLearned += tl.learned
+		theirs := tl.theirs // the remote's main without what the tombstones name
+		if theirs != remoteTip {
+			res.RemoteRewritten = true
+		}
 		theirsAnc, err := r.ancestryFrom(theirs, cacheTip, cache)
 		if err != nil {
 			restore()
 			return res, err
 		}
+		remoteAnc := theirsAnc
+		if remoteTip != theirs {
+			if remoteAnc, err = r.ancestry(remoteTip); err != nil {
+				restore()
+				return res, err
+			}
+		}
 		if !known.IsZero() && !theirs.IsZero() && !theirsAnc[known] {
 			if _, err := r.Commit(known); err == nil {
-				restore()
-				if tomb, _ := r.TombstoneTip(); !tomb.IsZero() {
-					// This side forgot exchanges (its tracking ref was
-					// rewritten with main): say so rather than blame the remote.
-					return res, fmt.Errorf("%w: %w: this memory forgot exchanges that %s's main (%s) may still hold; sync does not carry forgets yet, so nothing was merged (merging would bring them back). "+
-						"To replace %s's main with this one: `git --git-dir %s push --force-with-lease=main:%s %s main`; other machines then adopt it with `git --git-dir <their memory> fetch %s +main:main`",
-						ErrRewritten, errForgottenOnRemote, remote, short(theirs), remote, r.dir, theirs, remote, remote)
+				ok, err := tl.explains(known, theirsAnc)
+				if err != nil || !ok {
+					restore()
 				}
-				return res, fmt.Errorf("%w: %s's main (%s) no longer contains %s, which it held at the last sync; "+
-					"git mem will not merge it or force-push over it, nothing was changed. "+
-					"To merge anyway (bringing back what the rewrite removed): `git --git-dir %s update-ref -d %s` then `git mem sync`. "+
-					"To adopt the rewrite (what only this memory holds is dropped): `git --git-dir %s fetch %s +main:main`",
-					ErrRewritten, remote, short(theirs), short(known), r.dir, track, r.dir, remote)
+				if err != nil {
+					return res, err
+				}
+				if !ok {
+					return res, fmt.Errorf("%w: %s's main (%s) no longer contains %s, which it held at the last sync, and no tombstone explains it; "+
+						"git mem will not merge it or force-push over it, nothing was changed. "+
+						"To merge anyway (bringing back what the rewrite removed): `git --git-dir %s update-ref -d %s` then `git mem sync`. "+
+						"To adopt the rewrite (what only this memory holds is dropped): `git --git-dir %s fetch %s +main:main`",
+						ErrRewritten, remote, short(remoteTip), short(known), r.dir, track, r.dir, remote)
+				}
 			}
+		}
+		if tl.rewrite != nil {
+			// Drop what the tombstones name from main and the tracking refs
+			// (this remote's becomes theirs) and take the union's tombstones,
+			// in one moment; a purge is owed from here on.
+			if err := r.markPending(); err != nil {
+				return res, err
+			}
+			before, after, err := r.swapRewritten(tl.rewrite, tl.dead, tl.union, opt.LockTimeout)
+			if err != nil {
+				return res, err
+			}
+			if before != after {
+				res.Forgotten += tl.rewrite.Dropped
+			}
+			res.purgeOwed = true
 		}
 		// Bring theirs into main; main may move under us (an append): redo.
 		var head plumbing.Hash
@@ -314,16 +365,6 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			if err := r.checkMemory(remote, theirs, theirsOnly, opt); err != nil {
 				restore()
 				return res, err
-			}
-			if len(theirsOnly) > 0 {
-				if n, err := r.tombstonedIn(theirs); err != nil {
-					return res, err
-				} else if n > 0 {
-					restore()
-					return res, fmt.Errorf("%w: %w: %s's main (%s) holds %d exchange(s) this memory forgot; sync does not carry forgets yet, so nothing was merged (merging would bring them back). "+
-						"To replace %s's main with this one: `git --git-dir %s push --force-with-lease=main:%s %s main`; other machines then adopt it with `git --git-dir <their memory> fetch %s +main:main`",
-						ErrRewritten, errForgottenOnRemote, remote, short(theirs), n, remote, r.dir, theirs, remote, remote)
-				}
 			}
 			n, err := r.countRecords(theirsOnly, fetched)
 			if err != nil {
@@ -381,14 +422,44 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			head = cur
 		}
 		res.Head = head
-		if head.IsZero() || head == theirs || theirsAnc[head] {
-			res.RemoteHead = theirs
+		var updates []refUpdate
+		var objs []plumbing.Hash
+		var commits []plumbing.Hash
+		if !head.IsZero() && head != remoteTip && !remoteAnc[head] {
+			// A fast-forward of the remote's main, or its replacement when
+			// the tombstones explain every difference (theirs is the remote's
+			// main without them, and head holds theirs).
+			if objs, commits, err = r.missingObjects(head, remoteTip, remoteAnc); err != nil {
+				return res, err
+			}
+			updates = append(updates, refUpdate{Name: MainRef, Old: remoteTip, New: head})
+		}
+		if tl.union != tl.remoteTomb && !tl.union.IsZero() {
+			tanc, err := r.ancestry(tl.remoteTomb)
+			if err != nil {
+				return res, err
+			}
+			tobjs, _, err := r.missingObjects(tl.union, tl.remoteTomb, tanc)
+			if err != nil {
+				return res, err
+			}
+			objs = append(objs, tobjs...)
+			// The tombstones first: a remote whose main was replaced always
+			// holds the tombstones that explain it.
+			updates = append([]refUpdate{{Name: TombstoneRef, Old: tl.remoteTomb, New: tl.union}}, updates...)
+		}
+		if len(updates) == 0 {
+			res.RemoteHead = remoteTip
 			break
 		}
 		if testHookBeforePush != nil {
 			testHookBeforePush()
 		}
-		sent, pushed, err := r.push(ctx, a, theirs, theirsAnc, head)
+		pushed, err := r.countRecords(commits, nil)
+		if err != nil {
+			return res, err
+		}
+		sent, err := r.pushRefs(ctx, a, updates, objs)
 		res.BytesSent += sent
 		if errors.Is(err, errPushRejected) && round < opt.Retries {
 			// Another machine pushed in between: fetch, merge and push again.
@@ -401,10 +472,18 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		if err != nil {
 			return res, classify(remote, url, fmt.Errorf("push: %w", err))
 		}
+		if !tl.union.IsZero() {
+			_ = r.setRef(TombstoneTrackingRef(remote), tl.union)
+		}
 		res.Pushed += pushed
-		res.RemoteHead = head
-		// Record what the remote now holds, like git push does.
-		_ = r.st.SetReference(plumbing.NewHashReference(track, head))
+		res.RemoteHead = remoteTip
+		for _, u := range updates {
+			if u.Name == MainRef {
+				res.RemoteHead = head
+				// Record what the remote now holds, like git push does.
+				_ = r.st.SetReference(plumbing.NewHashReference(track, head))
+			}
+		}
 		break
 	}
 	if !lastTip.IsZero() && lastTip != cacheTip {
@@ -422,19 +501,6 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 var testHookBeforePush func()
 
 func short(h plumbing.Hash) string { return h.String()[:7] }
-
-// push sends head to the remote; pushed counts its new record commits.
-func (r *Repo) push(ctx context.Context, a *remoteAuth, theirs plumbing.Hash, theirsAnc map[plumbing.Hash]bool, head plumbing.Hash) (sent int64, pushed int, err error) {
-	objs, commits, err := r.missingObjects(head, theirs, theirsAnc)
-	if err != nil {
-		return 0, 0, err
-	}
-	if pushed, err = r.countRecords(commits, nil); err != nil {
-		return 0, 0, err
-	}
-	sent, err = r.pushMain(ctx, a, theirs, head, objs)
-	return sent, pushed, err
-}
 
 // restoreTracking puts the tracking ref back (after a refused fetch), so
 // that the next sync refuses again instead of taking it as known.

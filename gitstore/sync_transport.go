@@ -26,6 +26,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // Credentials, in the order they are tried:
@@ -275,13 +276,21 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // errPushRejected means the remote did not take the update (it moved).
 var errPushRejected = errors.New("the remote's main moved during the push")
 
-// pushMain sends the objects of local (those the remote lacks, given it
-// holds remoteTip) and moves the remote's main from remoteTip to local,
-// never forced: the remote refuses when its main is no longer remoteTip.
+// refUpdate moves one of the remote's refs from Old to New.
+type refUpdate struct {
+	Name     plumbing.ReferenceName
+	Old, New plumbing.Hash
+}
+
+// pushRefs sends objs (what the remote lacks) and moves each of the
+// remote's refs from its Old value to its New one, with a lease: nothing
+// is sent when one of them no longer holds Old, and the remote's
+// receive-pack checks Old again as it updates. Whether New may replace Old
+// (a fast-forward, or a rewrite the tombstones explain) the caller decided.
 // It writes the pack itself: go-git's Remote.Push walks every tree of the
 // remote's whole history to find what to leave out, which took seconds at
 // a few thousand commits (docs/bench/sync.md).
-func (r *Repo) pushMain(ctx context.Context, a *remoteAuth, remoteTip, local plumbing.Hash, objs []plumbing.Hash) (sent int64, err error) {
+func (r *Repo) pushRefs(ctx context.Context, a *remoteAuth, updates []refUpdate, objs []plumbing.Hash) (sent int64, err error) {
 	cl, err := client.NewClient(a.ep)
 	if err != nil {
 		return 0, err
@@ -296,22 +305,27 @@ func (r *Repo) pushMain(ctx context.Context, a *remoteAuth, remoteTip, local plu
 		if err != nil && !errors.Is(err, transport.ErrEmptyRemoteRepository) {
 			return err
 		}
-		cur := plumbing.ZeroHash
+		var refs memory.ReferenceStorage
 		if ar != nil {
-			if refs, err := ar.AllReferences(); err == nil {
-				if ref, err := refs.Reference(MainRef); err == nil {
-					cur = ref.Hash()
-				}
+			if all, err := ar.AllReferences(); err == nil {
+				refs = all
 			}
-		}
-		if cur != remoteTip {
-			return errPushRejected
 		}
 		req := packp.NewReferenceUpdateRequest()
 		if ar != nil {
 			req = packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
 		}
-		req.Commands = []*packp.Command{{Name: MainRef, Old: remoteTip, New: local}}
+		req.Commands = nil
+		for _, u := range updates {
+			cur := plumbing.ZeroHash
+			if ref, ok := refs[u.Name]; ok {
+				cur = ref.Hash()
+			}
+			if cur != u.Old {
+				return errPushRejected
+			}
+			req.Commands = append(req.Commands, &packp.Command{Name: u.Name, Old: u.Old, New: u.New})
+		}
 		rd, wr := io.Pipe()
 		cw := &countingWriter{w: wr}
 		done := make(chan error, 1)

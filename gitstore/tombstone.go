@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -51,10 +52,18 @@ func (r *Repo) Tombstoned(blobPaths []string) ([]bool, error) {
 
 // Tombstones lists every tombstone (with its tree path).
 func (r *Repo) Tombstones() (map[string]Tombstone, error) {
-	out := map[string]Tombstone{}
 	tip, err := readRef(r.dir, TombstoneRef)
-	if err != nil || tip.IsZero() {
-		return out, err
+	if err != nil {
+		return map[string]Tombstone{}, err
+	}
+	return r.tombstonesAt(tip)
+}
+
+// tombstonesAt lists the tombstones of a tombstone commit (none for zero).
+func (r *Repo) tombstonesAt(tip plumbing.Hash) (map[string]Tombstone, error) {
+	out := map[string]Tombstone{}
+	if tip.IsZero() {
+		return out, nil
 	}
 	c, err := r.Commit(tip)
 	if err != nil {
@@ -77,6 +86,38 @@ func (r *Repo) Tombstones() (map[string]Tombstone, error) {
 		return nil
 	})
 	return out, err
+}
+
+// deadPaths are the blob paths (ex/…) the tombstones of tip name, sorted.
+func (r *Repo) deadPaths(tip plumbing.Hash) ([]string, error) {
+	ts, err := r.tombstonesAt(tip)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ts))
+	for p := range ts {
+		out = append(out, "ex/"+strings.TrimPrefix(p, "t/"))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// holdsAny reports whether commit's tree holds one of the blob paths.
+func (r *Repo) holdsAny(commit plumbing.Hash, paths []string) (bool, error) {
+	if commit.IsZero() || len(paths) == 0 {
+		return false, nil
+	}
+	c, err := r.Commit(commit)
+	if err != nil {
+		return false, err
+	}
+	ed := newTreeEditor(r.st, nil, c.TreeHash)
+	for _, p := range paths {
+		if ok, err := ed.has(p); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
 }
 
 // TombstoneTip is the tombstone ref's commit (zero when none).
@@ -176,8 +217,12 @@ func (r *Repo) dropPackedRef(name plumbing.ReferenceName) error {
 
 // tombstonedIn counts the tombstoned exchanges that commit's tree holds.
 func (r *Repo) tombstonedIn(commit plumbing.Hash) (int, error) {
-	ts, err := r.Tombstones()
-	if err != nil || len(ts) == 0 {
+	tip, err := r.TombstoneTip()
+	if err != nil {
+		return 0, err
+	}
+	dead, err := r.deadPaths(tip)
+	if err != nil || len(dead) == 0 || commit.IsZero() {
 		return 0, err
 	}
 	c, err := r.Commit(commit)
@@ -186,8 +231,8 @@ func (r *Repo) tombstonedIn(commit plumbing.Hash) (int, error) {
 	}
 	ed := newTreeEditor(r.st, nil, c.TreeHash)
 	n := 0
-	for p := range ts {
-		ok, err := ed.has("ex/" + strings.TrimPrefix(p, "t/"))
+	for _, p := range dead {
+		ok, err := ed.has(p)
 		if err != nil {
 			return 0, err
 		}
@@ -196,4 +241,140 @@ func (r *Repo) tombstonedIn(commit plumbing.Hash) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// TombstoneTrackingRef is where a sync keeps the remote's tombstone ref.
+// Not under refs/remotes/: it is no branch, and `git branch -r` should not
+// list it.
+func TombstoneTrackingRef(remote string) plumbing.ReferenceName {
+	return plumbing.ReferenceName("refs/mem/remotes/" + remote + "/tombstones")
+}
+
+// unionTombstones returns a tombstone commit holding every tombstone of
+// ours and theirs: one of them when it already holds the other's, else a
+// merge commit (written to the repo; the caller holds the objects level
+// shared). learned counts the tombstones theirs adds to ours.
+func (r *Repo) unionTombstones(ours, theirs plumbing.Hash, remote string) (tip plumbing.Hash, learned int, err error) {
+	if theirs.IsZero() || theirs == ours {
+		return ours, 0, nil
+	}
+	if ours.IsZero() {
+		ts, err := r.tombstonesAt(theirs)
+		return theirs, len(ts), err
+	}
+	anc, err := r.ancestry(ours)
+	if err != nil {
+		return ours, 0, err
+	}
+	if anc[theirs] {
+		return ours, 0, nil
+	}
+	mine, err := r.tombstonesAt(ours)
+	if err != nil {
+		return ours, 0, err
+	}
+	all, err := r.tombstonesAt(theirs)
+	if err != nil {
+		return ours, 0, err
+	}
+	for p := range all {
+		if _, ok := mine[p]; !ok {
+			learned++
+		}
+	}
+	if tanc, err := r.ancestry(theirs); err != nil {
+		return ours, 0, err
+	} else if tanc[ours] {
+		return theirs, learned, nil // a fast-forward
+	}
+	co, err := r.Commit(ours)
+	if err != nil {
+		return ours, 0, err
+	}
+	ct, err := r.Commit(theirs)
+	if err != nil {
+		return ours, 0, err
+	}
+	b := newBatch()
+	tree, err := r.unionTree(r.tree, b.put, co.TreeHash, ct.TreeHash, "")
+	if err != nil {
+		return ours, 0, err
+	}
+	sig := Author
+	sig.When = time.Now()
+	c := &object.Commit{Author: sig, Committer: sig, TreeHash: tree, ParentHashes: []plumbing.Hash{ours, theirs},
+		Message: fmt.Sprintf("Merge tombstones from %s\n\nTombstones: %d\n", remote, len(mine)+learned)}
+	h, err := b.commit(c)
+	if err != nil {
+		return ours, 0, err
+	}
+	return h, learned, b.writeTo(r)
+}
+
+// tombLearn is what a sync round learned from the remote's tombstones.
+type tombLearn struct {
+	remoteTomb plumbing.Hash // the remote's tombstone ref
+	union      plumbing.Hash // every tombstone of both sides
+	learned    int           // tombstones new to this memory
+	dead       []string      // blob paths the union names
+	theirs     plumbing.Hash // the remote's main without them
+	rw         *Rewriter     // drops dead
+	rewrite    *Rewriter     // rw, when this memory's refs must change
+}
+
+// learnTombstones unions the fetched tombstones with ours and works out
+// the remote's main without what they name (with the same deterministic
+// Rewriter a forget uses, so it is the main the forgetting machine
+// pushed, when it did). head is this main. The caller holds the objects level shared and
+// sync.lock.
+func (r *Repo) learnTombstones(remote string, remoteTip, head plumbing.Hash) (tombLearn, error) {
+	tl := tombLearn{theirs: remoteTip}
+	var err error
+	if tl.remoteTomb, err = readRef(r.dir, TombstoneTrackingRef(remote)); err != nil {
+		return tl, err
+	}
+	ours, err := r.TombstoneTip()
+	if err != nil {
+		return tl, err
+	}
+	if tl.union, tl.learned, err = r.unionTombstones(ours, tl.remoteTomb, remote); err != nil {
+		return tl, fmt.Errorf("union the tombstones of %s: %w", remote, err)
+	}
+	if tl.dead, err = r.deadPaths(tl.union); err != nil || len(tl.dead) == 0 {
+		return tl, err
+	}
+	w := r.NewRewriter(tl.dead)
+	if held, err := r.holdsAny(remoteTip, tl.dead); err != nil {
+		return tl, err
+	} else if held {
+		if tl.theirs, err = w.Rewrite(remoteTip); err != nil {
+			return tl, err
+		}
+		if err := w.Flush(); err != nil {
+			return tl, err
+		}
+	}
+	tl.rw = w
+	mine, err := r.holdsAny(head, tl.dead)
+	if err != nil {
+		return tl, err
+	}
+	if mine || tl.union != ours || tl.theirs != remoteTip {
+		tl.rewrite = w
+	}
+	return tl, nil
+}
+
+// explains reports whether the tombstones account for the remote's main
+// no longer holding known (its main at the last sync): known without
+// what they name is in theirs's history (theirsAnc).
+func (tl *tombLearn) explains(known plumbing.Hash, theirsAnc map[plumbing.Hash]bool) (bool, error) {
+	if tl.rw == nil {
+		return false, nil
+	}
+	k, err := tl.rw.Rewrite(known)
+	if err != nil {
+		return false, err
+	}
+	return k.IsZero() || theirsAnc[k], nil
 }

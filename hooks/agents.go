@@ -47,11 +47,16 @@ var docAgents = map[string]docAgent{
 		},
 	},
 	AgentCursor: {
-		read:  ReadCursor,
-		roots: CursorGlobalDBs,
-		keep:  isCursorDB,
+		read: readCursorAny,
+		roots: func(home string) []string {
+			return append(CursorGlobalDBs(home), CursorTranscriptRoots(home)...)
+		},
+		keep: func(p string, d fs.DirEntry) bool { return isCursorDB(p, d) || isCursorTranscript(p, d) },
 		sniff: func(p string, head []byte) bool {
-			return bytes.HasPrefix(head, []byte("SQLite format 3\x00")) && filepath.Base(p) == "state.vscdb"
+			if bytes.HasPrefix(head, []byte("SQLite format 3\x00")) {
+				return filepath.Base(p) == "state.vscdb"
+			}
+			return bytes.HasPrefix(head, []byte(`{"role":`)) && bytes.Contains(head, []byte(`"message":{"content":`))
 		},
 	},
 	AgentCopilot: {
@@ -63,11 +68,22 @@ var docAgents = map[string]docAgent{
 		},
 	},
 	AgentOpenCode: {
-		read:  ReadOpenCode,
+		read:  readOpenCodeAny,
 		roots: OpenCodeDataDirs,
-		keep:  isOpenCodeDB,
+		keep:  func(p string, d fs.DirEntry) bool { return isOpenCodeDB(p, d) || isOpenCodeStorageSession(p, d) },
 		sniff: func(p string, head []byte) bool {
-			return bytes.HasPrefix(head, []byte("SQLite format 3\x00")) && strings.HasPrefix(filepath.Base(p), "opencode")
+			if bytes.HasPrefix(head, []byte("SQLite format 3\x00")) {
+				return strings.HasPrefix(filepath.Base(p), "opencode")
+			}
+			return bytes.Contains(head, []byte(`"projectID"`)) && bytes.Contains(head, []byte(`"directory"`)) && bytes.Contains(head, []byte(`"ses_`))
+		},
+	},
+	AgentCopilotCLI: {
+		read:  ReadCopilotCLI,
+		roots: func(home string) []string { return []string{CopilotCLISessionsDir(home)} },
+		keep:  isCopilotCLISession,
+		sniff: func(_ string, head []byte) bool {
+			return bytes.Contains(head, []byte(`"type":"session.start"`)) && bytes.Contains(head, []byte(`"producer":"copilot-agent"`))
 		},
 	},
 	// SpecStory exports live in the repositories themselves: import needs
@@ -85,7 +101,7 @@ const clineTaskFile = "api_conversation_history.json"
 func isClineTask(p string, d fs.DirEntry) bool { return d.Name() == clineTaskFile }
 
 // docAgentOrder is the order Detect tries the sniffers in.
-var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, AgentCopilot, AgentOpenCode, FormatSpecStory}
+var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, AgentCopilot, AgentCopilotCLI, AgentOpenCode, FormatSpecStory}
 
 // Formats lists the transcript formats ReadFile reads.
 func Formats() []string {

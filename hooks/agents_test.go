@@ -15,7 +15,7 @@ import (
 
 // agentDirs are the fixture folders of the readers added for issue 16;
 // each fixture in them has an entry in the folder's PROVENANCE.json.
-var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor", "copilot", "opencode"}
+var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor", "copilot", "copilot-cli", "opencode"}
 
 type provenance struct {
 	Synthetic   bool   `json:"synthetic"`
@@ -79,6 +79,8 @@ type agentCase struct {
 	arrayPath []string
 	// markdown: any line is valid, so there is no corrupt record to report.
 	markdown bool
+	// untimed: the format records no time.
+	untimed bool
 }
 
 var agentCases = []agentCase{
@@ -156,6 +158,31 @@ var agentCases = []agentCase{
 		arrayPath: []string{"requests"},
 	},
 	{
+		// Copilot CLI (synthetic): user.message events e04, e19, e28, e33
+		// (4 prompts). Calls: view, edit | bash (failed) | create
+		// (aborted by e32: failed) | create = 5. Edits that touched a
+		// file: edit of balance.ts (e12), create of CHANGELOG.md (e35;
+		// the aborted one of e30 did not). The last exchange has no
+		// assistant.turn_end after its tool ran: open.
+		format: FormatCopilotCLI, file: "testdata/copilot-cli/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/events.jsonl",
+		exchanges: 4, open: 3,
+		prompts:   []string{"The /balance endpoint returns 500", "run the tests", "yes, and create a CHANGELOG entry", "only the CHANGELOG for now"},
+		toolCalls: 5,
+		files:     []string{"/home/dev/src/ledger-api/src/balance.ts", "/home/dev/src/ledger-api/CHANGELOG.md"},
+	},
+	{
+		// Cursor transcript (synthetic): role user lines 1, 6, 10 (3
+		// prompts); tool_use blocks Read, StrReplace | Write, Shell |
+		// Delete = 5; StrReplace, Write and Delete touch their path. No
+		// turn_ended after line 11: the last exchange is open.
+		format: FormatCursor, file: "testdata/cursor/projects/home-dev-src-notes/agent-transcripts/3f2e1d0c-aaaa-4bbb-8ccc-0123456789ab/3f2e1d0c-aaaa-4bbb-8ccc-0123456789ab.jsonl",
+		exchanges: 3, open: 2,
+		prompts:   []string{"the notes search ignores case", "add a test and run it", "now remove the old ascii helper"},
+		toolCalls: 5,
+		files:     []string{"/home/dev/src/notes/src/search.ts", "/home/dev/src/notes/src/search.test.ts", "/home/dev/src/notes/src/ascii.ts"},
+		untimed:   true,
+	},
+	{
 		// JSON Lines: u-1, u-2, u-3 (rewound away by $rewindTo), u-4 → 3
 		// prompts; calls read_file, replace | write_file, run_shell_command
 		// (cancelled) | none = 4; edits replace src/export.ts, write_file
@@ -193,7 +220,7 @@ func TestAgentFixtures(t *testing.T) {
 			if len(res.Problems) != 0 {
 				t.Errorf("problems: %v", res.Problems)
 			}
-			mustValid(t, res.Exchanges)
+			mustValidTime(t, res.Exchanges, !c.untimed)
 			if len(res.Exchanges) != c.exchanges {
 				t.Fatalf("got %d exchanges %q, want %d", len(res.Exchanges), prompts(res.Exchanges), c.exchanges)
 			}
@@ -437,6 +464,34 @@ func FuzzSpecStory(f *testing.F) {
 	fuzzFile(f, []string{"testdata/specstory/*/.specstory/history/*.md"}, []string{".specstory", "history"}, "fuzz.md", ReadSpecStory)
 }
 
+func FuzzCursorTranscript(f *testing.F) {
+	fuzzFile(f, []string{"testdata/cursor/projects/*/agent-transcripts/*/*.jsonl"}, []string{"agent-transcripts", "fuzz"}, "fuzz.jsonl", ReadCursorTranscript)
+}
+
+func FuzzCopilotCLI(f *testing.F) {
+	fuzzFile(f, []string{"testdata/copilot-cli/session-state/*/events.jsonl"}, []string{"session-state", "fuzz"}, "events.jsonl", ReadCopilotCLI)
+}
+
 func FuzzCopilot(f *testing.F) {
 	fuzzFile(f, []string{"testdata/copilot/workspaceStorage/*/chatSessions/*.json"}, []string{"chatSessions"}, "fuzz.json", ReadCopilot)
+}
+
+func TestCursorSlugPath(t *testing.T) {
+	root := t.TempDir()
+	want := filepath.Join(root, "src", "my-app")
+	if err := os.MkdirAll(want, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(root, "src", "my"), 0o755) // a decoy: my/app does not exist
+	slug := strings.ReplaceAll(strings.TrimPrefix(want, string(filepath.Separator)), string(filepath.Separator), "-")
+	if got := cursorSlugPath(slug); got != want {
+		t.Errorf("cursorSlugPath(%q) = %q, want %q", slug, got, want)
+	}
+	if got := cursorSlugPath(slug + "-gone"); got != "" {
+		t.Errorf("a folder that is not there: %q", got)
+	}
+	p := filepath.Join("x", ".cursor", "projects", slug, "agent-transcripts", "c1", "c1.jsonl")
+	if got := cursorSlug(p); got != slug {
+		t.Errorf("cursorSlug = %q", got)
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/gitmem/git-mem/exchange"
 )
 
@@ -197,17 +199,23 @@ func vscodeURIPath(raw json.RawMessage) string {
 
 // vscodeWorkspaceFolder reads <dir>/workspace.json's folder as a path.
 func vscodeWorkspaceFolder(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "workspace.json"))
+	return fileURLPath(fileField(filepath.Join(dir, "workspace.json"), "folder"))
+}
+
+// fileField is one top-level string of a small JSON or YAML file beside a
+// session (VS Code's workspace.json, Copilot CLI's workspace.yaml; YAML
+// reads JSON too), "" when it is missing or unreadable.
+func fileField(path, key string) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}
-	var ws struct {
-		Folder string `json:"folder"`
-	}
-	if json.Unmarshal(b, &ws) != nil {
+	var m map[string]any
+	if yaml.Unmarshal(b, &m) != nil {
 		return ""
 	}
-	return fileURLPath(ws.Folder)
+	s, _ := m[key].(string)
+	return s
 }
 
 // CopilotChatRoots are VS Code's workspace and global storage folders.

@@ -105,7 +105,12 @@ func ReadCursor(path string, opt Options) (Result, error) {
 		err := db.QueryRow(`SELECT value FROM cursorDiskKV WHERE key = ?`, key).Scan(&v)
 		return v, err
 	}
-	rows, err := db.Query(`SELECT key, value FROM cursorDiskKV WHERE key LIKE 'composerData:%' ORDER BY key`)
+	// A hook names its chat: read that one, not every chat of the editor.
+	q, qargs := `SELECT key, value FROM cursorDiskKV WHERE key LIKE 'composerData:%' ORDER BY key`, []any(nil)
+	if opt.OnlySession != "" {
+		q, qargs = `SELECT key, value FROM cursorDiskKV WHERE key = ?`, []any{"composerData:" + opt.OnlySession}
+	}
+	rows, err := db.Query(q, qargs...)
 	if err != nil {
 		return res, fmt.Errorf("read cursor database %s: %w (is it Cursor's globalStorage/state.vscdb?)", path, err)
 	}
@@ -128,6 +133,9 @@ func ReadCursor(path string, opt Options) (Result, error) {
 		}
 		if c.ComposerID == "" {
 			c.ComposerID = strings.TrimPrefix(key, "composerData:")
+		}
+		if opt.OnlySession != "" && c.ComposerID != opt.OnlySession {
+			continue
 		}
 		comps = append(comps, comp{key, c})
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 )
 
@@ -19,10 +18,7 @@ const geminiHookTimeoutMs = 5000
 // GeminiSettingsPath is ~/.gemini/settings.json (user) or
 // <cwd>/.gemini/settings.json (project).
 func GeminiSettingsPath(scope, home, cwd string) string {
-	if scope == ScopeProject {
-		return filepath.Join(cwd, ".gemini", "settings.json")
-	}
-	return filepath.Join(home, ".gemini", "settings.json")
+	return scopedPath(scope, home, cwd, ".gemini", "settings.json")
 }
 
 func isOurGeminiCommand(cmd string) bool { return isOurCommand(cmd, " hook gemini") }

@@ -73,7 +73,9 @@ func ReadOpenCode(path string, opt Options) (Result, error) {
 			return res, fmt.Errorf("read opencode database %s: %w", path, err)
 		}
 		s.dir = dir.String
-		sessions = append(sessions, s)
+		if opt.OnlySession == "" || s.id == opt.OnlySession {
+			sessions = append(sessions, s)
+		}
 	}
 	rows.Close()
 	for _, s := range sessions {
@@ -87,26 +89,29 @@ func ReadOpenCode(path string, opt Options) (Result, error) {
 	return res, nil
 }
 
+// ocRow is one message as stored: its id, creation time (ms, 0 unknown)
+// and JSON; where marks it in problems (a database row, a file).
+type ocRow struct {
+	id      string
+	created int64
+	data    []byte
+	where   string
+}
+
 func readOpenCodeSession(db *sql.DB, path, session, dir string, opt Options) ([]*exchange.Exchange, []Problem, error) {
-	var probs []Problem
-	parts := map[string][]ocPart{}
+	parts := map[string][]ocRow{}
 	prow, err := db.Query(`SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY id`, session)
 	if err != nil {
 		return nil, nil, err
 	}
 	for prow.Next() {
-		var id, msg string
-		var data []byte
-		if err := prow.Scan(&id, &msg, &data); err != nil {
+		var msg string
+		var r ocRow
+		if err := prow.Scan(&r.id, &msg, &r.data); err != nil {
 			prow.Close()
 			return nil, nil, err
 		}
-		var p ocPart
-		if err := json.Unmarshal(data, &p); err != nil {
-			probs = append(probs, Problem{path, 0, fmt.Sprintf("part %s: not JSON: %v; skipped", id, err)})
-			continue
-		}
-		parts[msg] = append(parts[msg], p)
+		parts[msg] = append(parts[msg], r)
 	}
 	prow.Close()
 	mrow, err := db.Query(`SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY id`, session)
@@ -114,6 +119,44 @@ func readOpenCodeSession(db *sql.DB, path, session, dir string, opt Options) ([]
 		return nil, nil, err
 	}
 	defer mrow.Close()
+	var msgs []ocRow
+	for mrow.Next() {
+		var r ocRow
+		var created sql.NullInt64
+		if err := mrow.Scan(&r.id, &created, &r.data); err != nil {
+			return nil, nil, err
+		}
+		r.created = created.Int64
+		msgs = append(msgs, r)
+	}
+	if err := mrow.Err(); err != nil {
+		return nil, nil, err
+	}
+	exs, probs := openCodeExchanges(path, session, dir, msgs, parts, opt)
+	return exs, probs, nil
+}
+
+// openCodeExchanges cuts a session's messages (in id order, with their
+// parts' JSON in id order) into exchanges, whichever store they came from.
+func openCodeExchanges(path, session, dir string, msgs []ocRow, rawParts map[string][]ocRow, opt Options) ([]*exchange.Exchange, []Problem) {
+	var probs []Problem
+	where := func(kind string, r ocRow) string {
+		if r.where != "" {
+			return r.where
+		}
+		return kind + " " + r.id
+	}
+	parts := map[string][]ocPart{}
+	for _, m := range msgs {
+		for _, pr := range rawParts[m.id] {
+			var p ocPart
+			if err := json.Unmarshal(pr.data, &p); err != nil {
+				probs = append(probs, Problem{path, 0, fmt.Sprintf("%s: not JSON: %v; skipped", where("part", pr), err)})
+				continue
+			}
+			parts[m.id] = append(parts[m.id], p)
+		}
+	}
 	cwd := opt.Cwd
 	if cwd == "" {
 		cwd = dir
@@ -124,16 +167,11 @@ func readOpenCodeSession(db *sql.DB, path, session, dir string, opt Options) ([]
 	}
 	var bs []*builder
 	var cur *builder
-	for mrow.Next() {
-		var id string
-		var created sql.NullInt64
-		var data []byte
-		if err := mrow.Scan(&id, &created, &data); err != nil {
-			return nil, nil, err
-		}
+	for _, r := range msgs {
+		id := r.id
 		var m ocMessage
-		if err := json.Unmarshal(data, &m); err != nil {
-			probs = append(probs, Problem{path, 0, fmt.Sprintf("message %s: not JSON: %v; skipped", id, err)})
+		if err := json.Unmarshal(r.data, &m); err != nil {
+			probs = append(probs, Problem{path, 0, fmt.Sprintf("%s: not JSON: %v; skipped", where("message", r), err)})
 			continue
 		}
 		switch m.Role {
@@ -157,8 +195,8 @@ func readOpenCodeSession(db *sql.DB, path, session, dir string, opt Options) ([]
 			when := ""
 			if ms := m.Time.Created; ms > 0 {
 				when = time.UnixMilli(ms).UTC().Format(time.RFC3339)
-			} else if created.Valid {
-				when = time.UnixMilli(created.Int64).UTC().Format(time.RFC3339)
+			} else if r.created > 0 {
+				when = time.UnixMilli(r.created).UTC().Format(time.RFC3339)
 			}
 			ex := &exchange.Exchange{ID: "opencode:" + session + "/" + id, Session: session, Time: when, Project: project, Agent: AgentOpenCode}
 			cur = promptBuilder(ex, text)
@@ -196,10 +234,7 @@ func readOpenCodeSession(db *sql.DB, path, session, dir string, opt Options) ([]
 			}
 		}
 	}
-	if err := mrow.Err(); err != nil {
-		return nil, nil, err
-	}
-	return finish(bs, opt), probs, nil
+	return finish(bs, opt), probs
 }
 
 // OpenCodeDataDirs is where OpenCode keeps opencode.db.

@@ -164,3 +164,66 @@ func FuzzOpenCodePart(f *testing.F) {
 		}
 	})
 }
+
+// TestOpenCodeStorage: the same session in OpenCode's older JSON storage
+// gives the database's exchanges, byte for byte (same ids: a session in
+// both stores is stored once); a message file that is not JSON is
+// reported at its line and the rest is read; with its last message files
+// gone (the session earlier) only exchanges of the full read come back.
+func TestOpenCodeStorage(t *testing.T) {
+	dbRes, err := ReadOpenCode(writeOpenCodeDB(t, t.TempDir(), -1, nil), Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := "testdata/opencode/storage/session/prj_9f8e7d6c/ses_4a1b2c3d4e5fXyZ.json"
+	if f, err := Detect(sess); err != nil || f != FormatOpenCode {
+		t.Errorf("Detect = %q, %v", f, err)
+	}
+	res, err := ReadFile(sess, FormatOpenCode, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) != 0 || len(res.Exchanges) != len(dbRes.Exchanges) || len(res.Exchanges) == 0 {
+		t.Fatalf("storage: %d exchanges %v; database: %d", len(res.Exchanges), res.Problems, len(dbRes.Exchanges))
+	}
+	for i := range res.Exchanges {
+		if !bytes.Equal(res.Exchanges[i].Canonical(), dbRes.Exchanges[i].Canonical()) {
+			t.Errorf("exchange %d differs:\n%s\n%s", i, res.Exchanges[i].Canonical(), dbRes.Exchanges[i].Canonical())
+		}
+	}
+	if res.Cwd != "/nonexistent/todo-api" {
+		t.Errorf("cwd %q", res.Cwd)
+	}
+
+	// A copy to break and shorten.
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/opencode/storage")); err != nil {
+		t.Fatal(err)
+	}
+	copySess := filepath.Join(dir, "session", "prj_9f8e7d6c", "ses_4a1b2c3d4e5fXyZ.json")
+	msgs, _ := filepath.Glob(filepath.Join(dir, "message", "ses_4a1b2c3d4e5fXyZ", "*.json"))
+	last := msgs[len(msgs)-1]
+	os.Remove(last)
+	short, err := ReadOpenCodeStorage(copySess, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(short.Exchanges) == 0 || len(short.Exchanges) >= len(res.Exchanges) {
+		t.Fatalf("earlier session: %d exchanges, full %d", len(short.Exchanges), len(res.Exchanges))
+	}
+	for i, ex := range short.Exchanges {
+		if !bytes.Equal(ex.Canonical(), res.Exchanges[i].Canonical()) {
+			t.Errorf("earlier read's %s is not the full read's", ex.ID)
+		}
+	}
+	if err := os.WriteFile(msgs[1], []byte("{\n  \"id\": \"msg_002\",\n  oops\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broken, err := ReadOpenCodeStorage(copySess, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(broken.Problems) != 1 || broken.Problems[0].File != msgs[1] || broken.Problems[0].Line != 3 || len(broken.Exchanges) == 0 {
+		t.Errorf("problems %v, %d exchanges", broken.Problems, len(broken.Exchanges))
+	}
+}

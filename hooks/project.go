@@ -307,22 +307,24 @@ func ListSessions(kind, root string) ([]string, error) {
 	return out, nil
 }
 
-// editTools name Claude Code tools that modify the file in their input.
-var editTools = map[string]string{
-	"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path",
-	"NotebookEdit": "notebook_path",
+// editTools name the tools that modify the file named in their input, by
+// agent, with the input keys that may hold its path (first found wins).
+var editTools = map[string][]string{
+	"Edit": {"file_path"}, "MultiEdit": {"file_path"}, "Write": {"file_path", "path"},
+	"NotebookEdit": {"notebook_path"},
 	// Gemini CLI
-	"replace": "file_path", "write_file": "file_path",
+	"replace": {"file_path"}, "write_file": {"file_path"},
 	// Cline, Roo Code
-	"write_to_file": "path", "replace_in_file": "path", "apply_diff": "path",
-	"insert_content": "path", "search_and_replace": "path",
-	// Cursor
-	"edit_file": "target_file", "search_replace": "file_path",
-	// OpenCode
-	"edit": "filePath", "write": "filePath", "multiedit": "filePath",
+	"write_to_file": {"path"}, "replace_in_file": {"path"}, "apply_diff": {"path"},
+	"insert_content": {"path"}, "search_and_replace": {"path"},
+	// Cursor (database; its transcripts: StrReplace, Write, Delete by path)
+	"edit_file": {"target_file"}, "search_replace": {"file_path"}, "StrReplace": {"path"}, "Delete": {"path"},
+	// OpenCode (filePath), Copilot CLI (path)
+	"edit": {"filePath", "path"}, "write": {"filePath"}, "multiedit": {"filePath"},
+	"create": {"path"}, "str_replace_editor": {"path"},
 	// Continue
-	"edit_existing_file": "filepath", "create_new_file": "filepath",
-	"single_find_and_replace": "filepath", "multi_edit": "filepath",
+	"edit_existing_file": {"filepath"}, "create_new_file": {"filepath"},
+	"single_find_and_replace": {"filepath"}, "multi_edit": {"filepath"},
 }
 
 var patchHeaderRe = lazy.Regexp(`(?m)^\*\*\* (?:Update File|Add File|Delete File|Move to): *(.+?)\s*$`)
@@ -349,10 +351,11 @@ func FilesTouched(ex *exchange.Exchange) []string {
 			if t.Extra["is_error"] == true {
 				continue // a refused or failed edit left the file as it was
 			}
-			if key, ok := editTools[t.Name]; ok {
-				if m, ok := t.Input.(map[string]any); ok {
+			if m, ok := t.Input.(map[string]any); ok {
+				for _, key := range editTools[t.Name] {
 					if s, ok := m[key].(string); ok {
 						add(s)
+						break
 					}
 				}
 			}

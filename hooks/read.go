@@ -1,5 +1,5 @@
 // Package hooks turns coding-agent transcripts (Claude Code, Codex, Aider,
-// Gemini CLI, Cline and Roo Code, Continue, Cursor, Copilot Chat, OpenCode,
+// Gemini CLI, Cline and Roo Code, Continue, Cursor, Copilot Chat and CLI, OpenCode,
 // SpecStory exports; docs/AGENTS.md) into exchanges — one real user prompt
 // plus the agent's whole reply — and installs the agent hooks that feed
 // them to git mem.
@@ -93,6 +93,9 @@ type Options struct {
 	// Cwd is the session's folder when a hook says it (Gemini CLI's files
 	// do not name their project).
 	Cwd string
+	// OnlySession, when set, reads just that session of a store holding
+	// many (Cursor's and OpenCode's databases): a hook names its own.
+	OnlySession string
 }
 
 // LastDigest is the hex SHA-256 of a final reply with its white space

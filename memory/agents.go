@@ -3,7 +3,6 @@ package memory
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -67,6 +66,32 @@ func GeminiHookJob(r io.Reader) (Job, error) {
 	return job, err
 }
 
+// CursorHookJob reads Cursor's hook JSON (stdin; the stop event). The
+// status rides in Event: "stop" when the turn completed, "stop:<status>"
+// when it was aborted or failed (the turn then stays open for the next).
+func CursorHookJob(r io.Reader) (Job, error) {
+	in, err := hooks.ParseCursorHook(r, time.Second)
+	ev := in.HookEventName
+	if ev == "" {
+		ev = "stop"
+	}
+	if in.Status != "" && in.Status != "completed" {
+		ev += ":" + in.Status
+	}
+	job := Job{Kind: hooks.FormatCursor, Transcript: in.TranscriptPath, SessionID: in.ConversationID, Event: ev}
+	if len(in.WorkspaceRoots) > 0 {
+		job.Cwd = in.WorkspaceRoots[0]
+	}
+	return job, err
+}
+
+// OpenCodeHookJob reads what git mem's OpenCode plugin passes (its last
+// argument) when a session goes idle.
+func OpenCodeHookJob(arg string) (Job, error) {
+	in, err := hooks.ParseOpenCodeHook(arg)
+	return Job{Kind: hooks.FormatOpenCode, SessionID: in.SessionID, Cwd: in.Cwd, Event: in.HookEventName}, err
+}
+
 // ImportAgents lists the agents `git mem import AGENT` reads.
 func ImportAgents() []string { return hooks.ImportAgents() }
 
@@ -90,31 +115,15 @@ func InstallHooks(agent string, uninstall bool, opt InstallOptions) (string, err
 		opt.Scope = ScopeUser
 	}
 	ho := hooks.InstallOptions{Scope: opt.Scope, NoContext: opt.NoContext, MCP: !opt.NoMCP, MemDir: opt.MemDir}
-	switch agent {
-	case hooks.FormatClaudeCode:
-		path := hooks.ClaudeSettingsPath(opt.Scope, home, cwd)
-		if uninstall {
-			return hooks.UninstallClaudeCode(path, ho)
-		}
-		return hooks.InstallClaudeCode(path, gitMemCommand(), ho)
-	case hooks.FormatCodex:
-		if opt.Scope == ScopeProject {
-			return "", invalid(errors.New("codex reads notify only from ~/.codex/config.toml: use --scope user"))
-		}
-		path := hooks.CodexConfigPath(home)
-		if uninstall {
-			return hooks.UninstallCodex(path, ho)
-		}
-		return hooks.InstallCodex(path, gitMemCommand(), ho)
-	case hooks.FormatGemini:
-		path := hooks.GeminiSettingsPath(opt.Scope, home, cwd)
-		if uninstall {
-			return hooks.UninstallGemini(path, ho)
-		}
-		return hooks.InstallGemini(path, gitMemCommand(), ho)
+	msg, err := hooks.Install(agent, uninstall, home, cwd, gitMemCommand(), ho)
+	if errors.Is(err, hooks.ErrUnknownHookAgent) || errors.Is(err, hooks.ErrScope) {
+		return "", invalid(err)
 	}
-	return "", invalid(fmt.Errorf("unknown agent %q: use claude-code, codex or gemini", agent))
+	return msg, err
 }
+
+// HookAgents are the agents `git mem hook install` knows.
+var HookAgents = hooks.HookAgents()
 
 // gitMemCommand is what hooks run: git-mem from PATH when it is there (so
 // upgrades apply), else this binary's absolute path.

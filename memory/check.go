@@ -43,7 +43,8 @@ var ErrCheckFailed = errors.New("check found problems")
 // exactly main's exchanges with their current cards and its files pass
 // their checksums, the card cache agrees, and the queue and locks hold
 // nothing stale. With repair it rebuilds the index and the cache and
-// removes leftovers; commits are never changed.
+// removes leftovers; commits are never changed, except to finish an
+// interrupted forget.
 func (m *Memory) Check(ctx context.Context, repair bool) (*CheckReport, error) {
 	rep := &CheckReport{Problems: []Problem{}, Repaired: []string{}}
 	add := func(area, what string, repairable bool) {
@@ -52,6 +53,9 @@ func (m *Memory) Check(ctx context.Context, repair bool) (*CheckReport, error) {
 	head, err := m.Repo.Head()
 	if err != nil {
 		return nil, err
+	}
+	if m.Repo.Pending() {
+		add("forget", "a forget or a sync that carried one was interrupted before it finished (mem/forget.pending): run `git mem check --repair`, or any add, sync or forget finishes it", true)
 	}
 	living, err := m.checkRepo(ctx, head, rep, add)
 	if err != nil {
@@ -276,6 +280,20 @@ func (m *Memory) repair(ctx context.Context, rep *CheckReport) error {
 		case "cache":
 			needCache = true
 		}
+	}
+	for _, p := range rep.Problems {
+		if p.Area != "forget" {
+			continue
+		}
+		// The one repair that moves main: it finishes what forget began.
+		if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
+			return err
+		}
+		if _, err := m.UpdateIndex(ctx); err != nil {
+			return err
+		}
+		rep.Repaired = append(rep.Repaired, "finished the interrupted forget")
+		break
 	}
 	if n := m.Repo.RemoveLeftovers(); n > 0 {
 		rep.Repaired = append(rep.Repaired, fmt.Sprintf("removed %d temporary file(s)", n))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
+	"github.com/gitmem/git-mem/search"
 )
 
 // ForgetSelect says which exchanges to forget: any of the given commits or
@@ -159,8 +160,19 @@ func (m *Memory) Forget(ctx context.Context, plan []*Entry, reason string) (Forg
 	if err != nil {
 		return rep, fmt.Errorf("forget: %w", err)
 	}
+	// The index follows in place when it can (a rebuild costs a reindex);
+	// UpdateIndex then catches up, or rebuilds when that failed.
+	inPlace := m.forgetInPlace(ctx, rep.Forgotten, res.Moved) == nil
 	if rep.Index, err = m.UpdateIndex(ctx); err != nil {
 		return rep, fmt.Errorf("forgotten, but the index was not rebuilt (run `git mem reindex`): %w", err)
+	}
+	if inPlace {
+		if ok, err := m.indexAgrees(ctx); err != nil || !ok {
+			// Never leave an index that disagrees with main: rebuild.
+			if rep.Index, err = m.Reindex(ctx); err != nil {
+				return rep, fmt.Errorf("forgotten, but the index was not rebuilt (run `git mem reindex`): %w", err)
+			}
+		}
 	}
 	if _, err := m.Entries(); err != nil {
 		return rep, err
@@ -173,4 +185,19 @@ func hashString(h plumbing.Hash) string {
 		return ""
 	}
 	return h.String()
+}
+
+// indexAgrees reports whether the index holds exactly main's exchanges at
+// their commits (count and set digest, as status proves it).
+func (m *Memory) indexAgrees(ctx context.Context) (bool, error) {
+	n, d, err := m.mainSummary()
+	if err != nil {
+		return false, err
+	}
+	agree := false
+	_, err = m.withIndex(ctx, func(ix *search.Index) error {
+		agree = ix.Count() == n && ix.Digest() == fmt.Sprintf("%016x", d)
+		return nil
+	})
+	return agree, err
 }

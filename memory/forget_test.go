@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -75,11 +76,20 @@ func TestForgetRemovesForGood(t *testing.T) {
 	if len(rep.Forgotten) != 1 || rep.Before == rep.After {
 		t.Fatalf("report %+v", rep)
 	}
+	if rep.Index.Rebuilt {
+		t.Errorf("the index was rebuilt (%s), not followed in place", rep.Index.Reason)
+	}
 	if bytes.Contains(allObjects(t, m.Repo.Dir()), []byte(marker)) {
 		t.Fatal("an object still holds the forgotten text")
 	}
 	if bytes.Contains(plainFiles(t, m.Repo.Dir()), []byte(marker)) {
 		t.Fatal("a file under the git dir still holds the forgotten text")
+	}
+	// Nor a word of it (the index keeps words, not text).
+	for _, w := range []string{"quokka", "zanzibar", "akkouq", "rabiznaz"} {
+		if bytes.Contains(plainFiles(t, m.Repo.Dir()), []byte(w)) {
+			t.Fatalf("a file under the git dir still holds %q", w)
+		}
 	}
 	if got := searchIDs(t, m, marker); len(got) != 0 {
 		t.Fatalf("search still finds it: %v", got)
@@ -98,6 +108,14 @@ func TestForgetRemovesForGood(t *testing.T) {
 	}
 	mustCheck(t, m)
 	fsckStrict(t, m.Repo.Dir())
+	// The index followed in place ranks as a rebuilt one does.
+	inPlace := searchIDs(t, m, "heron work")
+	if _, err := m.Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt := searchIDs(t, m, "heron work"); strings.Join(rebuilt, ",") != strings.Join(inPlace, ",") {
+		t.Errorf("in place %v, rebuilt %v", inPlace, rebuilt)
+	}
 	// Never stored again.
 	r, err := m.Add(ctx, []*exchange.Exchange{ex("gone", "s2", "2026-02-01T10:00:00Z", "the "+marker+" value leaked here", "noted "+marker)}, AddOptions{})
 	if err != nil || r.Added != 0 || r.Forgotten != 1 {
@@ -182,27 +200,81 @@ func mustLog(t *testing.T, m *Memory) []*Entry {
 
 // Until sync carries forgets, a sync after a forget merges nothing (which
 // would bring the forgotten exchange back) and says why and what to do.
-func TestSyncAfterForgetRefusesAndSaysWhy(t *testing.T) {
+// A forget reaches the other machine through sync: B drops the same
+// exchange from its own main (its new exchanges kept), the remote's main
+// is replaced by one without it, and no reachable object anywhere holds it.
+func TestSyncCarriesForgets(t *testing.T) {
 	remote := syncRemote(t)
-	m := memoryOn(t, remote)
+	a, b := memoryOn(t, remote), memoryOn(t, remote)
 	ctx := context.Background()
-	mustAdd(t, m, ex("a", "s", "2026-01-01T10:00:00Z", "keep heron", "ok"), ex("b", "s", "2026-01-02T10:00:00Z", "forget the ibis-4410 value", "ok"))
-	mustSyncMem(t, m)
-	plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{"b"}})
+	const secret = "ibis-4410-zebu"
+	mustAdd(t, a, ex("a", "s", "2026-01-01T10:00:00Z", "keep heron", "ok"), ex("b", "s", "2026-01-02T10:00:00Z", "forget the "+secret+" value", "ok"))
+	mustSyncMem(t, a)
+	mustSyncMem(t, b)
+	mustAdd(t, b, ex("c", "s2", "2026-01-03T10:00:00Z", "b's own walrus", "ok"))
+	plan, err := a.ForgetPlan(ctx, ForgetSelect{Refs: []string{"b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Forget(ctx, plan, ""); err != nil {
+	if _, err := a.Forget(ctx, plan, "a secret"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Sync(ctx, "")
-	if err == nil || !strings.Contains(err.Error(), "this memory forgot") || !strings.Contains(err.Error(), "force-with-lease") {
-		t.Fatalf("sync after forget: %v", err)
+	ra := mustSyncMem(t, a) // replaces the remote's main
+	if !ra.RemoteRewritten {
+		t.Fatalf("a's sync did not replace the remote's main: %+v", ra)
 	}
-	if got := logIDs(t, m); strings.Join(got, ",") != "a" {
-		t.Fatalf("after the refused sync: %v", got)
+	rb := mustSyncMem(t, b) // learns the tombstone, drops b, merges, pushes c
+	if rb.TombstonesLearned != 1 || rb.Forgotten != 1 {
+		t.Fatalf("b's sync: learned %d, forgot %d", rb.TombstonesLearned, rb.Forgotten)
 	}
-	if bytes.Contains(allObjects(t, m.Repo.Dir()), []byte("ibis-4410")) {
-		t.Fatal("the refused sync brought the forgotten text back")
+	mustSyncMem(t, a)
+	for name, m := range map[string]*Memory{"a": a, "b": b} {
+		if got := sortedIDs(t, m); got != "a,c" {
+			t.Errorf("%s log: %s", name, got)
+		}
+		if bytes.Contains(allObjects(t, m.Repo.Dir()), []byte(secret)) || bytes.Contains(plainFiles(t, m.Repo.Dir()), []byte(secret)) {
+			t.Errorf("%s still holds the forgotten text", name)
+		}
+		rs, _, err := m.Search(ctx, SearchQuery{Text: secret, K: 5})
+		if err != nil || len(rs) != 0 {
+			t.Errorf("%s search finds the forgotten exchange: %v %v", name, rs, err)
+		}
+		fsckStrict(t, m.Repo.Dir())
 	}
+	reach, err := exec.Command("sh", "-c", "git --git-dir "+remote+" rev-list --all --objects | cut -d' ' -f1 | git --git-dir "+remote+" cat-file --batch").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(reach, []byte(secret)) {
+		t.Error("an object the remote's refs reach holds the forgotten text")
+	}
+	// Adding it again on b stores nothing.
+	rep, err := b.Add(ctx, []*exchange.Exchange{ex("b", "s", "2026-01-02T10:00:00Z", "forget the "+secret+" value", "ok")}, AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sortedIDs(t, b); got != "a,c" {
+		t.Errorf("re-add on b: %s (%+v)", got, rep)
+	}
+}
+
+// A rewrite of the remote that no tombstone explains is still refused.
+func TestSyncRefusesUnexplainedRewrite(t *testing.T) {
+	remote := syncRemote(t)
+	a := memoryOn(t, remote)
+	mustAdd(t, a, ex("a", "s", "2026-01-01T10:00:00Z", "keep heron", "ok"), ex("b", "s", "2026-01-02T10:00:00Z", "second", "ok"))
+	mustSyncMem(t, a)
+	// Someone rewinds the remote's main by hand.
+	syncGit(t, "--git-dir", remote, "update-ref", "refs/heads/main", "refs/heads/main~1")
+	_, err := a.Sync(context.Background(), "")
+	if err == nil || !strings.Contains(err.Error(), "no tombstone explains it") {
+		t.Fatalf("sync over a rewound remote: %v", err)
+	}
+}
+
+func sortedIDs(t *testing.T, m *Memory) string {
+	t.Helper()
+	ids := logIDs(t, m)
+	sort.Strings(ids)
+	return strings.Join(ids, ",")
 }

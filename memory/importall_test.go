@@ -16,8 +16,11 @@ import (
 // and imported with the same counts. Counts: Claude Code 7acd37a8 has 6
 // prompts with replies (hooks TestSharedClaudeCode), Codex 20-12-23 has 2
 // user_message events, the Gemini chat 2 user messages; Cline, Roo Code,
-// Continue and Copilot Chat as counted in hooks agentCases (their fixtures are
-// synthetic: no real public one was found).
+// Continue, Copilot Chat, Copilot CLI and Cursor's transcript (no project:
+// it names none) as counted in hooks agentCases; OpenCode's JSON storage
+// has user messages msg_001, msg_004 and msg_007, each with a text part,
+// the last closed by the session's end (an old file): 3. Those fixtures
+// are synthetic (no real public one was found).
 func TestImportAllAgents(t *testing.T) {
 	fixtures := filepath.Join(shared.Dir(), "fixtures")
 	claude := filepath.Join(fixtures, "claude-code", "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
@@ -58,6 +61,16 @@ func TestImportAllAgents(t *testing.T) {
 	place("../hooks/testdata/continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json", ".continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json")
 	place("../hooks/testdata/copilot/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json", ".config/Code/User/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json")
 	place("../hooks/testdata/copilot/workspaceStorage/ab12cd/workspace.json", ".config/Code/User/workspaceStorage/ab12cd/workspace.json")
+	cc := "../hooks/testdata/copilot-cli/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/"
+	place(cc+"events.jsonl", ".copilot/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/events.jsonl")
+	place(cc+"workspace.yaml", ".copilot/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/workspace.yaml")
+	ct := "3f2e1d0c-aaaa-4bbb-8ccc-0123456789ab"
+	place("../hooks/testdata/cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl", ".cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl")
+	ocFiles, _ := filepath.Glob("../hooks/testdata/opencode/storage/*/*/*.json")
+	for _, f := range ocFiles {
+		rel, _ := filepath.Rel("../hooks/testdata/opencode/storage", f)
+		place(f, ".local/share/opencode/storage/"+rel)
+	}
 	ctx := context.Background()
 	scan, err := ScanAgents(ctx, nil, "")
 	if err != nil {
@@ -69,7 +82,10 @@ func TestImportAllAgents(t *testing.T) {
 		{Agent: "codex", Project: "spectora-labs-monorepo-v2", Sessions: 1, Exchanges: 2},
 		{Agent: "continue", Project: "http-client", Sessions: 1, Exchanges: 3},
 		{Agent: "copilot", Project: "calendar", Sessions: 1, Exchanges: 3},
+		{Agent: "copilot-cli", Project: "ledger-api", Sessions: 1, Exchanges: 4},
+		{Agent: "cursor", Project: "", Sessions: 1, Exchanges: 3},
 		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
+		{Agent: "opencode", Project: "todo-api", Sessions: 1, Exchanges: 3},
 		{Agent: "roo-code", Project: "stats-cli", Sessions: 1, Exchanges: 2},
 	}
 	if !reflect.DeepEqual(scan.Found, want) || len(scan.Skipped) != 0 || scan.HeldBack != 0 {
@@ -88,8 +104,8 @@ func TestImportAllAgents(t *testing.T) {
 		}
 		added += rep.Added
 	}
-	if added != 21 {
-		t.Errorf("added %d, want 21", added)
+	if added != 31 {
+		t.Errorf("added %d, want 31", added)
 	}
 	// Again: nothing new.
 	for _, agent := range scan.Agents() {

@@ -247,6 +247,57 @@ func (m *Memory) catchUpBatchLocked(ctx context.Context, opt search.Options, rep
 	return n == len(pending), nil
 }
 
+// forgetInPlace makes the current generation follow a forget without a
+// rebuild: the forgotten exchanges' rows are emptied, the other documents
+// follow their rewritten commits, and Bleve's segments are merged so that
+// no file keeps a term of what was forgotten (search/forget.go). Under the
+// exclusive index lock, like a catch-up batch. Any error leaves the rebuild
+// to UpdateIndex (a failed batch is never saved: search.Index.broken).
+func (m *Memory) forgetInPlace(ctx context.Context, ids []string, moved map[plumbing.Hash]plumbing.Hash) error {
+	opt, err := m.searchOptions()
+	if err != nil {
+		return err
+	}
+	l, err := m.lockIndex(false)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	gen := m.currentGen()
+	if gen == "" {
+		return errRebuild{"no index yet"}
+	}
+	ix, err := search.Open(gen, opt)
+	if err != nil {
+		return err
+	}
+	last := ix.LastCommit()
+	if h, ok := moved[plumbing.NewHash(last)]; ok {
+		last = h.String()
+	}
+	if last == "" || last == plumbing.ZeroHash.String() {
+		ix.Close()
+		return errRebuild{"nothing left indexed"}
+	}
+	mv := make(map[string]string, len(moved))
+	for o, n := range moved {
+		mv[o.String()] = n.String()
+	}
+	if _, err := ix.ForgetDocs(ids, mv); err != nil {
+		ix.Close()
+		return err
+	}
+	if err := ix.SetLastCommit(last, ix.LastSeq()); err != nil {
+		ix.Close()
+		return err
+	}
+	if err := ix.Compact(ctx); err != nil {
+		ix.Close()
+		return err
+	}
+	return ix.Close()
+}
+
 // replaceAlways makes rebuild build whatever the current generation is.
 const replaceAlways = "*"
 

@@ -111,6 +111,11 @@ type prepared struct {
 // I/O), never with a partial commit.
 func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptions) (AddReport, error) {
 	var rep AddReport
+	// An interrupted forget is finished before anything is stored (it may
+	// be about to store one of the exchanges it forgot).
+	if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
+		return rep, err
+	}
 	items := make([]*prepared, 0, len(exs))
 	seen := map[string]bool{}
 	for _, ex := range exs {

@@ -189,6 +189,9 @@ func (j Job) source() string {
 	if j.Transcript != "" {
 		return j.Transcript
 	}
+	if j.ThreadID == "" && j.SessionID != "" {
+		return "session " + j.SessionID
+	}
 	return "thread " + j.ThreadID
 }
 
@@ -203,6 +206,18 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 		}
 		path = p
 	}
+	if j.Kind == hooks.FormatCursor {
+		return m.runCursorJob(ctx, j)
+	}
+	if j.Kind == hooks.FormatOpenCode {
+		// The plugin reports a session gone idle: its turn is over.
+		home, _ := os.UserHomeDir()
+		store, err := hooks.OpenCodeSessionStore(home, j.SessionID)
+		if err != nil {
+			return AddReport{}, err
+		}
+		return m.AddFile(ctx, store, hooks.FormatOpenCode, hooks.Options{OnlySession: j.SessionID, Cwd: j.Cwd, TurnComplete: j.Event == "session.idle"}, AddOptions{excludable: true})
+	}
 	if path == "" {
 		return AddReport{}, errors.New("the job names no transcript")
 	}
@@ -215,6 +230,35 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 	return m.AddFile(ctx, path, j.Kind, hooks.Options{SessionEnded: ended,
 		LastAssistantMessage: j.LastAssistantMessage, LastAssistantDigest: j.LastAssistantDigest,
 		TurnComplete: turnDone, InputMessages: j.InputMessages, Cwd: j.Cwd}, AddOptions{excludable: true})
+}
+
+// runCursorJob stores a Cursor conversation a stop hook reported: from the
+// editor's database when it holds the chat (richer: times, tool results),
+// else from the transcript the hook named (Cursor's CLI has no such
+// database). The database may lag the hook by seconds, so its last
+// exchange is closed only when its final reply is the transcript's; a
+// later stop, or import, stores it otherwise.
+func (m *Memory) runCursorJob(ctx context.Context, j Job) (AddReport, error) {
+	done := j.Event == "stop"
+	home, _ := os.UserHomeDir()
+	for _, dir := range hooks.CursorGlobalDBs(home) {
+		db := filepath.Join(dir, "state.vscdb")
+		if _, err := os.Stat(db); err != nil {
+			continue
+		}
+		if ok, err := hooks.CursorDBHasChat(db, j.SessionID); err != nil || !ok {
+			continue
+		}
+		ro := hooks.Options{OnlySession: j.SessionID, Cwd: j.Cwd}
+		if done && j.Transcript != "" {
+			ro.LastAssistantMessage = hooks.CursorTranscriptFinalReply(j.Transcript)
+		}
+		return m.AddFile(ctx, db, hooks.FormatCursor, ro, AddOptions{excludable: true})
+	}
+	if j.Transcript == "" {
+		return AddReport{}, fmt.Errorf("cursor conversation %s: the hook named no transcript and no Cursor database on this machine holds it", j.SessionID)
+	}
+	return m.AddFile(ctx, j.Transcript, hooks.FormatCursor, hooks.Options{OnlySession: j.SessionID, Cwd: j.Cwd, TurnComplete: done}, AddOptions{excludable: true})
 }
 
 // LiveSession is how recently a transcript must have changed to be taken

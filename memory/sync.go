@@ -24,8 +24,14 @@ type SyncReport struct {
 	BytesReceived int64  `json:"bytes_received"`
 	BytesSent     int64  `json:"bytes_sent"`
 	Rounds        int    `json:"rounds"` // fetch-merge-push rounds (more than 1 after a push race)
-	Indexed       int    `json:"indexed"`
-	IndexErr      string `json:"index_error,omitempty"`
+	// Forgets carried by sync (refs/mem/tombstones): tombstones learned
+	// from the remote, exchanges that left this main because of them, and
+	// whether the remote's main was replaced by one without them.
+	TombstonesLearned int    `json:"tombstones_learned"`
+	Forgotten         int    `json:"forgotten"`
+	RemoteRewritten   bool   `json:"remote_rewritten"`
+	Indexed           int    `json:"indexed"`
+	IndexErr          string `json:"index_error,omitempty"`
 }
 
 // Sync fetches the remote's main, merges it into main (a fast-forward, or
@@ -43,6 +49,7 @@ func (m *Memory) Sync(ctx context.Context, remote string) (SyncReport, error) {
 	rep.Fetched, rep.Merged, rep.Pushed = res.Fetched, res.Merged, res.Pushed
 	rep.FastForward, rep.UpToDate, rep.Rounds = res.FastForward, res.UpToDate, res.Rounds
 	rep.BytesReceived, rep.BytesSent = res.BytesReceived, res.BytesSent
+	rep.TombstonesLearned, rep.Forgotten, rep.RemoteRewritten = res.TombstonesLearned, res.Forgotten, res.RemoteRewritten
 	if !res.MergeCommit.IsZero() {
 		rep.MergeCommit = res.MergeCommit.String()
 	}

@@ -40,7 +40,7 @@ type posting struct {
 // bm25Layer ranks dedup groups by BM25 of the query over field.
 func (ix *Index) bm25Layer(ctx context.Context, field, text string, allowed func(int32) bool, limit int) ([]cand, error) {
 	terms := queryTerms(text)
-	n := float64(len(ix.seqs))
+	n := float64(ix.Count())
 	total := float64(ix.man.BM25.FieldLen[field])
 	if len(terms) == 0 || n == 0 || total == 0 {
 		return nil, nil

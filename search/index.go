@@ -123,6 +123,8 @@ type manifest struct {
 	// document, kept incrementally, so that the document set can be compared
 	// with main's without listing it.
 	Digest string `json:"digest,omitempty"`
+	// Dead are the rows ForgetDocs emptied (forget.go).
+	Dead []int32 `json:"dead,omitempty"`
 }
 
 // docRec is what the index keeps per document besides its postings: the
@@ -178,6 +180,7 @@ type Index struct {
 	sctx  *sessionCtx // session neighbours (session-bm25), built or loaded on first use
 
 	lst *linkState // supersession links and events (links.go), guarded by mu for readers
+	dead map[int32]bool // man.Dead as a set, built on first use
 
 	// built lazily on the first Add
 	exactIdx map[uint64]int32
@@ -300,6 +303,9 @@ func (ix *Index) Docs() (map[string]string, error) {
 		r, err := ix.rec(int32(i))
 		if err != nil {
 			return nil, err
+		}
+		if isDead(r.ID) {
+			continue
 		}
 		out[r.ID] = r.Commit
 	}
@@ -684,6 +690,9 @@ func (ix *Index) ensureDedupMaps() error {
 	ix.exactIdx = make(map[uint64]int32, len(ix.recs))
 	ix.bands = make(map[uint64][]int32, len(ix.recs)*2)
 	for i := range ix.recs {
+		if isDead(ix.recs[i].ID) {
+			continue
+		}
 		ix.indexDedup(int32(i), &ix.recs[i])
 	}
 	return nil
@@ -739,7 +748,7 @@ func (ix *Index) SetLastCommit(hash string, seq int) error {
 }
 
 // Count is the number of indexed exchanges.
-func (ix *Index) Count() int { return len(ix.seqs) }
+func (ix *Index) Count() int { return len(ix.seqs) - len(ix.man.Dead) }
 
 // Dir is the index directory.
 func (ix *Index) Dir() string { return ix.dir }

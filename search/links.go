@@ -486,3 +486,54 @@ func (ix *Index) Links() ([]Link, []Event, error) {
 	}
 	return out, st.events, nil
 }
+
+// forgetLinks follows ForgetDocs: the derived links of emptied rows and
+// the events that name a forgotten exchange go (the rewrite dropped those
+// commits: package memory's metaPaths), the other events follow their
+// rewritten commits.
+func (ix *Index) forgetLinks(ids []string, moved map[string]string) error {
+	if err := ix.ensureLinkState(); err != nil {
+		return err
+	}
+	st := ix.lst
+	gone := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	links := st.links[:0]
+	for _, l := range st.links {
+		if !isDead(ix.recs[l.New].ID) && !isDead(ix.recs[l.Old].ID) {
+			links = append(links, l)
+		}
+	}
+	st.links = links
+	events := st.events[:0]
+	st.known = map[string]bool{}
+	for _, e := range st.events {
+		if gone[e.Target] || gone[e.New] {
+			continue
+		}
+		if nc, ok := moved[e.Commit]; ok {
+			e.Commit = nc
+		}
+		st.known[e.Commit] = true
+		events = append(events, e)
+	}
+	st.events = events
+	for k, rows := range st.buckets {
+		kept := rows[:0]
+		for _, r := range rows {
+			if !isDead(ix.recs[r].ID) {
+				kept = append(kept, r)
+			}
+		}
+		st.buckets[k] = kept
+	}
+	for r := range st.terms {
+		if isDead(ix.recs[r].ID) {
+			delete(st.terms, r)
+			delete(st.facts, r)
+		}
+	}
+	return nil
+}

@@ -266,6 +266,11 @@ func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
 		f, recs := q.Filter, ix.recs
 		allowed = func(row int32) bool { return f.match(&recs[row]) }
 	}
+	if dead := ix.deadRows(); dead != nil {
+		// Rows a forget emptied match nothing, and no vector either.
+		base := allowed
+		allowed = func(row int32) bool { return !dead[row] && (base == nil || base(row)) }
+	}
 	limit := max(CandidateMin, CandidateFactor*q.K)
 	if q.Mode != ModeFused {
 		limit = q.K

@@ -25,10 +25,10 @@ func init() {
 func newHookCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Agent hooks: store sessions automatically (install, uninstall, claude-code, codex)",
+		Short: "Agent hooks: store sessions automatically (install, uninstall, " + strings.Join(memory.HookAgents, ", ") + ")",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("name a hook: install, uninstall, claude-code or codex")
+			return usagef("name a hook: install, uninstall or an agent (%s)", strings.Join(memory.HookAgents, ", "))
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -52,22 +52,38 @@ func newHookCmd(e *env) *cobra.Command {
 			return e.queueHook(job, err)
 		},
 	})
+	// Gemini CLI and Cursor read a hook's stdout as JSON: they get {}.
+	cmd.AddCommand(e.jsonStdinHook("gemini", "Gemini CLI hook (AfterAgent, SessionEnd): the hook's JSON on stdin", memory.GeminiHookJob))
+	cmd.AddCommand(e.jsonStdinHook("cursor", "Cursor hook (stop): the hook's JSON on stdin", memory.CursorHookJob))
 	cmd.AddCommand(&cobra.Command{
-		Use:   "gemini",
-		Short: "Gemini CLI hook (AfterAgent, SessionEnd): the hook's JSON on stdin",
-		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			job, err := memory.GeminiHookJob(e.in)
-			err = e.queueHook(job, err)
-			// Gemini CLI parses a hook's stdout as JSON: say nothing, as JSON.
-			fmt.Fprintln(e.out, "{}")
-			return err
+		Use:   "opencode JSON",
+		Short: "OpenCode hook: git mem's plugin passes its JSON as the last argument when a session goes idle",
+		Args:  args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			job, err := memory.OpenCodeHookJob(a[len(a)-1])
+			return e.queueHook(job, err)
 		},
 	})
 	for _, action := range []string{"install", "uninstall"} {
 		cmd.AddCommand(newHookInstallCmd(e, action))
 	}
 	return cmd
+}
+
+// jsonStdinHook is a hook command whose agent passes JSON on stdin and
+// parses the hook's stdout as JSON: it says nothing, as JSON ({}).
+func (e *env) jsonStdinHook(agent, short string, job func(io.Reader) (memory.Job, error)) *cobra.Command {
+	return &cobra.Command{
+		Use:   agent,
+		Short: short,
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j, err := job(e.in)
+			err = e.queueHook(j, err)
+			fmt.Fprintln(e.out, "{}")
+			return err
+		},
+	}
 }
 
 // queueHook queues the job and starts a worker. A hook never fails the
@@ -115,7 +131,7 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 	var scope string
 	var noContext, noMCP bool
 	cmd := &cobra.Command{
-		Use:   action + " claude-code|codex [--scope user|project]",
+		Use:   action + " " + strings.Join(memory.HookAgents, "|") + " [--scope user|project]",
 		Short: map[string]string{"install": "Install git mem's hooks (and MCP server) into an agent's settings", "uninstall": "Remove git mem's hooks and MCP server from an agent's settings"}[action],
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {

@@ -1,0 +1,148 @@
+package gitstore
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Sync relies on this: rewriting a history already rewritten for some
+// tombstones, with more of them, gives the same commits as rewriting the
+// original with all of them at once — so two machines that learned the
+// same tombstones in different orders (or the forgetting machine and one
+// that rewrote the remote's main on its own) agree commit for commit, and
+// a rewrite is recognised as explained by the tombstones. Random histories
+// with union merges (side branches merged back), seed logged.
+func TestRewriteComposes(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	for round := 0; round < 6; round++ {
+		r := newRepo(t)
+		var paths []string
+		n := 0
+		appendSome := func(k int) {
+			var es []Entry
+			for i := 0; i < k; i++ {
+				e := testEntry(fmt.Sprintf("r%d-%d", round, n))
+				n++
+				paths = append(paths, e.Path)
+				es = append(es, e)
+			}
+			if _, err := r.Append(es, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for step := 0; step < 12; step++ {
+			if rng.Intn(3) > 0 {
+				appendSome(1 + rng.Intn(3))
+				continue
+			}
+			// A side branch: commits on an older main, merged back.
+			base, _ := r.Head()
+			appendSome(1 + rng.Intn(2))
+			mine, _ := r.Head()
+			if err := r.setRef(MainRef, base); err != nil {
+				t.Fatal(err)
+			}
+			appendSome(1 + rng.Intn(2))
+			theirs, _ := r.Head()
+			m, err := r.mergeCommit(mine, theirs, "Merge memory from side\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.setRef(MainRef, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tip, _ := r.Head()
+		var p1, all []string
+		for _, p := range paths {
+			switch rng.Intn(4) {
+			case 0:
+				p1 = append(p1, p)
+				all = append(all, p)
+			case 1:
+				all = append(all, p)
+			}
+		}
+		rewrite := func(paths []string, from plumbing.Hash) plumbing.Hash {
+			w := r.NewRewriter(paths)
+			h, err := w.Rewrite(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}
+		once := rewrite(all, tip)
+		twice := rewrite(all, rewrite(p1, tip))
+		if once != twice {
+			t.Fatalf("round %d: rewriting for %d paths then for %d gives %s, at once %s", round, len(p1), len(all), twice, once)
+		}
+		if again := rewrite(all, once); again != once {
+			t.Fatalf("round %d: a rewritten history rewritten again changed: %s → %s", round, once, again)
+		}
+		if got := rewrite(nil, tip); got != tip {
+			t.Fatalf("round %d: a rewrite dropping nothing changed the history", round)
+		}
+	}
+}
+
+// A history whose trees did not only grow (a plain git commit removed the
+// path after it was added) defeats the rewrite's shortcut; forget notices
+// the blob is still there and rewrites the whole history.
+func TestForgetAfterAPlainDeletionRewritesAll(t *testing.T) {
+	r := newRepo(t)
+	a, b := testEntry("keep-1"), testEntry("gone-2")
+	if _, err := r.Append([]Entry{a, b}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := r.Head()
+	blob, _, err := r.BlobHashAt(head, b.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone removes the file with plain git.
+	w := r.NewRewriter([]string{b.Path})
+	hc, _ := r.Commit(head)
+	tree, err := w.tree(hc.TreeHash, w.drop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	bt := newBatch()
+	c, err := bt.commit(&object.Commit{Author: Author, Committer: Author, TreeHash: tree, ParentHashes: []plumbing.Hash{head}, Message: "remove by hand\n\nExchange: none\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bt.writeTo(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.setRef(MainRef, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Append([]Entry{testEntry("later-3")}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Forget([]string{b.Path}, []Tombstone{{Exchange: "gone-2", Blob: blob.String(), Time: time.Now()}}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r.st.refresh()
+	if err := r.st.HasEncodedObject(blob); err == nil {
+		t.Fatal("the forgotten blob is still in the repo")
+	}
+	ids := countCommits(t, r)
+	if ids["keep-1"] != 1 || ids["later-3"] != 1 || ids["gone-2"] != 0 {
+		t.Fatalf("after forget: %v", ids)
+	}
+	fsck(t, r.Dir())
+}

@@ -1,0 +1,113 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gitmem/git-mem/hooks"
+)
+
+// writeChatDB writes a Cursor global state.vscdb under HOME holding one
+// chat: a prompt and, unless lagging, the assistant's reply.
+func writeChatDB(t *testing.T, composer string, lagging bool) {
+	t.Helper()
+	dir := filepath.Join(os.Getenv("HOME"), ".config", "Cursor", "User", "globalStorage")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "state.vscdb")
+	os.Remove(p)
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bubbles := []map[string]any{{"bubbleId": "b1", "type": 1, "text": "rename the retry flag to --max-retries"}}
+	if !lagging {
+		bubbles = append(bubbles, map[string]any{"bubbleId": "b2", "type": 2, "text": "Renamed the flag to --max-retries in cmd/root.go."})
+	}
+	now := time.Now().UnixMilli()
+	v, _ := json.Marshal(map[string]any{"composerId": composer, "createdAt": now - 60000, "lastUpdatedAt": now, "conversation": bubbles})
+	for _, q := range []string{`CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`INSERT INTO cursorDiskKV VALUES (?, ?)`, "composerData:"+composer, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCursorHookJob: a stop for an editor chat is stored from Cursor's
+// database, by its bubble ids, once the database shows the reply the
+// transcript has; while the database lags behind the hook, nothing is
+// frozen half-way. A chat the database does not hold comes from the
+// transcript.
+func TestCursorHookJob(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	const conv = "7b6a5c4d-1111-4222-8333-444455556666"
+	transcript := filepath.Join(t.TempDir(), conv+".jsonl")
+	tr := `{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nrename the retry flag to --max-retries\n</user_query>"}]}}
+{"role":"assistant","message":{"content":[{"type":"text","text":"Renamed the flag to --max-retries in cmd/root.go."}]}}
+`
+	if err := os.WriteFile(transcript, []byte(tr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	job, err := CursorHookJob(jsonReader(t, map[string]any{"conversation_id": conv, "hook_event_name": "stop", "status": "completed", "workspace_roots": []string{"/nonexistent/cli-tool"}, "transcript_path": transcript}))
+	if err != nil || job.Event != "stop" || job.Cwd != "/nonexistent/cli-tool" {
+		t.Fatalf("job %+v, %v", job, err)
+	}
+	writeChatDB(t, conv, true)
+	if rep, err := m.runCursorJob(ctx, job); err != nil || rep.Added != 0 {
+		t.Fatalf("database behind the hook: added %d, %v; want 0", rep.Added, err)
+	}
+	writeChatDB(t, conv, false)
+	rep, err := m.runCursorJob(ctx, job)
+	if err != nil || rep.Added != 1 || rep.Commits[0].Exchange != "cursor:"+conv+"/b1" {
+		t.Fatalf("added %+v, %v; want the exchange cursor:%s/b1", rep, err, conv)
+	}
+	// An aborted turn stays open.
+	aborted, _ := CursorHookJob(jsonReader(t, map[string]any{"conversation_id": "other", "status": "aborted", "transcript_path": transcript}))
+	if aborted.Event != "stop:aborted" {
+		t.Fatalf("event %q", aborted.Event)
+	}
+	// Not in the database (Cursor's CLI): the transcript, closed by the stop.
+	cli, _ := CursorHookJob(jsonReader(t, map[string]any{"conversation_id": conv + "x", "status": "completed", "transcript_path": transcript}))
+	if rep, err := m.runCursorJob(ctx, cli); err != nil || rep.Added != 1 {
+		t.Fatalf("transcript: added %+v, %v", rep, err)
+	}
+	if rep, err := m.runCursorJob(ctx, aborted); err != nil || rep.Added != 0 {
+		t.Fatalf("aborted: added %+v, %v; want 0", rep, err)
+	}
+	if _, err := CursorHookJob(jsonReader(t, map[string]any{"status": "completed"})); err == nil {
+		t.Error("a stop without conversation_id is an error")
+	}
+	if _, err := hooks.ParseOpenCodeHook(`{"cwd":"/x"}`); err == nil {
+		t.Error("an opencode hook without session_id is an error")
+	}
+}
+
+func jsonReader(t *testing.T, v any) *os.File {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), fmt.Sprintf("in-%d.json", time.Now().UnixNano()))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}

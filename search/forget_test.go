@@ -1,0 +1,124 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// terms lists every term of the text fields in Bleve's dictionaries.
+func terms(t *testing.T, ix *Index) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, f := range []string{fieldVerbatim, fieldOutput, fieldDistilled, fieldHead, fieldAsked} {
+		d, err := ix.idx.FieldDict(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			e, err := d.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e == nil {
+				break
+			}
+			out[e.Term] = true
+		}
+		d.Close()
+	}
+	return out
+}
+
+// After ForgetDocs and Compact the forgotten words are in no dictionary,
+// the other documents are found at their new commits, counts and digest
+// are those of the living set, and the order of hits is a rebuild's.
+func TestForgetDocsInPlace(t *testing.T) {
+	var docs []Doc
+	for i := 0; i < 30; i++ {
+		docs = append(docs, Doc{Seq: i, ID: fmt.Sprintf("d%d", i), Commit: fmt.Sprintf("c%02d", i), Core: fmt.Sprintf("heron card %d", i),
+			Verbatim: fmt.Sprintf("user: heron work number %d on the retry loop", i), Session: fmt.Sprintf("s%d", i/5)})
+	}
+	docs[12].Verbatim = "user: the quokka zanzibar value leaked, heron"
+	dir := t.TempDir()
+	ix := buildIndex(t, dir, docs)
+	if !terms(t, ix)["zanzibar"] {
+		t.Fatal("the word is not indexed to begin with")
+	}
+	moved := map[string]string{}
+	for i := 13; i < 30; i++ {
+		moved[fmt.Sprintf("c%02d", i)] = fmt.Sprintf("n%02d", i)
+	}
+	n, err := ix.ForgetDocs([]string{"d12", "nope"}, moved)
+	if err != nil || n != 1 {
+		t.Fatalf("ForgetDocs: %d %v", n, err)
+	}
+	if err := ix.SetLastCommit("n29", 29); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if zaps, _ := filepath.Glob(filepath.Join(dir, "bleve", "store", "*.zap")); len(zaps) != 1 {
+		t.Fatalf("segment files after compacting: %v", zaps)
+	}
+	ix, err = OpenReadOnly(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Verify(); err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	for _, w := range []string{"quokka", "zanzibar"} {
+		if terms(t, ix)[w] {
+			t.Errorf("%q is still in a dictionary", w)
+		}
+	}
+	// The same set built afresh.
+	var living []Doc
+	for i, d := range docs {
+		if i == 12 {
+			continue
+		}
+		if c, ok := moved[d.Commit]; ok {
+			d.Commit = c
+		}
+		living = append(living, d)
+	}
+	fresh := buildIndex(t, t.TempDir(), living)
+	defer fresh.Close()
+	if ix.Count() != fresh.Count() || ix.Digest() != fresh.Digest() {
+		t.Fatalf("count/digest %d %s, rebuilt %d %s", ix.Count(), ix.Digest(), fresh.Count(), fresh.Digest())
+	}
+	got, _ := ix.Docs()
+	want, _ := fresh.Docs()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("docs %v, rebuilt %v", got, want)
+	}
+	for _, mode := range Modes {
+		for _, q := range []string{"heron retry", "quokka zanzibar", "leaked value"} {
+			a, err := ix.Search(Query{Text: q, Mode: mode, K: 40})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := fresh.Search(Query{Text: q, Mode: mode, K: 40})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range a {
+				if h.Doc.ID == "d12" || strings.HasPrefix(h.Doc.ID, deadPrefix) {
+					t.Fatalf("%s %q found the forgotten row", mode, q)
+				}
+			}
+			if strings.Join(ids(a), ",") != strings.Join(ids(b), ",") {
+				t.Errorf("%s %q: in place %v, rebuilt %v", mode, q, ids(a), ids(b))
+			}
+		}
+	}
+}
