@@ -78,8 +78,7 @@ type linksDisk struct {
 // linkState is the writer's working set, built on the first Add.
 type linkState struct {
 	buckets map[string][]int32 // room (not project:) or file → rows, in row order
-	terms   map[int32]map[string]bool
-	facts   map[int32]map[string]string
+	feats   map[int32]*linkFeat
 	links   []linkRec
 	events  []Event
 	known   map[string]bool // event commits
@@ -232,22 +231,31 @@ func newer(a, b *LinkCard) bool {
 // cards must be at least LinkSimilarity alike.
 func Supersedes(a, b *LinkCard) (ok bool, newID, oldID string, sim float64) {
 	an := embed.NewAnalyzer()
-	return supersedes(a, b, linkTerms(an, a), linkTerms(an, b), cardFacts(a.text()), cardFacts(b.text()))
+	return supersedes(a, b, featOf(an, a), featOf(an, b))
 }
 
-func supersedes(a, b *LinkCard, ta, tb map[string]bool, fa, fb map[string]string) (bool, string, string, float64) {
+// linkFeat is what the rule reads of one card, computed once per card
+// (a rebuild compares each card with up to linkWindow others per room).
+type linkFeat struct {
+	terms   map[string]bool
+	facts   map[string]string
+	change  bool
+	buckets []string
+}
+
+func featOf(an *embed.Analyzer, c *LinkCard) *linkFeat {
+	text := c.text()
+	return &linkFeat{terms: linkTerms(an, c), facts: cardFacts(text), change: changeWords.MatchString(text), buckets: linkBuckets(c.Rooms, c.Files)}
+}
+
+func supersedes(a, b *LinkCard, fa, fb *linkFeat) (bool, string, string, float64) {
 	if a.ID == b.ID || !(a.Project == "" && b.Project == "" || SameProject(a.Project, b.Project)) {
 		return false, "", "", 0
 	}
 	shared := false
-	bb := map[string]bool{}
-	for _, k := range linkBuckets(b.Rooms, b.Files) {
-		bb[k] = true
-	}
-	for _, k := range linkBuckets(a.Rooms, a.Files) {
-		if bb[k] {
-			shared = true
-			break
+	for _, x := range fa.buckets {
+		for _, y := range fb.buckets {
+			shared = shared || x == y
 		}
 	}
 	if !shared {
@@ -258,16 +266,16 @@ func supersedes(a, b *LinkCard, ta, tb map[string]bool, fa, fb map[string]string
 		n, o, fn, fo = b, a, fb, fa
 	}
 	conflict := false
-	for k, v := range fn {
-		if w, ok := fo[k]; ok && w != v {
+	for k, v := range fn.facts {
+		if w, ok := fo.facts[k]; ok && w != v {
 			conflict = true
 			break
 		}
 	}
-	if !conflict && !changeWords.MatchString(n.text()) {
+	if !conflict && !fn.change {
 		return false, "", "", 0
 	}
-	sim := termCosine(ta, tb)
+	sim := termCosine(fa.terms, fb.terms)
 	if min := LinkSimilarity; sim < min || !conflict && sim < ChangeWordSimilarity {
 		return false, "", "", sim
 	}
@@ -279,11 +287,9 @@ func supersedes(a, b *LinkCard, ta, tb map[string]bool, fa, fb map[string]string
 // (for measuring the threshold: docs/bench/supersede.md).
 func Candidates(cards []LinkCard) []Link {
 	an := embed.NewAnalyzer()
-	terms := make([]map[string]bool, len(cards))
-	facts := make([]map[string]string, len(cards))
+	feats := make([]*linkFeat, len(cards))
 	for i := range cards {
-		terms[i] = linkTerms(an, &cards[i])
-		facts[i] = cardFacts(cards[i].text())
+		feats[i] = featOf(an, &cards[i])
 	}
 	saved := LinkSimilarity
 	LinkSimilarity = -1
@@ -291,7 +297,7 @@ func Candidates(cards []LinkCard) []Link {
 	var out []Link
 	for i := range cards {
 		for j := 0; j < i; j++ {
-			if ok, n, o, sim := supersedes(&cards[i], &cards[j], terms[i], terms[j], facts[i], facts[j]); ok {
+			if ok, n, o, sim := supersedes(&cards[i], &cards[j], feats[i], feats[j]); ok {
 				out = append(out, Link{New: n, Old: o, Sim: math.Round(sim*1e4) / 1e4})
 			}
 		}
@@ -334,8 +340,7 @@ func (ix *Index) ensureLinkState() error {
 		return err
 	}
 	st.buckets = map[string][]int32{}
-	st.terms = map[int32]map[string]bool{}
-	st.facts = map[int32]map[string]string{}
+	st.feats = map[int32]*linkFeat{}
 	for i := range ix.recs {
 		for _, k := range linkBuckets(ix.recs[i].Rooms, ix.recs[i].Files) {
 			st.buckets[k] = append(st.buckets[k], int32(i))
@@ -346,15 +351,14 @@ func (ix *Index) ensureLinkState() error {
 	return nil
 }
 
-func (st *linkState) features(a *embed.Analyzer, row int32, r *docRec) (map[string]bool, map[string]string) {
-	t, ok := st.terms[row]
+func (st *linkState) features(a *embed.Analyzer, row int32, r *docRec) *linkFeat {
+	f, ok := st.feats[row]
 	if !ok {
 		c := r.linkCard()
-		t = linkTerms(a, &c)
-		st.terms[row] = t
-		st.facts[row] = cardFacts(c.text())
+		f = featOf(a, &c)
+		st.feats[row] = f
 	}
-	return t, st.facts[row]
+	return f
 }
 
 // deriveLinks compares a newly added row with the latest earlier rows of
@@ -363,7 +367,7 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
 	st := ix.lst
 	rec := &ix.recs[row]
 	if replaced { // a new blob for a known id: its links are derived again
-		delete(st.terms, row)
+		delete(st.feats, row)
 		kept := st.links[:0]
 		for _, l := range st.links {
 			if l.New != row && l.Old != row {
@@ -372,7 +376,7 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
 		}
 		st.links = kept
 	}
-	ta, fa := st.features(a, row, rec)
+	fa := st.features(a, row, rec)
 	ca := rec.linkCard()
 	seen := map[int32]bool{row: true}
 	var cands []int32
@@ -392,9 +396,9 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
 	sort.Slice(cands, func(i, j int) bool { return cands[i] < cands[j] })
 	for _, r := range cands {
 		o := &ix.recs[r]
-		tb, fb := st.features(a, r, o)
+		fb := st.features(a, r, o)
 		cb := o.linkCard()
-		ok, n, _, sim := supersedes(&ca, &cb, ta, tb, fa, fb)
+		ok, n, _, sim := supersedes(&ca, &cb, fa, fb)
 		if !ok {
 			continue
 		}
@@ -529,10 +533,9 @@ func (ix *Index) forgetLinks(ids []string, moved map[string]string) error {
 		}
 		st.buckets[k] = kept
 	}
-	for r := range st.terms {
+	for r := range st.feats {
 		if isDead(ix.recs[r].ID) {
-			delete(st.terms, r)
-			delete(st.facts, r)
+			delete(st.feats, r)
 		}
 	}
 	return nil
