@@ -398,7 +398,7 @@ type ForgetResult struct {
 	// Moved maps every commit the rewrite changed to its new id (a dropped
 	// commit to what took its place), so that an index can follow.
 	Moved map[plumbing.Hash]plumbing.Hash
-	Purge         PurgeReport
+	Purge PurgeReport
 }
 
 // Forget rewrites main (and the remote-tracking refs) without the blobs at

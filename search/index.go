@@ -179,7 +179,7 @@ type Index struct {
 	ctxMu sync.Mutex
 	sctx  *sessionCtx // session neighbours (session-bm25), built or loaded on first use
 
-	lst *linkState // supersession links and events (links.go), guarded by mu for readers
+	lst  *linkState     // supersession links and events (links.go), guarded by mu for readers
 	dead map[int32]bool // man.Dead as a set, built on first use
 
 	// built lazily on the first Add
