@@ -582,3 +582,7 @@ func livingFirst[T any](rs []T, idOf func(T) string, l *Links) []T {
 	}
 	return out
 }
+
+// AsksForLatest reports whether a query asks for the state of things now
+// (the words that switch the recency boost on).
+func AsksForLatest(query string) bool { return recencyWords.MatchString(query) }

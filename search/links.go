@@ -540,3 +540,7 @@ func (ix *Index) forgetLinks(ids []string, moved map[string]string) error {
 	}
 	return nil
 }
+
+// HasChangeWord reports whether text holds one of the change words the
+// link rule reads (the benchmark's questions must hold none).
+func HasChangeWord(text string) bool { return changeWords.MatchString(text) }
