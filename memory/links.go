@@ -241,6 +241,49 @@ func (m *Memory) Links(ctx context.Context) (l *Links, err error) {
 	return l, err
 }
 
+// LinksIfCurrent reads the links of the index generation in use only when
+// it is caught up with main, doing no index work and opening nothing
+// else: the SessionStart hook must answer within a second, and a catch-up
+// or a rebuild (after an upgrade of the index schema) takes longer. ok is
+// false when the index is behind, missing or damaged.
+func (m *Memory) LinksIfCurrent() (l *Links, ok bool, err error) {
+	opt, err := m.searchOptions()
+	if err != nil {
+		return nil, false, err
+	}
+	lk, err := m.lockIndex(true)
+	if err != nil {
+		return nil, false, err
+	}
+	defer lk.Unlock()
+	head, err := m.Repo.Head()
+	if err != nil {
+		return nil, false, err
+	}
+	gen := m.currentGen()
+	if gen == "" || m.isStale(gen) {
+		return nil, false, nil
+	}
+	ix, err := search.OpenReadOnly(gen, opt)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer ix.Close()
+	if ix.LastCommit() != head.String() && !(head.IsZero() && ix.Count() == 0) {
+		return nil, false, nil
+	}
+	if l, err = linksIn(ix); err != nil {
+		return nil, false, nil
+	}
+	return l, true, nil
+}
+
+// PinsOf lists the living pins of a project from resolved links.
+func (m *Memory) PinsOf(l *Links, project string) ([]Pin, error) { return m.pinsOf(l, project) }
+
+// MarkWith fills the supersession and pin fields of entries from l.
+func MarkWith(l *Links, es []*Entry) { l.mark(es...) }
+
 // mark fills the supersession and pin fields of entries.
 func (l *Links) mark(es ...*Entry) {
 	if l == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -153,5 +154,33 @@ func TestPinNoteRedactedAndReindexed(t *testing.T) {
 	}
 	if _, err := m.Pin(ctx, PinRequest{Note: strings.Repeat("long rule ", 50)}); err == nil {
 		t.Fatal("a note over the limit was pinned")
+	}
+}
+
+// The SessionStart hook's read does no index work: behind main it says so
+// instead of catching up.
+func TestLinksIfCurrentDoesNoIndexWork(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	if _, err := m.Pin(ctx, PinRequest{Note: "a rule"}); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok, err := m.LinksIfCurrent(); err != nil || !ok || len(l.Pins) != 1 {
+		t.Fatalf("caught up: %+v %v %v", l, ok, err)
+	}
+	if _, err := m.Add(ctx, []*exchange.Exchange{ex("a", "s", "2026-01-01T00:00:00Z", "hello", "hi")}, AddOptions{NoIndex: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := m.LinksIfCurrent(); err != nil || ok {
+		t.Fatalf("behind main: ok %v err %v", ok, err)
+	}
+	if l, ok, err := m.LinksIfCurrent(); ok || l != nil || err != nil {
+		t.Fatal("LinksIfCurrent caught the index up")
+	}
+	if _, err := m.UpdateIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := m.LinksIfCurrent(); !ok {
+		t.Fatal("caught up again: not ok")
 	}
 }

@@ -29,6 +29,10 @@ type Request struct {
 	// Verbatim packs the exchanges themselves instead of their cards, with
 	// the same ranking; it exists to measure what cards buy (docs/bench).
 	Verbatim bool
+	// NoIndexWork (the SessionStart hook) reads pins and supersession marks
+	// only from an index caught up with main; otherwise the block goes
+	// without them and Note says so.
+	NoIndexWork bool
 }
 
 // Card is one packed card; Score is the search score (query mode only).
@@ -129,7 +133,24 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 			match = append(match, e)
 		}
 	}
-	pins, err := livingPins(ctx, m, f.Project)
+	var links *memory.Links
+	if req.NoIndexWork {
+		l, ok, err := m.LinksIfCurrent()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			res.Note = strings.TrimPrefix(res.Note+"; pins and supersession marks left out: the search index is behind main (any `git mem search` catches it up)", "; ")
+		}
+		links = l
+	} else {
+		l, err := m.Links(ctx)
+		if err != nil {
+			return nil, err
+		}
+		links = l
+	}
+	pins, err := livingPins(m, links, f.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -161,9 +182,7 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 	for i := range cand {
 		es[i] = &cand[i].Entry
 	}
-	if err := m.Mark(ctx, es); err != nil {
-		return nil, err
-	}
+	memory.MarkWith(links, es)
 	items, err := itemsOf(m, cand, req, f.Project == "")
 	if err != nil {
 		return nil, err
@@ -197,8 +216,11 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 }
 
 // livingPins are the project's pins that nothing superseded.
-func livingPins(ctx context.Context, m *memory.Memory, project string) ([]memory.Pin, error) {
-	all, err := m.Pins(ctx, project)
+func livingPins(m *memory.Memory, l *memory.Links, project string) ([]memory.Pin, error) {
+	if l == nil {
+		return nil, nil
+	}
+	all, err := m.PinsOf(l, project)
 	if err != nil {
 		return nil, err
 	}
