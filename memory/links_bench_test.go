@@ -23,16 +23,18 @@ type benchTruth struct {
 	Rules      []string                    `json:"rules"`
 }
 
-func loadBench(t *testing.T) ([]*exchange.Exchange, benchTruth) {
+// readExchanges reads a JSON Lines file of exchanges; a missing file
+// skips the test (shared data).
+func readExchanges(t *testing.T, path string) []*exchange.Exchange {
 	t.Helper()
-	f, err := os.Open(filepath.Join(benchDir, "exchanges.jsonl"))
+	f, err := os.Open(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Skipf("eval data: %v", err)
 	}
 	defer f.Close()
 	var exs []*exchange.Exchange
 	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
+	sc.Buffer(nil, 1<<26)
 	for sc.Scan() {
 		ex, err := exchange.Parse(sc.Bytes())
 		if err != nil {
@@ -40,6 +42,28 @@ func loadBench(t *testing.T) ([]*exchange.Exchange, benchTruth) {
 		}
 		exs = append(exs, ex)
 	}
+	return exs
+}
+
+// linkCards are the cards of a memory in time order, as the link rule
+// reads them.
+func linkCards(t *testing.T, m *Memory) []search.LinkCard {
+	t.Helper()
+	all, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Time.Before(all[j].Time) })
+	cards := make([]search.LinkCard, len(all))
+	for i, e := range all {
+		cards[i] = search.LinkCard{ID: e.Exchange, Project: e.Project, Time: e.Time, Seq: i, Core: e.Core, Context: e.Context, Rooms: e.Rooms, Files: e.Files}
+	}
+	return cards
+}
+
+func loadBench(t *testing.T) ([]*exchange.Exchange, benchTruth) {
+	t.Helper()
+	exs := readExchanges(t, filepath.Join(benchDir, "exchanges.jsonl"))
 	var truth benchTruth
 	raw, err := os.ReadFile(filepath.Join(benchDir, "links.json"))
 	if err != nil {
@@ -126,16 +150,7 @@ func TestSupersedeBench(t *testing.T) {
 
 	// The sweep: every candidate pair (bucket and signal passed) by
 	// similarity, through the same cards.
-	all, err := m.Entries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Time.Before(all[j].Time) })
-	cards := make([]search.LinkCard, len(all))
-	for i, e := range all {
-		cards[i] = search.LinkCard{ID: e.Exchange, Project: e.Project, Time: e.Time, Seq: i, Core: e.Core, Context: e.Context, Rooms: e.Rooms, Files: e.Files}
-	}
-	cands := search.Candidates(cards)
+	cands := search.Candidates(linkCards(t, m))
 	for _, th := range []float64{0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60} {
 		var kept []search.Link
 		for _, c := range cands {
@@ -161,33 +176,12 @@ func TestLinkSweepShared(t *testing.T) {
 		t.Skip("GIT_MEM_HEAVY=1 runs the sweep over shared/eval/coding")
 	}
 	for _, folder := range []string{"paulukonis", "minsky", "docgen", "ktsu", "chefchopsky"} {
-		p := filepath.Join("..", "..", "shared", "eval", "coding", folder, "exchanges.jsonl")
-		f, err := os.Open(p)
-		if err != nil {
-			t.Skipf("shared eval data: %v", err)
-		}
-		var exs []*exchange.Exchange
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<26)
-		for sc.Scan() {
-			if ex, err := exchange.Parse(sc.Bytes()); err == nil {
-				exs = append(exs, ex)
-			}
-		}
-		f.Close()
+		exs := readExchanges(t, filepath.Join("..", "..", "shared", "eval", "coding", folder, "exchanges.jsonl"))
 		m := newMemory(t)
 		if _, err := m.Add(context.Background(), exs, AddOptions{NoIndex: true}); err != nil {
 			t.Fatal(err)
 		}
-		all, err := m.Entries()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Slice(all, func(i, j int) bool { return all[i].Time.Before(all[j].Time) })
-		cards := make([]search.LinkCard, len(all))
-		for i, e := range all {
-			cards[i] = search.LinkCard{ID: e.Exchange, Project: e.Project, Time: e.Time, Seq: i, Core: e.Core, Context: e.Context, Rooms: e.Rooms, Files: e.Files}
-		}
+		cards := linkCards(t, m)
 		saved := search.ChangeWordSimilarity
 		search.ChangeWordSimilarity = 2 // a setting with two values only
 		conflicts := search.Candidates(cards)
@@ -209,6 +203,6 @@ func TestLinkSweepShared(t *testing.T) {
 			}
 			fmt.Fprintf(&b, "  %.2f: %d/%d", th, c, w-c)
 		}
-		t.Logf("%s (%d exchanges), setting/change-word-only links by threshold:%s", folder, len(all), b.String())
+		t.Logf("%s (%d exchanges), setting/change-word-only links by threshold:%s", folder, len(cards), b.String())
 	}
 }
