@@ -38,6 +38,10 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 			ours = append(ours, load(withQueries(t, filepath.Join(root, f.dir), f.queries))...)
 		}
 	}
+	var exact []Set
+	for _, f := range []string{"paulukonis", "minsky", "docgen", "ktsu", "chefchopsky"} {
+		exact = append(exact, load(withQueries(t, filepath.Join(root, "coding", f), "exact-queries/"+f+".jsonl"))...)
+	}
 	dev := load(filepath.Join(root, "coding/paulukonis"))
 	lme := load(filepath.Join(root, "longmemeval-dev"))
 	groups := []*benchGroup{
@@ -45,6 +49,8 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 		{name: "coding-dev", sets: dev},
 		{name: "coding-ours", sets: ours},
 		{name: "coding-pooled", sets: []Set{Pool("pooled", append(append([]Set(nil), dev...), ours...))}},
+		{name: "exact", sets: exact},
+		{name: "exact-pooled", sets: []Set{Pool("pooled", exact)}},
 		{name: "lme-dev", sets: lme},
 		{name: "lme-pooled", sets: []Set{Pool("pooled", lme)}},
 	}
@@ -67,18 +73,55 @@ type benchVariant struct {
 // benchVariants are the ideas measured (docs/bench/eval.md).
 var benchVariants = []benchVariant{
 	{"baseline", func() func() { return func() {} }},
-	{"card-0.05", setF(&search.CardWeight, 0.05)},
-	{"card-0.1", setF(&search.CardWeight, 0.1)},
-	{"card-0.15", setF(&search.CardWeight, 0.15)},
-	{"card-0.2", setF(&search.CardWeight, 0.2)},
-	{"card-0.3", setF(&search.CardWeight, 0.3)},
-	{"exact-code-0.5", setF(&search.ExactBoost, 0.5)},
-	{"exact-code-ladder", setF(&search.ExactBoost, 100)},
-	{"exact-all-0.5", both(setF(&search.ExactBoost, 0.5), setB(&search.ExactAll, true))},
-	{"session-0.05", setF(&search.SessionWeight, 0.05)},
-	{"session-0.2", setF(&search.SessionWeight, 0.2)},
-	{"recency-0.1", setF(&search.RecencyWeight, 0.1)},
-	{"recency-0.3", setF(&search.RecencyWeight, 0.3)},
+	{"syn-0.05", set(&search.SynonymWeight, 0.05)},
+	{"syn-0.1", set(&search.SynonymWeight, 0.1)},
+	{"syn-0.1-m1", both(set(&search.SynonymWeight, 0.1), set(&search.SynonymMax, 1))},
+	{"syn-0.2", set(&search.SynonymWeight, 0.2)},
+	{"syn-0.3", set(&search.SynonymWeight, 0.3)},
+	{"syn-0.5", set(&search.SynonymWeight, 0.5)},
+	{"syn-0.2-s2", both(set(&search.SynonymWeight, 0.2), set(&search.SynonymSenses, 2))},
+	{"syn-0.2-m1", both(set(&search.SynonymWeight, 0.2), set(&search.SynonymMax, 1))},
+	{"syn-0.2-m6", both(set(&search.SynonymWeight, 0.2), set(&search.SynonymMax, 6))},
+	{"tier-10", set(&search.ExactTierN, 10)},
+	{"tier-20", set(&search.ExactTierN, 20)},
+	{"tier-20-noq", both(set(&search.ExactTierN, 20), set(&search.ExactQuestions, false))},
+	{"tier-20-out", both(set(&search.ExactTierN, 20), set(&search.ExactOutput, true))},
+	{"tier-20-noq-out", both(set(&search.ExactTierN, 20), both(set(&search.ExactQuestions, false), set(&search.ExactOutput, true)))},
+	{"tier-20-phrase-noq", both(set(&search.ExactTierN, 20), both(set(&search.ExactQuestions, false), set(&search.ExactTerms, false)))},
+	{"tier-50", set(&search.ExactTierN, 50)},
+	{"title-0.05", set(&search.TitleWeight, 0.05)},
+	{"title-0.1", set(&search.TitleWeight, 0.1)},
+	{"title-0.2", set(&search.TitleWeight, 0.2)},
+	{"title-0.4", set(&search.TitleWeight, 0.4)},
+	{"tier-card", set(&search.ExactCard, true)},
+	{"tier-card-20", both(set(&search.ExactTierN, 20), set(&search.ExactCard, true))},
+	{"tier-off", set(&search.ExactTierN, 0)},
+	{"smax-0.1", set(&search.SessionMaxWeight, 0.1)},
+	{"smax-0.3", set(&search.SessionMaxWeight, 0.3)},
+	{"tier-on", both(set(&search.ExactTierN, 10), both(set(&search.ExactQuestions, false), set(&search.ExactOutput, true)))},
+	{"tier-10-noq", both(set(&search.ExactTierN, 10), set(&search.ExactQuestions, false))},
+	{"tier-50-noq", both(set(&search.ExactTierN, 50), set(&search.ExactQuestions, false))},
+	{"tier-10-noq-out", both(set(&search.ExactTierN, 10), both(set(&search.ExactQuestions, false), set(&search.ExactOutput, true)))},
+	{"tier-50-noq-out", both(set(&search.ExactTierN, 50), both(set(&search.ExactQuestions, false), set(&search.ExactOutput, true)))},
+	{"tier-20-phrase", both(set(&search.ExactTierN, 20), set(&search.ExactTerms, false))},
+	{"b-0.5", set(&search.SessionB, 0.5)},
+	{"b-0.6", set(&search.SessionB, 0.6)},
+	{"b-0.9", set(&search.SessionB, 0.9)},
+	{"k1-0.9", set(&search.SessionK1, 0.9)},
+	{"k1-1.6", set(&search.SessionK1, 1.6)},
+	{"k1-2", set(&search.SessionK1, 2)},
+	{"card-0.05", set(&search.CardWeight, 0.05)},
+	{"card-0.1", set(&search.CardWeight, 0.1)},
+	{"card-0.15", set(&search.CardWeight, 0.15)},
+	{"card-0.2", set(&search.CardWeight, 0.2)},
+	{"card-0.3", set(&search.CardWeight, 0.3)},
+	{"exact-code-0.5", set(&search.ExactBoost, 0.5)},
+	{"exact-code-ladder", set(&search.ExactBoost, 100)},
+	{"exact-all-0.5", both(set(&search.ExactBoost, 0.5), set(&search.ExactAll, true))},
+	{"session-0.05", set(&search.SessionWeight, 0.05)},
+	{"session-0.2", set(&search.SessionWeight, 0.2)},
+	{"recency-0.1", set(&search.RecencyWeight, 0.1)},
+	{"recency-0.3", set(&search.RecencyWeight, 0.3)},
 	{"fuse-distbm25", func() func() {
 		old := search.DefaultFusion
 		search.DefaultFusion = search.FusionConfig{K: 60, Layers: []search.LayerWeight{{Layer: search.ModeSessionBM25, Weight: 1}, {Layer: search.ModeDistilledBM25, Weight: 0.5}}}
@@ -91,11 +134,8 @@ var benchVariants = []benchVariant{
 	}},
 }
 
-func setF(p *float64, v float64) func() func() {
-	return func() func() { old := *p; *p = v; return func() { *p = old } }
-}
-
-func setB(p *bool, v bool) func() func() {
+// set returns a variant that sets *p to v and an undo.
+func set[T any](p *T, v T) func() func() {
 	return func() func() { old := *p; *p = v; return func() { *p = old } }
 }
 
@@ -116,16 +156,48 @@ func TestBenchAllSets(t *testing.T) {
 	isolate(t)
 	groups := loadBenchGroups(t, os.Getenv("GIT_MEM_BENCH_SETS"))
 	ctx := context.Background()
+	// GIT_MEM_BENCH_KEEP=DIR keeps the memories under DIR and reuses them on
+	// the next run (only while the exchanges and the distiller are the same:
+	// delete DIR after changing either). The index is rebuilt when its
+	// schema changed, as for any memory.
+	keep := os.Getenv("GIT_MEM_BENCH_KEEP")
+	cats := map[string]string{} // qid → category
 	for _, g := range groups {
-		ms, err := Build(ctx, g.sets, Options{TempDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
+		for _, s := range g.sets {
+			for _, q := range s.Queries {
+				cats[q.QID] = q.Category
+			}
 		}
-		defer ms.Close()
-		g.ms = ms
-		t.Logf("%s: %d exchanges built in %.0fs", g.name, ms.exchanges, ms.buildSeconds)
+		if keep == "" {
+			ms, err := Build(ctx, g.sets, Options{TempDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ms.Close()
+			g.ms = ms
+		} else {
+			g.ms = &Memories{sets: g.sets}
+			for _, s := range g.sets {
+				// Keyed by the exchanges, not the queries: groups that
+				// share a folder share its memory.
+				b, err := buildIn(ctx, s, filepath.Join(keep, fmt.Sprintf("%s-%d", s.Name, len(s.Exchanges))), true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.ms.built = append(g.ms.built, b)
+				g.ms.buildSeconds += b.seconds
+				g.ms.exchanges += len(s.Exchanges)
+			}
+			defer g.ms.Close()
+		}
+		t.Logf("%s: %d exchanges built in %.0fs", g.name, g.ms.exchanges, g.ms.buildSeconds)
 	}
 	only := os.Getenv("GIT_MEM_BENCH_VARIANTS")
+	dump := os.Getenv("GIT_MEM_BENCH_DUMP") // DIR: per-query reciprocal ranks
+	baseModes := []string{search.ModeVerbatimBM25, search.ModeSessionBM25}
+	if os.Getenv("GIT_MEM_BENCH_ALLMODES") != "" {
+		baseModes = nil
+	}
 	base := map[string]ModeReport{} // group/mode → baseline
 	for _, v := range benchVariants {
 		if only != "" && v.name != "baseline" && !strings.Contains(","+only+",", ","+v.name+",") {
@@ -133,9 +205,9 @@ func TestBenchAllSets(t *testing.T) {
 		}
 		undo := v.set()
 		for _, g := range groups {
-			var modes []string
+			modes := baseModes
 			if v.name != "baseline" {
-				modes = []string{search.ModeSessionBM25, search.ModeFused}
+				modes = []string{search.ModeSessionBM25}
 			}
 			rep, err := g.ms.Measure(ctx, Options{Modes: modes})
 			if err != nil {
@@ -150,16 +222,29 @@ func TestBenchAllSets(t *testing.T) {
 				}
 				fmt.Fprintf(&b, "\n  %-17s %.4f / %.4f", m.Mode, m.MRR, m.RecallAt10)
 				if bm, ok := base[key]; ok && v.name != "baseline" {
-					d := pairedDiff(m, bm)
+					d := pairedDiff(m, bm, nil)
 					fmt.Fprintf(&b, "  Δ %+.4f [%+.4f, %+.4f]", d.MRR, d.CI[0], d.CI[1])
 				}
-				if bm, ok := base[g.name+"/"+search.ModeVerbatimBM25]; ok && m.Mode == search.ModeSessionBM25 {
-					d := pairedDiff(m, bm)
+				plain, hasPlain := base[g.name+"/"+search.ModeVerbatimBM25]
+				if hasPlain && m.Mode == search.ModeSessionBM25 {
+					d := pairedDiff(m, plain, nil)
 					fmt.Fprintf(&b, "  vs plain %+.4f [%+.4f, %+.4f]", d.MRR, d.CI[0], d.CI[1])
 				}
-				cats := Categories(m)
-				for _, c := range cats {
-					fmt.Fprintf(&b, "  %s %.3f", c, m.ByCategory[c].MRR)
+				for _, c := range Categories(m) {
+					fmt.Fprintf(&b, "\n    %-28s %.3f / %.3f", c, m.ByCategory[c].MRR, m.ByCategory[c].RecallAt10)
+					in := func(q string) bool { return cats[q] == c }
+					if bm, ok := base[key]; ok && v.name != "baseline" {
+						d := pairedDiff(m, bm, in)
+						fmt.Fprintf(&b, "  Δ %+.3f [%+.3f, %+.3f]", d.MRR, d.CI[0], d.CI[1])
+					}
+					if hasPlain && m.Mode == search.ModeSessionBM25 {
+						d := pairedDiff(m, plain, in)
+						mark := ""
+						if d.CI[1] < 0 {
+							mark = " BELOW PLAIN"
+						}
+						fmt.Fprintf(&b, "  vs plain %+.3f [%+.3f, %+.3f]%s", d.MRR, d.CI[0], d.CI[1], mark)
+					}
 				}
 				if len(m.BySet) > 1 && len(m.BySet) <= 6 {
 					var ss []string
@@ -167,7 +252,18 @@ func TestBenchAllSets(t *testing.T) {
 						ss = append(ss, fmt.Sprintf("%s %.3f", s, x.MRR))
 					}
 					sort.Strings(ss)
-					fmt.Fprintf(&b, "  | %s", strings.Join(ss, ", "))
+					fmt.Fprintf(&b, "\n    sets: %s", strings.Join(ss, ", "))
+				}
+				if dump != "" {
+					var lines []string
+					for q, rr := range m.PerQuery {
+						lines = append(lines, fmt.Sprintf("%s\t%s\t%.4f", q, cats[q], rr))
+					}
+					sort.Strings(lines)
+					name := filepath.Join(dump, v.name+"."+g.name+"."+m.Mode+".tsv")
+					if err := os.WriteFile(name, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			for _, pr := range benchProbes {
@@ -210,11 +306,12 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// pairedDiff is a − b over the non-adversarial queries both ran.
-func pairedDiff(a, b ModeReport) Diff {
+// pairedDiff is a − b over the non-adversarial queries both ran (those
+// keep accepts, when it is not nil).
+func pairedDiff(a, b ModeReport, keep func(qid string) bool) Diff {
 	var qs []string
 	for q := range a.PerQuery {
-		if _, ok := b.PerQuery[q]; ok {
+		if _, ok := b.PerQuery[q]; ok && (keep == nil || keep(q)) {
 			qs = append(qs, q)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -221,6 +222,7 @@ type built struct {
 	ix      *search.Index // nil: search through Memory.Search
 	release func()
 	seconds float64
+	keep    bool // close leaves the memory on disk (buildIn with reuse)
 }
 
 // addBatch matches `git mem add`: exchanges are committed and indexed in
@@ -232,8 +234,28 @@ func build(ctx context.Context, s Set, tempDir string) (*built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eval: temporary memory: %w", err)
 	}
-	b := &built{dir: dir}
+	return buildIn(ctx, s, dir, false)
+}
+
+// buildIn stores s in the memory at dir; with reuse, a memory already
+// there (made by an earlier buildIn) is opened as it is, and close keeps it
+// (the all-sets benchmark: LongMemEval's 12,207 exchanges take minutes to add).
+func buildIn(ctx context.Context, s Set, dir string, reuse bool) (*built, error) {
+	b := &built{dir: dir, keep: reuse}
 	start := time.Now()
+	if reuse {
+		if _, err := os.Stat(filepath.Join(dir, "mem", "eval-built")); err == nil {
+			m, err := memory.Open(dir)
+			if err != nil {
+				return nil, fmt.Errorf("eval: %s: %w", s.Name, err)
+			}
+			b.mem = m
+			return b, b.openIndex(ctx, s)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("eval: %s: %w", s.Name, err)
+		}
+	}
 	m, _, err := memory.Init(dir)
 	if err != nil {
 		b.close()
@@ -254,17 +276,28 @@ func build(ctx context.Context, s Set, tempDir string) (*built, error) {
 		}
 	}
 	b.seconds = time.Since(start).Seconds()
-	if m.Config.Embedder == "builtin" {
-		// The index Memory.Search would open, opened once: the same Query,
-		// without reopening Bleve for each of thousands of queries.
-		ix, release, err := m.OpenIndex(ctx)
-		if err != nil {
+	if reuse {
+		if err := os.WriteFile(filepath.Join(dir, "mem", "eval-built"), nil, 0o644); err != nil {
 			b.close()
 			return nil, fmt.Errorf("eval: %s: %w", s.Name, err)
 		}
-		b.ix, b.release = ix, release
 	}
-	return b, nil
+	return b, b.openIndex(ctx, s)
+}
+
+// openIndex opens the index Memory.Search would open, once: the same Query,
+// without reopening Bleve for each of thousands of queries.
+func (b *built) openIndex(ctx context.Context, s Set) error {
+	if b.mem.Config.Embedder != "builtin" {
+		return nil
+	}
+	ix, release, err := b.mem.OpenIndex(ctx)
+	if err != nil {
+		b.close()
+		return fmt.Errorf("eval: %s: %w", s.Name, err)
+	}
+	b.ix, b.release = ix, release
+	return nil
 }
 
 func (b *built) close() error {
@@ -272,6 +305,9 @@ func (b *built) close() error {
 	if b.ix != nil {
 		b.release()
 		b.ix, b.release = nil, nil
+	}
+	if b.keep {
+		return err
 	}
 	if rerr := os.RemoveAll(b.dir); rerr != nil && err == nil {
 		err = rerr
@@ -341,7 +377,7 @@ func (b *built) search(ctx context.Context, text, mode string, opt Options) ([][
 	var slots [][]string
 	mode, rr := memory.SplitMode(mode)
 	if b.ix != nil {
-		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: opt.K, Mode: mode, Fusion: opt.Fusion})
+		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: opt.K, Mode: mode, Fusion: opt.Fusion, Verbatim: b.mem.Talk})
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"github.com/gitmem/git-mem/internal/shared"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gitmem/git-mem/search"
@@ -61,7 +62,11 @@ func withQueries(t *testing.T, dir, queries string) string {
 	if err := os.Symlink(filepath.Join(dir, ExchangesFile), filepath.Join(set, ExchangesFile)); err != nil {
 		t.Fatal(err)
 	}
-	q, err := os.ReadFile(filepath.Join("..", "testdata", "coding-queries", queries))
+	qpath := filepath.Join("..", "testdata", "coding-queries", queries)
+	if strings.Contains(queries, "/") {
+		qpath = filepath.Join("..", "testdata", queries) // another folder of ours
+	}
+	q, err := os.ReadFile(qpath)
 	if err != nil {
 		t.Fatal(err)
 	}

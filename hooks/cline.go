@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // Cline and Roo Code (its fork) keep each task in a folder
@@ -41,12 +41,12 @@ var clineToolNames = []string{
 }
 
 var (
-	clineToolRe   = regexp.MustCompile(`(?s)<(` + strings.Join(clineToolNames, "|") + `)>(.*?)</(?:` + strings.Join(clineToolNames, "|") + `)>`)
-	clineParamRe  = regexp.MustCompile(`(?s)<([a-z_]+)>\n?(.*?)\n?</([a-z_]+)>`)
-	clineThinkRe  = regexp.MustCompile(`(?s)<thinking>(.*?)</thinking>`)
-	clinePromptRe = regexp.MustCompile(`(?s)<(task|feedback|answer|user_message)>\n?(.*?)\n?</(?:task|feedback|answer|user_message)>`)
-	clineResultRe = regexp.MustCompile(`^\[([a-z_]+)(?: for [^\]]*)?\] Result:`)
-	clineCwdRe    = regexp.MustCompile(`# Current Working Directory \(([^)\n]+)\) Files`)
+	clineToolRe   = lazy.Regexp(`(?s)<(` + strings.Join(clineToolNames, "|") + `)>(.*?)</(?:` + strings.Join(clineToolNames, "|") + `)>`)
+	clineParamRe  = lazy.Regexp(`(?s)<([a-z_]+)>\n?(.*?)\n?</([a-z_]+)>`)
+	clineThinkRe  = lazy.Regexp(`(?s)<thinking>(.*?)</thinking>`)
+	clinePromptRe = lazy.Regexp(`(?s)<(task|feedback|answer|user_message)>\n?(.*?)\n?</(?:task|feedback|answer|user_message)>`)
+	clineResultRe = lazy.Regexp(`^\[([a-z_]+)(?: for [^\]]*)?\] Result:`)
+	clineCwdRe    = lazy.Regexp(`# Current Working Directory \(([^)\n]+)\) Files`)
 )
 
 type clMessage struct {
@@ -125,13 +125,13 @@ func ReadCline(path string, opt Options) (Result, error) {
 					t := validUTF8(b.Text)
 					if strings.HasPrefix(strings.TrimSpace(t), "<environment_details>") {
 						if project == "" {
-							if mm := clineCwdRe.FindStringSubmatch(t); mm != nil {
+							if mm := clineCwdRe().FindStringSubmatch(t); mm != nil {
 								project = ProjectFromCwd(mm[1])
 							}
 						}
 						continue
 					}
-					if mm := clineResultRe.FindStringSubmatch(t); mm != nil {
+					if mm := clineResultRe().FindStringSubmatch(t); mm != nil {
 						resultID = ""
 						for k, id := range pending {
 							if callName[id] == mm[1] || k == len(pending)-1 {
@@ -190,18 +190,18 @@ func ReadCline(path string, opt Options) (Result, error) {
 				switch b.Type {
 				case "text":
 					t := validUTF8(b.Text)
-					for _, th := range clineThinkRe.FindAllStringSubmatch(t, -1) {
+					for _, th := range clineThinkRe().FindAllStringSubmatch(t, -1) {
 						cur.text(exchange.RoleAssistant, clip(strings.TrimSpace(th[1])), map[string]any{"thinking": true})
 					}
-					t = clineThinkRe.ReplaceAllString(t, "")
-					calls := clineToolRe.FindAllStringSubmatchIndex(t, -1)
+					t = clineThinkRe().ReplaceAllString(t, "")
+					calls := clineToolRe().FindAllStringSubmatchIndex(t, -1)
 					prev := 0
 					for k, c := range calls {
 						cur.text(exchange.RoleAssistant, clip(strings.TrimSpace(t[prev:c[0]])), nil)
 						prev = c[1]
 						name := t[c[2]:c[3]]
 						input := map[string]any{}
-						for _, p := range clineParamRe.FindAllStringSubmatch(t[c[4]:c[5]], -1) {
+						for _, p := range clineParamRe().FindAllStringSubmatch(t[c[4]:c[5]], -1) {
 							if p[1] == p[3] {
 								input[p[1]] = clip(p[2])
 							}
@@ -236,7 +236,7 @@ func ReadCline(path string, opt Options) (Result, error) {
 // clinePrompts finds the user's own words in a user text block.
 func clinePrompts(t string) []string {
 	var out []string
-	for _, m := range clinePromptRe.FindAllStringSubmatch(t, -1) {
+	for _, m := range clinePromptRe().FindAllStringSubmatch(t, -1) {
 		if s := strings.TrimSpace(m[2]); s != "" {
 			out = append(out, s)
 		}

@@ -73,7 +73,7 @@ func TestRepoFromURL(t *testing.T) {
 
 func TestParseHooks(t *testing.T) {
 	in, err := ParseClaudeHook(strings.NewReader(`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/w","hook_event_name":"SessionEnd","reason":"other","last_assistant_message":"done"}`))
-	if err != nil || in != (ClaudeHookInput{"s1", "/t/s1.jsonl", "/w", "SessionEnd", "done"}) {
+	if err != nil || in != (ClaudeHookInput{SessionID: "s1", TranscriptPath: "/t/s1.jsonl", Cwd: "/w", HookEventName: "SessionEnd", LastAssistantMessage: "done"}) {
 		t.Errorf("ParseClaudeHook = %+v, %v", in, err)
 	}
 	for _, bad := range []string{"", "  \n", "{", "[1]"} {

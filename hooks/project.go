@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/hooks/hookinput"
 	"github.com/gitmem/git-mem/internal/lazy"
 )
 
@@ -148,29 +148,10 @@ func repoFromURL(u string) string {
 }
 
 // ClaudeHookInput is what Claude Code writes on a hook's stdin.
-type ClaudeHookInput struct {
-	SessionID            string `json:"session_id"`
-	TranscriptPath       string `json:"transcript_path"`
-	Cwd                  string `json:"cwd"`
-	HookEventName        string `json:"hook_event_name"`
-	LastAssistantMessage string `json:"last_assistant_message"`
-}
+type ClaudeHookInput = hookinput.Claude
 
 // ParseClaudeHook decodes a hook's stdin (at most 16 MiB).
-func ParseClaudeHook(r io.Reader) (ClaudeHookInput, error) {
-	var in ClaudeHookInput
-	b, err := io.ReadAll(io.LimitReader(r, 16<<20))
-	if err != nil {
-		return in, fmt.Errorf("read claude-code hook input: %w", err)
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return in, fmt.Errorf("read claude-code hook input: stdin is empty (Claude Code passes the hook's JSON on stdin)")
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return in, fmt.Errorf("read claude-code hook input: not JSON: %w", err)
-	}
-	return in, nil
-}
+func ParseClaudeHook(r io.Reader) (ClaudeHookInput, error) { return hookinput.ParseClaude(r) }
 
 // ClaudeConfigDir is $CLAUDE_CONFIG_DIR, else ~/.claude.
 func ClaudeConfigDir(home string) string {

@@ -37,8 +37,6 @@ package hooks
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +46,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/hooks/hookinput"
 	"github.com/gitmem/git-mem/internal/lazy"
 )
 
@@ -100,14 +99,7 @@ type Options struct {
 
 // LastDigest is the hex SHA-256 of a final reply with its white space
 // squashed: what matchesLast compares when only a digest was kept.
-func LastDigest(s string) string {
-	w := squash(s)
-	if w == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(w))
-	return hex.EncodeToString(sum[:])
-}
+func LastDigest(s string) string { return hookinput.Digest(s) }
 
 // Result is what a reader found: the closed exchanges in session order and
 // the records it had to skip.

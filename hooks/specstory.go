@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // SpecStory saves each chat of Cursor, VS Code Copilot, Claude Code, Codex
@@ -32,10 +33,10 @@ const (
 )
 
 var (
-	ssUserRe     = regexp.MustCompile(`^_\*\*User(?: \(([^)]*)\))?\*\*_\s*$`)
-	ssAgentRe    = regexp.MustCompile(`^_\*\*(?:Assistant|Agent)(?: \([^)]*\))?\*\*_\s*$`)
-	ssSessionRe  = regexp.MustCompile(`^<!-- (.+?) Session ([0-9A-Za-z-]+)(?: \(([^)]*)\))? -->`)
-	ssToolRe     = regexp.MustCompile(`(?s)<tool-use data-tool-type="([^"]*)" data-tool-name="([^"]*)">(.*?)</tool-use>`)
+	ssUserRe     = lazy.Regexp(`^_\*\*User(?: \(([^)]*)\))?\*\*_\s*$`)
+	ssAgentRe    = lazy.Regexp(`^_\*\*(?:Assistant|Agent)(?: \([^)]*\))?\*\*_\s*$`)
+	ssSessionRe  = lazy.Regexp(`^<!-- (.+?) Session ([0-9A-Za-z-]+)(?: \(([^)]*)\))? -->`)
+	ssToolRe     = lazy.Regexp(`(?s)<tool-use data-tool-type="([^"]*)" data-tool-name="([^"]*)">(.*?)</tool-use>`)
 	ssOldToolRe  = regexp.MustCompile(`(?s)<details>\s*<summary>Tool use: \*\*([^*]+)\*\*(?: • ([^<]*))?</summary>(.*?)</details>`)
 	ssThinkRe    = regexp.MustCompile(`(?s)<think><details><summary>Thought Process</summary>(.*?)</details></think>`)
 	ssReadRe     = regexp.MustCompile(`(?m)^Read file: (.+)$`)
@@ -111,7 +112,7 @@ func ReadSpecStory(path string, opt Options) (Result, error) {
 		lineNo++
 		ln := validUTF8(strings.TrimRight(sc.Text(), "\r"))
 		if kind == "" {
-			if m := ssSessionRe.FindStringSubmatch(ln); m != nil {
+			if m := ssSessionRe().FindStringSubmatch(ln); m != nil {
 				session = "specstory:" + m[2]
 				if a, ok := specStoryAgents[m[1]]; ok {
 					agent = a
@@ -119,10 +120,10 @@ func ReadSpecStory(path string, opt Options) (Result, error) {
 			}
 		}
 		switch {
-		case ssUserRe.MatchString(ln):
+		case ssUserRe().MatchString(ln):
 			flush()
 			kind = "user"
-		case ssAgentRe.MatchString(ln):
+		case ssAgentRe().MatchString(ln):
 			if kind == "user" {
 				flush()
 			} else {
@@ -159,7 +160,7 @@ func addSpecStoryReply(b *builder, text string) {
 		body, arg  string
 	}
 	var spans []span
-	for _, m := range ssToolRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range ssToolRe().FindAllStringSubmatchIndex(text, -1) {
 		spans = append(spans, span{m[0], m[1], text[m[4]:m[5]], text[m[2]:m[3]], text[m[6]:m[7]], ""})
 	}
 	if len(spans) == 0 {

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gitmem/git-mem/hooks"
+	"github.com/gitmem/git-mem/memory/queue"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -36,30 +36,22 @@ func ProjectFromCwd(cwd string) string { return hooks.ProjectFromCwd(cwd) }
 // SessionEnd hooks 1.5 s in all): past a second it gives up, like
 // SessionStart's.
 func ClaudeHookJob(r io.Reader) (Job, error) {
-	var in hooks.ClaudeHookInput
-	raw, err := hooks.ReadHookInput(r, time.Second)
-	if err == nil {
-		in, err = hooks.ParseClaudeHook(bytes.NewReader(raw))
-	}
-	if err == nil && in.TranscriptPath == "" {
-		err = errors.New("claude-code hook input has no transcript_path")
-	}
-	return Job{Kind: hooks.FormatClaudeCode, Transcript: in.TranscriptPath, SessionID: in.SessionID,
-		Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.LastAssistantMessage}, err
+	j, err := queue.ClaudeJob(r)
+	return Job{Job: j}, err
 }
 
 // CodexHookJob reads Codex's notify JSON (its last argument).
 func CodexHookJob(arg string) (Job, error) {
 	n, err := hooks.ParseCodexNotify(arg)
-	return Job{Kind: hooks.FormatCodex, ThreadID: n.ThreadID, Cwd: n.Cwd, Event: n.Type,
-		LastAssistantMessage: n.LastAssistantMessage, InputMessages: n.InputMessages}, err
+	return Job{Job: queue.Job{Kind: hooks.FormatCodex, ThreadID: n.ThreadID, Cwd: n.Cwd, Event: n.Type,
+		LastAssistantMessage: n.LastAssistantMessage, InputMessages: n.InputMessages}}, err
 }
 
 // GeminiHookJob reads Gemini CLI's hook JSON (stdin).
 func GeminiHookJob(r io.Reader) (Job, error) {
 	in, err := hooks.ParseGeminiHook(r)
-	job := Job{Kind: hooks.FormatGemini, Transcript: in.TranscriptPath, SessionID: in.SessionID,
-		Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.PromptResponse}
+	job := Job{Job: queue.Job{Kind: hooks.FormatGemini, Transcript: in.TranscriptPath, SessionID: in.SessionID,
+		Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.PromptResponse}}
 	if in.Prompt != "" {
 		job.InputMessages = []string{in.Prompt}
 	}
@@ -78,7 +70,7 @@ func CursorHookJob(r io.Reader) (Job, error) {
 	if in.Status != "" && in.Status != "completed" {
 		ev += ":" + in.Status
 	}
-	job := Job{Kind: hooks.FormatCursor, Transcript: in.TranscriptPath, SessionID: in.ConversationID, Event: ev}
+	job := Job{Job: queue.Job{Kind: hooks.FormatCursor, Transcript: in.TranscriptPath, SessionID: in.ConversationID, Event: ev}}
 	if len(in.WorkspaceRoots) > 0 {
 		job.Cwd = in.WorkspaceRoots[0]
 	}
@@ -89,7 +81,7 @@ func CursorHookJob(r io.Reader) (Job, error) {
 // argument) when a session goes idle.
 func OpenCodeHookJob(arg string) (Job, error) {
 	in, err := hooks.ParseOpenCodeHook(arg)
-	return Job{Kind: hooks.FormatOpenCode, SessionID: in.SessionID, Cwd: in.Cwd, Event: in.HookEventName}, err
+	return Job{Job: queue.Job{Kind: hooks.FormatOpenCode, SessionID: in.SessionID, Cwd: in.Cwd, Event: in.HookEventName}}, err
 }
 
 // ImportAgents lists the agents `git mem import AGENT` reads.
@@ -126,12 +118,20 @@ func InstallHooks(agent string, uninstall bool, opt InstallOptions) (string, err
 var HookAgents = hooks.HookAgents()
 
 // gitMemCommand is what hooks run: git-mem from PATH when it is there (so
-// upgrades apply), else this binary's absolute path.
+// upgrades apply), else the absolute path of this binary (of the front
+// beside it, when this is git-mem-core).
 func gitMemCommand() string {
 	if p, err := exec.LookPath("git-mem"); err == nil && filepath.IsAbs(p) {
 		return "git-mem"
 	}
 	if exe, err := os.Executable(); err == nil {
+		// Run as git-mem-core (the front binary hands commands over):
+		// hooks should start the front beside it, whose start is cheap.
+		if front := filepath.Join(filepath.Dir(exe), "git-mem"); filepath.Base(exe) == "git-mem-core" {
+			if fi, err := os.Stat(front); err == nil && fi.Mode().IsRegular() {
+				return front
+			}
+		}
 		return exe
 	}
 	return "git-mem"

@@ -481,3 +481,33 @@ func firstInCache(b []byte, head string, f Filter, n int) (out []*Entry, ok bool
 	}
 	return out, true
 }
+
+// followRewrite brings the card cache through a forget instead of a walk
+// of the whole history (12.8 of 21.9 s CPU of a forget at 100,000): the
+// forgotten cards go, the others move to their rewritten commits. Only a
+// cache that was at main's head before the rewrite follows; any other is
+// walked as usual.
+func (m *Memory) followRewrite(before, after plumbing.Hash, moved map[plumbing.Hash]plumbing.Hash, forgotten []string) {
+	path := m.EntryCachePath()
+	old, ok := loadEntryCache(path)
+	if !ok || old.Head != before.String() || after.IsZero() {
+		return
+	}
+	gone := make(map[string]bool, len(forgotten))
+	for _, id := range forgotten {
+		gone[id] = true
+	}
+	out := make([]Entry, 0, len(old.Entries))
+	for _, e := range old.Entries {
+		if gone[e.Exchange] {
+			continue
+		}
+		if plumbing.IsHash(e.Commit) {
+			if nc, ok := moved[plumbing.NewHash(e.Commit)]; ok {
+				e.Commit = nc.String()
+			}
+		}
+		out = append(out, e)
+	}
+	_ = saveEntryCache(path, entryCacheFile{Version: entryCacheVersion, Head: after.String(), Entries: out})
+}

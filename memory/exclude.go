@@ -5,21 +5,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gitmem/git-mem/memory/queue"
 )
 
 // DisableEnv turns capture off for one session: set in an agent's
 // environment, its hooks exit 0 and store nothing.
-const DisableEnv = "GIT_MEM_DISABLE"
+const DisableEnv = queue.DisableEnv
 
-// CaptureDisabled reports whether DisableEnv is set to anything but "", "0"
-// or "false".
-func CaptureDisabled() bool {
-	switch strings.ToLower(os.Getenv(DisableEnv)) {
-	case "", "0", "false", "no":
-		return false
-	}
-	return true
-}
+// CaptureDisabled reports whether DisableEnv is set to anything but "", "0",
+// "false" or "no".
+func CaptureDisabled() bool { return queue.CaptureDisabled() }
 
 // ExcludeConfig names sessions the hooks and import skip.
 type ExcludeConfig struct {

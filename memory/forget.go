@@ -162,6 +162,7 @@ func (m *Memory) Forget(ctx context.Context, plan []*Entry, reason string) (Forg
 	}
 	// The index follows in place when it can (a rebuild costs a reindex);
 	// UpdateIndex then catches up, or rebuilds when that failed.
+	m.followRewrite(res.Before, res.After, res.Moved, rep.Forgotten)
 	inPlace := m.forgetInPlace(ctx, rep.Forgotten, res.Moved) == nil
 	if rep.Index, err = m.UpdateIndex(ctx); err != nil {
 		return rep, fmt.Errorf("forgotten, but the index was not rebuilt (run `git mem reindex`): %w", err)

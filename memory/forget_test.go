@@ -108,6 +108,26 @@ func TestForgetRemovesForGood(t *testing.T) {
 	}
 	mustCheck(t, m)
 	fsckStrict(t, m.Repo.Dir())
+	// The card cache followed the rewrite as a full walk reads it.
+	followed, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(m.EntryCachePath()); err != nil {
+		t.Fatal(err)
+	}
+	walked, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(followed) != len(walked) {
+		t.Fatalf("cache %d cards, walk %d", len(followed), len(walked))
+	}
+	for i := range walked {
+		if followed[i].Exchange != walked[i].Exchange || followed[i].Commit != walked[i].Commit {
+			t.Fatalf("card %d: cache %s@%s, walk %s@%s", i, followed[i].Exchange, followed[i].Commit, walked[i].Exchange, walked[i].Commit)
+		}
+	}
 	// The index followed in place ranks as a rebuilt one does.
 	inPlace := searchIDs(t, m, "heron work")
 	if _, err := m.Reindex(ctx); err != nil {

@@ -53,12 +53,12 @@ type IndexReport struct {
 var indexLockTimeout = 30 * time.Second
 
 // catchUpBatch is how many commits a catch-up indexes per hold of the
-// exclusive lock: searches wait at most one batch.
-const catchUpBatch = 500
+// exclusive lock: searches wait at most one batch. A var for tests.
+var catchUpBatch = 500
 
 // rebuildAbove is how many pending commits make a catch-up a rebuild into a
 // new generation instead (searches go on over the old one meanwhile).
-const rebuildAbove = 20 * catchUpBatch
+const rebuildAbove = 20 * 500 // 20 catch-up batches
 
 func (m *Memory) searchOptions() (search.Options, error) {
 	emb, err := newEmbedder(m.Config)
@@ -230,6 +230,14 @@ func (m *Memory) catchUpBatchLocked(ctx context.Context, opt search.Options, rep
 		return false, errRebuild{fmt.Sprintf("%d new commits", len(pending))}
 	}
 	n := min(len(pending), catchUpBatch)
+	if hasMerge(pending) {
+		// A batch must end at a commit whose history holds everything
+		// indexed. Inside a merged side branch none does: the next
+		// catch-up would find the other side not indexed and add it again,
+		// and never reach the merge (measured: a sync of 1,000 new on each
+		// side never finished). So a merge is caught up in one batch.
+		n = len(pending)
+	}
 	seq, err := m.indexCommits(ctx, ix, head, pending[:n], ix.LastSeq()+1)
 	if err != nil {
 		return false, err
@@ -491,6 +499,15 @@ func (m *Memory) pendingCommits(head plumbing.Hash, last string) (walked []*obje
 	return walked, reached, nil
 }
 
+func hasMerge(commits []*object.Commit) bool {
+	for _, c := range commits {
+		if len(c.ParentHashes) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // indexCommits adds the exchanges of commits (oldest first) to ix. An
 // exchange id stored on two machines with different blobs keeps the one in
 // main's tree (sync's rule): a commit whose blob is not the one at head is
@@ -549,11 +566,13 @@ func (m *Memory) isLiving(head, commit plumbing.Hash, id string) (bool, error) {
 
 // docsOf turns commits into index documents, and commits that are not
 // exchanges into events (links.go); reading and rendering the verbatim
-// blobs runs on all cores.
+// blobs runs on all cores. The blobs Add has just written come from
+// Memory.handoff, the others from git.
 func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []search.Event, error) {
 	docs := make([]search.Doc, len(commits))
 	evs := make([]search.Event, len(commits))
 	errs := make([]error, len(commits))
+	fresh := m.handoff.Load()
 	parallel(len(commits), func(i int) {
 		c := commits[i]
 		if len(c.ParentHashes) > 1 {
@@ -564,10 +583,13 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []sear
 			evs[i], _ = metaEvent(c)
 			return
 		}
-		blob, ok, err := m.Repo.ReadPath(c.Hash, exchange.BlobPath(e.Exchange))
-		if err != nil {
-			errs[i] = err
-			return
+		blob, ok := fresh.get(c.Hash)
+		if !ok {
+			var err error
+			if blob, ok, err = m.Repo.ReadPath(c.Hash, exchange.BlobPath(e.Exchange)); err != nil {
+				errs[i] = err
+				return
+			}
 		}
 		var verbatim, output, head, tail string
 		if ok {

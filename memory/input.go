@@ -52,6 +52,9 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 		return total, err
 	}
 	// The index is brought up to date once, after every input.
+	if !opt.NoIndex {
+		defer m.startHandoff()()
+	}
 	each := opt
 	each.NoIndex = true
 	for _, p := range paths {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/gitmem/git-mem/exchange"
 )
 
@@ -218,5 +220,42 @@ func TestToolOutputIndexedApart(t *testing.T) {
 		if got := first("ECONNRESET", mode); len(got) != 1 || got[0] != "tool" {
 			t.Errorf("mode %q: a word of the tool output only: %v, want [tool]", mode, got)
 		}
+	}
+}
+
+// The indexer that follows an add takes the blobs the add committed from
+// the hand-off, not from git, and the hand-off ends with the add.
+func TestIndexTakesTheAddsBlobs(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	rep, err := m.Add(ctx, []*exchange.Exchange{ex("a", "s", "2026-01-01T00:00:00Z", "tune the pool", "raised pool size")}, AddOptions{NoIndex: true})
+	if err != nil || rep.Added != 1 {
+		t.Fatalf("add: %+v %v", rep, err)
+	}
+	stop := m.startHandoff()
+	// A blob that differs from the stored one shows which was indexed.
+	other := ex("a", "s", "2026-01-01T00:00:00Z", "the quokka word", "only in the hand-off")
+	m.handoff.Load().keep(plumbing.NewHash(rep.Commits[0].Commit), other.Canonical())
+	if _, err := m.Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if m.handoff.Load() != nil {
+		t.Fatal("hand-off still set after stop")
+	}
+	res, _, err := m.Search(ctx, SearchQuery{Text: "quokka", K: 5, Mode: "verbatim-bm25"})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("the indexer did not read the hand-off: %v %v", res, err)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "ex.jsonl")
+	if err := os.WriteFile(f, []byte(`{"id":"b","session":"s","time":"2026-01-02T00:00:00Z","turns":[{"role":"user","text":"x y"}]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := m.AddFiles(ctx, []string{f}, nil, "auto", AddOptions{}); err != nil || !rep.Indexed {
+		t.Fatalf("add files: %+v %v", rep, err)
+	}
+	if m.handoff.Load() != nil {
+		t.Fatal("hand-off still set after AddFiles")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/memory/queue"
 	"github.com/gitmem/git-mem/redact/redacttest"
 )
 
@@ -141,7 +142,7 @@ func TestQueueFilesHoldNoClearText(t *testing.T) {
 	if err := os.WriteFile(tr, []byte(claudeSession(reply)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	job := Job{Kind: "claude-code", Transcript: tr, SessionID: "33333333-3333-4333-8333-333333333333", Event: "Stop", LastAssistantMessage: reply}
+	job := Job{Job: queue.Job{Kind: "claude-code", Transcript: tr, SessionID: "33333333-3333-4333-8333-333333333333", Event: "Stop", LastAssistantMessage: reply}}
 	if err := m.Enqueue(job); err != nil {
 		t.Fatal(err)
 	}
@@ -197,5 +198,35 @@ func TestPrivateSpansNeverStored(t *testing.T) {
 	}
 	for s, where := range gitDirHolds(t, m.Repo.Dir(), []string{"quuxsecret"}) {
 		t.Errorf("%q is in %v", s, where)
+	}
+}
+
+// A failed job written by an older version kept the final reply in clear;
+// the first look at the queue rewrites it as a digest.
+func TestOldFailedJobLosesItsClearText(t *testing.T) {
+	m := newMemory(t)
+	const token = "ghp_" + "Zq8nW3kLp0Rt5vXy2Ab7Cd9Ef1Gh4Ij6Kl3M"
+	dir := m.failedDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "1700000000000000000-abcd0123.json")
+	old := `{"kind":"claude-code","transcript":"/gone.jsonl","session_id":"s","event":"Stop","last_assistant_message":"use ` + token + ` for the api","queued":"2026-01-01T00:00:00Z","attempts":3,"last_error":"x"}`
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := m.Jobs(true)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("jobs %v %v", jobs, err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), token) || strings.Contains(string(b), "last_assistant_message") {
+		t.Fatalf("the job file still holds the reply: %s", b)
+	}
+	if jobs[0].LastAssistantDigest == "" || !strings.Contains(string(b), jobs[0].LastAssistantDigest) {
+		t.Fatalf("no digest kept: %s", b)
 	}
 }

@@ -2,8 +2,6 @@ package memory
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,26 +13,16 @@ import (
 
 	"github.com/gitmem/git-mem/gitstore"
 	"github.com/gitmem/git-mem/hooks"
+	"github.com/gitmem/git-mem/hooks/hookinput"
+	"github.com/gitmem/git-mem/memory/queue"
 	"github.com/gitmem/git-mem/redact"
 )
 
-// Job is one piece of background work queued by a hook: read a transcript
-// and store its closed exchanges. Hooks only queue (they must return within
-// a second); a detached worker does the rest.
+// Job is one piece of background work queued by a hook (queue.Job, the
+// job file's format) and the file it was read from.
 type Job struct {
-	Kind                 string    `json:"kind"` // claude-code | codex | aider
-	Transcript           string    `json:"transcript,omitempty"`
-	ThreadID             string    `json:"thread_id,omitempty"` // codex notify: the rollout is found by thread id
-	SessionID            string    `json:"session_id,omitempty"`
-	Cwd                  string    `json:"cwd,omitempty"`
-	Event                string    `json:"event,omitempty"`
-	LastAssistantMessage string    `json:"last_assistant_message,omitempty"` // never written: see writeJob
-	LastAssistantDigest  string    `json:"last_assistant_digest,omitempty"`
-	InputMessages        []string  `json:"input_messages,omitempty"` // codex notify, gemini AfterAgent: the turn's prompts (redacted when written)
-	Queued               time.Time `json:"queued"`
-	Attempts             int       `json:"attempts"`
-	LastError            string    `json:"last_error,omitempty"`
-	file                 string
+	queue.Job
+	file string
 }
 
 // maxAttempts is how often a job is tried before it is parked as failed.
@@ -47,31 +35,15 @@ func (m *Memory) failedDir() string { return filepath.Join(m.queueDir(), "failed
 func (m *Memory) LogDir() string { return filepath.Join(m.Repo.MemDir(), "log") }
 
 // Enqueue stores a job for the worker.
-func (m *Memory) Enqueue(j Job) error {
-	if j.Queued.IsZero() {
-		j.Queued = time.Now().UTC()
-	}
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	name := fmt.Sprintf("%d-%s.json", j.Queued.UnixNano(), hex.EncodeToString(rnd[:]))
-	return writeJob(filepath.Join(m.queueDir(), name), j)
-}
+func (m *Memory) Enqueue(j Job) error { return queue.Enqueue(m.queueDir(), j.Job, redactString) }
 
-// writeJob stores a job. The final reply is kept only as a digest: the
-// queue is written before redaction, and the worker only compares it.
-func writeJob(path string, j Job) error {
-	if j.LastAssistantMessage != "" {
-		j.LastAssistantDigest = hooks.LastDigest(j.LastAssistantMessage)
-		j.LastAssistantMessage = ""
-	}
-	if len(j.InputMessages) > 0 {
-		msgs := make([]string, len(j.InputMessages))
-		for i, s := range j.InputMessages {
-			msgs[i], _ = redact.String(s)
-		}
-		j.InputMessages = msgs
-	}
-	return WriteFileAtomic(path, func(f *os.File) error { return json.NewEncoder(f).Encode(j) })
+// writeJob stores a job: the final reply only as a digest, the prompts
+// redacted (the queue is written before the worker redacts the rest).
+func writeJob(path string, j Job) error { return queue.Write(path, j.Job, redactString) }
+
+func redactString(s string) string {
+	out, _ := redact.String(s)
+	return out
 }
 
 // Jobs lists pending (or, with failed, parked) jobs, oldest first.
@@ -99,7 +71,14 @@ func (m *Memory) Jobs(failed bool) ([]Job, error) {
 		}
 		var j Job
 		if json.Unmarshal(b, &j) != nil {
-			j = Job{Kind: "unreadable", LastError: "job file is not JSON: " + p}
+			j = Job{Job: queue.Job{Kind: "unreadable", LastError: "job file is not JSON: " + p}}
+		} else if j.LastAssistantMessage != "" {
+			// Written by a version that kept the final reply in clear
+			// (a token was found in failed/): rewritten as a digest, its
+			// prompts redacted, before anything else reads it.
+			if err := writeJob(p, j); err == nil {
+				j.LastAssistantDigest, j.LastAssistantMessage = hookinput.Digest(j.LastAssistantMessage), ""
+			}
 		}
 		j.file = p
 		out = append(out, j)

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -28,6 +32,9 @@ type Result struct {
 	Layers    map[string]search.LayerScore `json:"layers"`
 	Collapsed []string                     `json:"collapsed"`
 	Verbatim  string                       `json:"verbatim,omitempty"`
+	// Tier names the exact-recall rung that ranked the hit first
+	// ("phrase", "terms"; see search.ExactTierN).
+	Tier string `json:"tier,omitempty"`
 }
 
 // MaxQueryBytes bounds a query; longer ones are refused with a clear error.
@@ -89,7 +96,24 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 // searchIn runs a checked query (mode and k filled in) on an open index;
 // Search and the long-lived View share it.
 func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
-	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter)})
+	// The exact-recall tier reads a few exchanges back from git; the first
+	// read of a process loads the pack indexes and main's tree (tens of ms
+	// at 15,000 exchanges), so it starts now, beside the ranking.
+	var warm sync.WaitGroup
+	if search.ExactIntent(q.Text, q.Mode) {
+		warm.Add(1)
+		go func() {
+			defer warm.Done()
+			// A path no exchange has: it walks main's tree, finds nothing.
+			_, _, _ = m.Repo.ReadPath(plumbing.ZeroHash, exchange.BlobPath("\x00warm-up"))
+		}()
+	}
+	talk := func(id string) (string, string, error) {
+		warm.Wait()
+		return m.Talk(id)
+	}
+	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: talk})
+	warm.Wait()
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +137,7 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 				Project: d.Project, Agent: d.Agent, Core: d.Core, Context: d.Context,
 				Rooms: nonNil(d.Rooms), Files: nonNil(d.Files),
 			},
-			Score: h.Score, Layers: h.Layers, Collapsed: nonNil(h.Collapsed),
+			Score: h.Score, Layers: h.Layers, Collapsed: nonNil(h.Collapsed), Tier: h.Tier,
 		}
 		links.mark(&r.Entry)
 		if q.Verbatim {
@@ -126,6 +150,17 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 		results = append(results, r)
 	}
 	return results, nil
+}
+
+// Talk returns a stored exchange's talk (its turns and tool calls) and its
+// tools' output apart, what search's exact-recall tier reads.
+func (m *Memory) Talk(id string) (talk, output string, err error) {
+	ex, _, err := m.Verbatim(id)
+	if err != nil {
+		return "", "", err
+	}
+	talk, output = ex.RenderSplit()
+	return talk, output, nil
 }
 
 func short(h string) string {

@@ -2,11 +2,9 @@ package memory
 
 import (
 	"fmt"
-	"log"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
+
+	"github.com/gitmem/git-mem/memory/queue"
 )
 
 // StartDetached runs this binary as `git-mem --mem-dir <memory> ARGS…` in
@@ -19,23 +17,9 @@ func (m *Memory) StartDetached(logName string, args ...string) error {
 	if err != nil {
 		return fmt.Errorf("start git-mem %s: %w", args, err)
 	}
-	if err := os.MkdirAll(m.LogDir(), 0o755); err != nil {
-		return err
-	}
-	logFile, err := os.OpenFile(filepath.Join(m.LogDir(), logName), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
 	// argv[0] stays "git-mem" whatever the binary is called (a test
 	// harness dispatches on it).
-	cmd := &exec.Cmd{Path: exe, Args: append([]string{"git-mem", "--mem-dir", m.Repo.Dir()}, args...)}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s %v: %w", exe, args, err)
-	}
-	return cmd.Process.Release()
+	return queue.StartDetached(exe, "git-mem", m.Repo.Dir(), m.LogDir(), logName, args...)
 }
 
 // QueueHook is what an agent's hook does: queue the job (parseErr, the
@@ -64,14 +48,4 @@ func (m *Memory) QueueHook(job Job, parseErr error) error {
 
 // Logger appends timestamped lines to <gitdir>/mem/log/<name>; when the log
 // cannot be opened, lines are dropped (a hook must not fail over its log).
-func (m *Memory) Logger(name string) func(string, ...any) {
-	if err := os.MkdirAll(m.LogDir(), 0o755); err != nil {
-		return func(string, ...any) {}
-	}
-	f, err := os.OpenFile(filepath.Join(m.LogDir(), name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return func(string, ...any) {}
-	}
-	l := log.New(f, "", log.LstdFlags)
-	return func(format string, a ...any) { l.Printf(format, a...) }
-}
+func (m *Memory) Logger(name string) func(string, ...any) { return queue.Logger(m.LogDir(), name) }

@@ -9,20 +9,26 @@
 # --runs R      timed runs per whole-process figure (default 15)
 # --no-coding   skip the rows on the real coding exchanges (../shared/eval/coding)
 # --keep-index  reuse the cached memory's index instead of timing a reindex
+# --ingest-only only the write side (ingest_rows): add of 1,000 into N, add of
+#               the coding exchanges, reindex, disk, sync of 1,000 on each side
+# --no-sync     skip the sync rows (two copies of the memory and a remote)
 #
 # The memory of N exchanges (`go run ./scripts/synth -n N`, `git mem add
 # --no-index`) is cached in $GIT_MEM_BENCH_CACHE (default
 # ${TMPDIR:-/tmp}/git-mem-bench/N) and reused by later runs; each run copies it
 # before writing into it, so the cache stays at N. Whole-process figures come
 # from scripts/pbench, paired with a Go hello world built with the same
-# toolchain: wall p50, CPU (user+sys) p50, peak RSS p50. Not printed: sync
-# (go test ./gitstore -bench Sync1000) and maintenance (repack) waits.
+# toolchain: wall p50, CPU (user+sys) p50, peak RSS p50. Not printed:
+# maintenance (repack) waits.
+# BIN is the front binary (cmd/git-mem); git-mem-core is taken from beside it.
 set -euo pipefail
 N=100000
 BIN=
 RUNS=15
 CODING=1
 KEEP=
+INGEST=
+SYNC=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-n) N=$2; shift ;;
@@ -31,6 +37,8 @@ while [ $# -gt 0 ]; do
 	--runs) RUNS=$2; shift ;;
 	--no-coding) CODING= ;;
 	--keep-index) KEEP=1 ;;
+	--ingest-only) INGEST=1 ;;
+	--no-sync) SYNC= ;;
 	*) echo "bench-scale.sh: unknown argument $1 (see the comment at the top)" >&2; exit 2 ;;
 	esac
 	shift
@@ -45,7 +53,7 @@ mkdir -p "$CACHE"
 go build -o "$W/pbench" ./scripts/pbench
 go build -o "$W/synth" ./scripts/synth
 if [ -z "$BIN" ]; then
-	go build -o "$W/git-mem" ./cmd/git-mem
+	go build -o "$W/" ./cmd/... # git-mem (the front) and git-mem-core beside it
 	BIN=$W/git-mem
 fi
 mkdir -p "$W/hello"
@@ -76,8 +84,16 @@ fi
 [ -f "$CACHE/more.jsonl" ] || "$W/synth" -n $((N + 1000)) | tail -n 1000 >"$CACHE/more.jsonl"
 export GIT_MEM_DIR=$CACHE/mem
 
-echo "## process start"
-pb "$W/hello-world" "$BIN version"
+# git-mem is the front binary; git-mem-core beside it does the rest (a
+# build from before the split has no git-mem-core: then both are BIN).
+CORE=$(dirname "$BIN")/git-mem-core
+[ -x "$CORE" ] || CORE=$BIN
+if [ -z "$INGEST" ]; then
+	echo "## process start: hello world, the front, git-mem-core, a Claude Code hook (front), exec cost (status through the front vs git-mem-core)"
+	GIT_MEM_DIR=$W/hookmem "$BIN" init >/dev/null
+	printf '{"session_id":"s1","transcript_path":"%s/none.jsonl","cwd":"%s","hook_event_name":"SessionEnd"}\n' "$W" "$W" >"$W/payload.json"
+	GIT_MEM_DIR=$W/hookmem pb "$W/hello-world" "$BIN version" "$CORE version" "$BIN hook claude-code <$W/payload.json" "$BIN status" "$CORE status"
+fi
 
 if [ -n "$KEEP" ] && [ -f "$CACHE/indexed" ]; then
 	row "reindex" "skipped (--keep-index)"
@@ -87,11 +103,19 @@ else
 fi
 "$BIN" search warm-up >/dev/null 2>&1 || true
 
-echo "## search, whole process, default mode, page cache warm"
-pb "$BIN search auth middleware TypeError sessionTTL" "$BIN search dotnet test hangs" "$BIN version"
+if [ -z "$INGEST" ]; then
+	echo "## search, whole process, default mode, page cache warm"
+	pb "$BIN search auth middleware TypeError sessionTTL" "$BIN search dotnet test hangs" "$BIN version"
 
-echo "## log -n 20, stats, status"
-pb "$BIN log -n 20" "$BIN stats" "$BIN status"
+	if command -v python3 >/dev/null; then
+	echo "## search, whole process, the memory's files evicted from the page cache before each run (binaries cached)"
+	printf 'import os, sys\nfor d, _, fs in os.walk(sys.argv[1]):\n    for f in fs:\n        try:\n            fd = os.open(os.path.join(d, f), os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)\n        except OSError:\n            pass\n' >"$W/evict.py"
+	"$W/pbench" -n 7 -w 1 -prep "python3 $W/evict.py $CACHE/mem" -- "$BIN search auth middleware TypeError sessionTTL" | sed 's/^/    /'
+	fi
+
+	echo "## log -n 20, stats, status"
+	pb "$BIN log -n 20" "$BIN stats" "$BIN status"
+fi
 
 echo "## disk"
 blobs=$(git --git-dir="$CACHE/mem" cat-file --batch-all-objects --batch-check='%(objecttype) %(objectsize)' |
@@ -119,4 +143,28 @@ if [ -n "$CODING" ] && ls "$CODINGDIR"/*/exchanges.jsonl >/dev/null 2>&1; then
 	idx=$(du -sb "$W/coding/mem/index" | cut -f1)
 	row "indexes / canonical JSON" "$(awk -v i="$idx" -v b="$blobs" 'BEGIN {printf "%.1f MB / %.1f MB = %.2fx", i / 1e6, b / 1e6, i / b}')"
 fi
+# sync_rows: 1,000 new exchanges on each of two machines that share the N
+# (copies of the cached memory, a local bare remote), each add indexed
+# first; then a syncs (push), c syncs (fetch, union merge, index, push), a
+# syncs again (fetch, fast-forward, index). Whole `git mem sync` processes.
+sync_rows() {
+	echo "## sync of 1,000 new on each side over $N (local bare remote)"
+	git init -q --bare "$W/remote.git"
+	git --git-dir="$CACHE/mem" push -q "$W/remote.git" main:main
+	[ -f "$CACHE/more2.jsonl" ] || "$W/synth" -n $((N + 2000)) | tail -n 1000 >"$CACHE/more2.jsonl"
+	local s
+	for s in a c; do
+		cp -a "$CACHE/mem" "$W/$s"
+		GIT_MEM_DIR=$W/$s "$BIN" remote add origin "$W/remote.git" >/dev/null
+		GIT_MEM_DIR=$W/$s "$BIN" sync >/dev/null
+	done
+	GIT_MEM_DIR=$W/a "$BIN" add "$CACHE/more.jsonl" >/dev/null
+	GIT_MEM_DIR=$W/c "$BIN" add "$CACHE/more2.jsonl" >/dev/null
+	row "a: sync (push 1,000)" "$(GIT_MEM_DIR=$W/a timed "$BIN" sync)"
+	row "c: sync (fetch 1,000, merge, index, push)" "$(GIT_MEM_DIR=$W/c timed "$BIN" sync)"
+	row "a: sync (fetch 1,001, fast-forward, index)" "$(GIT_MEM_DIR=$W/a timed "$BIN" sync)"
+	row "a and c agree" "$(git --git-dir="$W/a" rev-parse main) $(git --git-dir="$W/c" rev-parse main)"
+	rm -rf "$W/a" "$W/c" "$W/remote.git"
+}
+[ -z "$SYNC" ] || sync_rows
 echo "# done, load $(cut -d' ' -f1-3 /proc/loadavg)"

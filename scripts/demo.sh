@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 mkdir -p bin
-go build -o bin/git-mem ./cmd/git-mem
+go build -o bin/ ./cmd/... # git-mem (the front binary git runs) and git-mem-core beside it
 export PATH="$PWD/bin:$PATH"
 tmp="$(mktemp -d)"
 # The temporary memory goes when the demo ends, however it ends.

@@ -72,8 +72,8 @@ var (
 var OutputWeight = 0.1
 
 // Knobs of the session layer, measured on every eval set
-// (docs/bench/eval.md, issue 15); 0 switches each off. Only CardWeight is
-// on: the others lost, or moved nothing, on some set.
+// (docs/bench/eval.md, issue 15); 0 switches each off. Only CardWeight
+// and TitleWeight are on: the others lost, or moved nothing, on some set.
 var (
 	// CardWeight adds CardWeight × a BM25 of the distilled card (its own
 	// idf and lengths) to the session score: the card as a field. The card
@@ -96,9 +96,30 @@ var (
 	// SessionWeight adds SessionWeight × the sum of the scores of the
 	// exchange's session (itself included): session-level evidence.
 	SessionWeight = 0.0
+	// SessionMaxWeight adds SessionMaxWeight × the best score of the
+	// exchange's session (sessions ranked, then exchanges).
+	SessionMaxWeight = 0.0
 	// RecencyWeight multiplies the score by 1 + RecencyWeight·(Seq/max Seq)
 	// when the query asks for the latest state ("current", "now", "latest").
 	RecencyWeight = 0.0
+	// TitleWeight adds TitleWeight × a BM25 of the session's title (the
+	// first turn of its first exchange) to every exchange of the session:
+	// session-level evidence that tells a session about the thing from
+	// long sessions about something else (LongMemEval's topical
+	// distractors). An exchange without a session is its own session.
+	// Measured on all sets (docs/bench/eval.md, 2026-12-02):
+	// 0.05 / 0.1 / 0.2 / 0.4 move LongMemEval +0.003 / +0.006 / +0.007 /
+	// +0.005 (R@10 0.935 → 0.957) and pooled +0.015 / +0.017 / +0.030 /
+	// +0.036, coding pooled −0.008 / −0.006 / −0.011 / −0.035 and LoCoMo
+	// 0 / −0.001 / −0.005 / −0.015 (inside the noise up to 0.2); 0.1.
+	TitleWeight = 0.1
+)
+
+// SessionK1 and SessionB are BM25's k1 and b in the session layer's
+// streams (verbatim-bm25 keeps BM25K1 and BM25B).
+var (
+	SessionK1 = 1.2
+	SessionB  = 0.75
 )
 
 // contextFile holds per row: the previous and next row of the same session
@@ -128,6 +149,31 @@ type sessionCtx struct {
 	// (plain BM25)
 	outDL, plainDL   []float64
 	outAvg, plainAvg float64
+
+	titleOnce sync.Once
+	titleDL   []float64 // per row: its session title's length
+	titleAvg  float64
+}
+
+// titles fills titleDL (once per table).
+func (c *sessionCtx) titles() {
+	c.titleOnce.Do(func() {
+		c.titleDL = make([]float64, len(c.rows))
+		var total float64
+		for i, r := range c.rows {
+			if r.prev >= 0 {
+				continue
+			}
+			l := float64(r.head)
+			for j := int32(i); j >= 0; j = c.rows[j].next {
+				c.titleDL[j] = l
+				total += l
+			}
+		}
+		if len(c.rows) > 0 {
+			c.titleAvg = total / float64(len(c.rows))
+		}
+	})
 }
 
 // neighbours links each row to the previous and next row of its session in
@@ -279,9 +325,9 @@ func readContext(path string, n int) ([]ctxRow, error) {
 // or, when plain, by plain BM25 over the whole exchange, talk and output as
 // one text (ModeVerbatimBM25).
 func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func(int32) bool, limit int, plain bool) ([]cand, error) {
-	terms := queryTerms(text)
+	qterms := queryTerms(text)
 	n := len(ix.seqs)
-	if len(terms) == 0 || n == 0 {
+	if len(qterms) == 0 || n == 0 {
 		return nil, nil
 	}
 	sc, err := ix.ensureContext()
@@ -298,7 +344,8 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	defer r.Close()
 	cache, release := ix.rowCacheFor(r)
 	defer release()
-	exact := !plain && ExactBoost > 0 && exactQuery(text, len(terms))
+	exact := !plain && ExactBoost > 0 && exactQuery(text, len(qterms))
+	terms := expandTerms(qterms, !plain)
 	var distAvg float64
 	if !plain && CardWeight > 0 {
 		distAvg = float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)
@@ -322,8 +369,8 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		go func(w int) {
 			defer wg.Done()
 			for k := w; k < len(terms); k += workers {
-				ws[w].k = int32(k + 1)
-				if errs[w] = ws[w].term(ctx, terms[k]); errs[w] != nil {
+				ws[w].k, ws[w].tw = int32(k+1), terms[k].w
+				if errs[w] = ws[w].term(ctx, terms[k].t); errs[w] != nil {
 					return
 				}
 			}
@@ -345,7 +392,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		}
 	}
 	if !plain {
-		ix.adjust(ws, scores, touched, sc, text, len(terms))
+		ix.adjust(ws, scores, touched, sc, text, len(qterms))
 	}
 	cs := make([]cand, 0, len(touched))
 	for _, row := range touched {
@@ -370,6 +417,18 @@ func (ix *Index) adjust(ws []*sessionScorer, scores []float64, touched []int32, 
 			if m >= nterms {
 				scores[row] *= 1 + ExactBoost
 			}
+		}
+	}
+	if SessionMaxWeight > 0 {
+		// Rank sessions, then exchanges: the session's best exchange
+		// score lifts every exchange of the session.
+		best := map[int32]float64{}
+		for _, row := range touched {
+			k := sc.session(row)
+			best[k] = max(best[k], scores[row])
+		}
+		for _, row := range touched {
+			scores[row] += SessionMaxWeight * best[sc.session(row)]
 		}
 	}
 	if SessionWeight > 0 {
@@ -477,6 +536,7 @@ type sessionScorer struct {
 
 	exact   bool    // count the query terms each row holds itself
 	k       int32   // 1 + the index of the current term
+	tw      float64 // the current term's weight (1, or SynonymWeight)
 	matched []int16 // per row: query terms held in its own talk or output
 	stamp   []int32 // per row: the last term counted in matched
 	distAvg float64 // mean card length (CardWeight > 0)
@@ -486,6 +546,13 @@ type sessionScorer struct {
 	touched    []int32 // rows with a score
 	eff        []int32 // rows with f'(t,row) > 0 for the current term
 	buf        []rowFreq
+	cardBuf    []cardPosting
+}
+
+// cardPosting is a posting of the card field with its length norm.
+type cardPosting struct {
+	row     int32
+	f, norm float64
 }
 
 type rowFreq struct {
@@ -495,7 +562,7 @@ type rowFreq struct {
 
 // own counts a term found in row's own text once.
 func (s *sessionScorer) own(row int32) {
-	if !s.exact {
+	if !s.exact || s.tw != 1 {
 		return
 	}
 	if s.matched == nil {
@@ -546,9 +613,12 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldHead, t, s.buf[:0]); err != nil {
 		return err
 	}
+	var titles []rowFreq
 	for _, p := range s.buf {
 		if prev := sc.rows[p.row].prev; prev >= 0 {
 			s.add(prev, sc.weight[prev]*p.f)
+		} else if TitleWeight > 0 {
+			titles = append(titles, p)
 		}
 	}
 	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldAsked, t, s.buf[:0]); err != nil {
@@ -560,6 +630,15 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		}
 	}
 	s.score(1, sc.dl, sc.avgdl)
+	if len(titles) > 0 {
+		sc.titles()
+		for _, p := range titles {
+			for j := p.row; j >= 0; j = sc.rows[j].next {
+				s.add(j, p.f)
+			}
+		}
+		s.score(TitleWeight, sc.titleDL, sc.titleAvg)
+	}
 	if CardWeight > 0 && s.distAvg > 0 {
 		if err := s.cardTerm(ctx, t); err != nil {
 			return err
@@ -587,11 +666,10 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 		return fmt.Errorf("postings of %q in %s: %w", t, fieldDistilled, err)
 	}
 	defer tfr.Close()
-	type p struct {
-		row     int32
-		f, norm float64
-	}
-	var ps []p
+	// The postings are kept for a second pass (df first, then BM25) in a
+	// buffer reused across the query's terms.
+	ps := s.cardBuf[:0]
+	defer func() { s.cardBuf = ps[:0] }()
 	tfd := &bleveindex.TermFieldDoc{}
 	for {
 		d, err := tfr.Next(tfd)
@@ -606,7 +684,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			return err
 		}
 		if row >= 0 {
-			ps = append(ps, p{row, float64(d.Freq), d.Norm})
+			ps = append(ps, cardPosting{row, float64(d.Freq), d.Norm})
 		}
 		tfd = d
 	}
@@ -620,7 +698,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			s.seen[x.row] = true
 			s.touched = append(s.touched, x.row)
 		}
-		s.scores[x.row] += CardWeight * idf * x.f * (BM25K1 + 1) / (x.f + BM25K1*(1-BM25B+BM25B*fieldLen(x.norm)/s.distAvg))
+		s.scores[x.row] += s.tw * CardWeight * idf * x.f * (BM25K1 + 1) / (x.f + BM25K1*(1-BM25B+BM25B*fieldLen(x.norm)/s.distAvg))
 	}
 	return nil
 }
@@ -653,6 +731,10 @@ func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
 	}
 	df := float64(len(s.eff))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
+	k1, b := SessionK1, SessionB
+	if s.plain {
+		k1, b = BM25K1, BM25B
+	}
 	for _, row := range s.eff {
 		f := s.tf[row]
 		s.tf[row] = 0
@@ -660,7 +742,7 @@ func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
 			s.seen[row] = true
 			s.touched = append(s.touched, row)
 		}
-		s.scores[row] += weight * idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*dl[row]/avgdl))
+		s.scores[row] += s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*dl[row]/avgdl))
 	}
 	s.eff = s.eff[:0]
 }

@@ -415,3 +415,44 @@ func TestExactQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionTitle: the first turn of a session's first exchange scores for
+// every exchange of the session (TitleWeight), and for no other session.
+func TestSessionTitle(t *testing.T) {
+	docs := contextDocs()
+	for i := range docs {
+		docs[i].Head, _, _ = strings.Cut(docs[i].Verbatim, "\n\n") // the first turn, as memory sets it
+	}
+	ix := buildIndex(t, t.TempDir(), docs)
+	defer ix.Close()
+	defer func(w float64) { TitleWeight = w }(TitleWeight)
+	run := func(w float64) []string {
+		TitleWeight = w
+		hs, err := ix.Search(Query{Text: "saturday", Mode: ModeSessionBM25, K: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(hs)
+	}
+	has := func(xs []string, x string) bool {
+		for _, y := range xs {
+			if y == x {
+				return true
+			}
+		}
+		return false
+	}
+	// "saturday" is only in a1's first turn; a3 is two exchanges on.
+	if got := run(0); has(got, "a3") {
+		t.Errorf("without the title a3 matches: %v", got)
+	}
+	got := run(0.1)
+	if !has(got, "a3") || got[0] != "a1" {
+		t.Errorf("with the title: %v, want a1 first and a3 in", got)
+	}
+	for _, other := range []string{"b1", "c1", "d1"} {
+		if has(got, other) {
+			t.Errorf("the title of session a scored %s of another session: %v", other, got)
+		}
+	}
+}

@@ -273,7 +273,7 @@ func (ix *Index) Verify() error {
 	if err := checkSeal(ix.dir, true); err != nil {
 		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
 	}
-	if _, err := readTable(filepath.Join(ix.dir, docsFile)); err != nil {
+	if _, err := readTable(filepath.Join(ix.dir, docsFile), true); err != nil {
 		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
 	}
 	if _, err := readContext(filepath.Join(ix.dir, contextFile), len(ix.seqs)); err != nil {
@@ -380,7 +380,7 @@ func (ix *Index) openBleve() error {
 }
 
 func (ix *Index) loadTables() error {
-	tab, err := readTable(filepath.Join(ix.dir, docsFile))
+	tab, err := readTable(filepath.Join(ix.dir, docsFile), !ix.readOnly)
 	if err != nil {
 		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
 	}

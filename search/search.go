@@ -83,6 +83,10 @@ type Query struct {
 	Mode   string // one of Modes; "" means DefaultMode
 	Filter Filter
 	Fusion *FusionConfig // nil means DefaultFusion
+	// Verbatim returns an exchange's talk and tool output
+	// (exchange.RenderSplit) for the exact-recall tier of session-bm25 (see
+	// ExactTierN); nil skips the tier.
+	Verbatim func(id string) (talk, output string, err error)
 }
 
 // Filter narrows every layer before ranking. Empty fields do not filter.
@@ -207,6 +211,9 @@ type Hit struct {
 	// Collapsed holds the ids of the identical or near-identical exchanges
 	// (passing the filter) folded into this slot, newest first.
 	Collapsed []string
+	// Tier is the exact-recall rung that moved the hit up (TierPhrase,
+	// TierTerms), "" for none.
+	Tier string
 }
 
 // cand is one ranked group in a layer: its best member's row and score.
@@ -272,7 +279,11 @@ func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
 		allowed = func(row int32) bool { return !dead[row] && (base == nil || base(row)) }
 	}
 	limit := max(CandidateMin, CandidateFactor*q.K)
-	if q.Mode != ModeFused {
+	tier := q.Mode == ModeSessionBM25 && q.Verbatim != nil && ExactTierN > 0
+	switch {
+	case tier:
+		limit = max(q.K, ExactTierN)
+	case q.Mode != ModeFused:
 		limit = q.K
 	}
 	// Layers run concurrently: a fused search costs its slowest layer.
@@ -315,10 +326,23 @@ func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
 	} else {
 		final = ranked[q.Mode]
 	}
+	var tiers []string
+	if tier {
+		var err error
+		if final, tiers, err = ix.exactTier(final, q.Text, q.Verbatim); err != nil {
+			return nil, fmt.Errorf("exact tier: %w", err)
+		}
+	}
 	if len(final) > q.K {
 		final = final[:q.K]
 	}
-	return ix.hits(final, ranked, allowed)
+	hits, err := ix.hits(final, ranked, allowed)
+	for i := range hits {
+		if i < len(tiers) {
+			hits[i].Tier = tiers[i]
+		}
+	}
+	return hits, err
 }
 
 func contains(xs []string, x string) bool {

@@ -27,7 +27,7 @@ func BenchmarkReadTable(b *testing.B) {
 		}
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
-				t, err := readTable(path)
+				t, err := readTable(path, false)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,8 +1,16 @@
-// Command git-mem is the git mem CLI: with git-mem on PATH, `git mem …`
-// works like any git subcommand. The commands only parse flags and print;
-// the logic lives in the packages below.
+// Command git-mem is what git runs for `git mem …`: a small front that
+// answers `version` and the Claude Code hook itself and hands every other
+// command to git-mem-core, the full binary installed beside it
+// (cmd/internal/front says why).
 package main
 
-import "os"
+import (
+	"os"
 
-func main() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+	"github.com/gitmem/git-mem/cmd/internal/front"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = ""
+
+func main() { os.Exit(front.Main(version, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

@@ -6,8 +6,9 @@
 //
 //	go run ./scripts/pbench -n 31 -- 'git-mem version' 'git-mem search auth middleware'
 //
-// Each command is split on spaces (no quoting). A command that fails stops
-// the run: a failing command would be timed as fast.
+// Each command is split on spaces (no quoting); a last word "<FILE" gives
+// the command FILE as its stdin (a hook's payload). A command that fails
+// stops the run: a failing command would be timed as fast.
 package main
 
 import (
@@ -43,10 +44,25 @@ func main() {
 				}
 			}
 			args := strings.Fields(c)
+			var stdin *os.File
+			if n := len(args); n > 1 && strings.HasPrefix(args[n-1], "<") {
+				f, err := os.Open(args[n-1][1:])
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "pbench: %s: %v\n", c, err)
+					os.Exit(1)
+				}
+				stdin, args = f, args[:n-1]
+			}
 			cmd := exec.Command(args[0], args[1:]...)
+			if stdin != nil {
+				cmd.Stdin = stdin
+			}
 			t := time.Now()
 			out, err := cmd.CombinedOutput()
 			d := time.Since(t)
+			if stdin != nil {
+				stdin.Close()
+			}
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "pbench: %s: %v: %s\n", c, err, out)
 				os.Exit(1)

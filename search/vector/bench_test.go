@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -74,5 +76,42 @@ func BenchmarkScores(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = f.Scores(qs[i%len(qs)])
+	}
+}
+
+// BenchmarkExactScale is the exact int8 scan alone at sizes too large for
+// a graph to be built in a benchmark's time (100k × 384 takes tens of
+// minutes on 2 cores), e.g. at 1,000,000:
+//
+//	GIT_MEM_BENCH_VECTORS=1000000 go test ./search/vector -run '^$' -bench ExactScale -benchtime 5x
+func BenchmarkExactScale(b *testing.B) {
+	env := os.Getenv("GIT_MEM_BENCH_VECTORS")
+	if env == "" {
+		b.Skip("set GIT_MEM_BENCH_VECTORS=N[,N…]")
+	}
+	for _, s := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			b.Fatalf("GIT_MEM_BENCH_VECTORS: %q is not a size", s)
+		}
+		f, qs := clustered(n, 20, 384, 200, 9)
+		vp := filepath.Join(b.TempDir(), "v.f32")
+		if err := f.Write(vp); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%d/exact-cold", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				ff, err := ReadFlat(vp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = ff.Search(qs[i%len(qs)], 10, nil)
+			}
+		})
+		b.Run(fmt.Sprintf("%d/exact-warm", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				_ = f.Search(qs[i%len(qs)], 10, nil)
+			}
+		})
 	}
 }

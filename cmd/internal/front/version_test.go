@@ -1,4 +1,4 @@
-package main
+package front
 
 import (
 	"runtime/debug"
@@ -19,8 +19,8 @@ func TestVersionOf(t *testing.T) {
 		{"", dirty, "(devel) (0123456789ab+dirty)"},
 	} {
 		bi := &debug.BuildInfo{Main: debug.Module{Version: tc.main}, Settings: tc.settings}
-		if got := versionOf(bi); got != tc.want {
-			t.Errorf("versionOf(%q, %v) = %q, want %q", tc.main, tc.settings, got, tc.want)
+		if got := VersionOf(bi); got != tc.want {
+			t.Errorf("VersionOf(%q, %v) = %q, want %q", tc.main, tc.settings, got, tc.want)
 		}
 	}
 }

@@ -6,13 +6,18 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/gitmem/git-mem/cmd/internal/front"
 )
 
-// The scripts run the real command as a separate process (git-mem on PATH,
-// so `git mem …` works too) against temporary memories.
+// The scripts run the real commands as separate processes against
+// temporary memories, as installed: git-mem on PATH (so `git mem …` works
+// too) is the front binary, which answers version and the Claude Code hook
+// itself and execs git-mem-core, beside it, for the rest.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-mem": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"git-mem":      func() { os.Exit(front.Main(version, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		front.CoreName: func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

@@ -50,7 +50,7 @@ func normalize(s string, dirs map[string]string) string {
 
 // TestGolden pins every --json shape of docs/CONTRACT.md and the human
 // output of log, search, show, stats and status. Refresh with
-// go test ./cmd/git-mem -run TestGolden -update, and read the diff.
+// go test ./cmd/git-mem-core -run TestGolden -update, and read the diff.
 func TestGolden(t *testing.T) {
 	tmp := t.TempDir()
 	mem := filepath.Join(tmp, "mem.git")

@@ -7,11 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gitmem/git-mem/cmd/internal/front"
 	"github.com/gitmem/git-mem/memory"
 )
 
@@ -113,38 +112,5 @@ func (e *env) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// versionString is the -X version when set, else the module version from
-// the build info (a `go install …@v1.2.3` build), with the VCS revision
-// and a "+dirty" mark when the build has them (a build from a checkout).
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(devel)"
-	}
-	return versionOf(bi)
-}
-
-func versionOf(bi *debug.BuildInfo) string {
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
-		v += " (" + rev[:min(12, len(rev))] + dirty + ")"
-	}
-	return v
-}
+// versionString is what `version` prints; the front binary prints the same.
+func versionString() string { return front.Version(version) }

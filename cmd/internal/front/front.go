@@ -1,0 +1,242 @@
+// Package front is the git-mem front binary: the program git runs for
+// `git mem …`. Go runs every linked package's initialiser before main, and
+// the whole of git mem links Bleve, go-git, gitleaks, openai-go and SQLite:
+// ~20 ms of CPU and ~35 MB before the first line of main
+// (docs/BENCHMARKS.md, "Process start, the front binary"). Every hook call
+// pays process start, so the front, which links none of them, answers
+// `git mem version` and `git mem hook claude-code` itself (the hook only
+// queues a job and starts the worker, package memory/queue) and replaces
+// itself (execve) with the full binary, git-mem-core, for everything else:
+// other commands, their --help, and any case whose handling it cannot
+// reproduce exactly (no memory, a config file, a distiller chosen by the
+// environment, a Codex or Gemini payload whose prompts gitleaks must
+// redact before they are written).
+package front
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/gitmem/git-mem/memory/queue"
+)
+
+// CoreName is the full binary's name, installed beside git-mem by
+// `go install ./cmd/...`.
+const CoreName = "git-mem-core"
+
+// Main runs the front with version (the -X main.version of the build, or
+// "") and returns the exit code; it does not return when it hands over to
+// git-mem-core.
+func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cl, ok := parse(args)
+	switch {
+	case ok && len(cl.words) == 1 && cl.words[0] == "version":
+		v := Version(version)
+		if cl.json {
+			enc := json.NewEncoder(stdout)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(map[string]string{"version": v})
+			return 0
+		}
+		fmt.Fprintln(stdout, "git mem "+v)
+		return 0
+	case ok && len(cl.words) == 2 && cl.words[0] == "hook" && cl.words[1] == queue.FormatClaudeCode:
+		if done := claudeHook(cl, stdin, stderr); done {
+			return 0
+		}
+	}
+	return execCore(args, cl.json, stdout, stderr)
+}
+
+// cmdline is what the front understood of the arguments.
+type cmdline struct {
+	words  []string
+	memDir string
+	json   bool
+}
+
+// parse reads the global flags and the command words; ok is false for
+// anything else (another flag, -h, "--"), which git-mem-core then parses.
+func parse(args []string) (cmdline, bool) {
+	var cl cmdline
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--json" || a == "--json=true":
+			cl.json = true
+		case a == "--mem-dir" && i+1 < len(args):
+			i++
+			cl.memDir = args[i]
+		case strings.HasPrefix(a, "--mem-dir="):
+			cl.memDir = strings.TrimPrefix(a, "--mem-dir=")
+		case a != "" && !strings.HasPrefix(a, "-"):
+			cl.words = append(cl.words, a)
+		default:
+			return cl, false
+		}
+	}
+	return cl, true
+}
+
+// memDir applies --mem-dir, then GIT_MEM_DIR, then ~/.git-mem, made
+// absolute, as the full binary does.
+func (cl cmdline) resolveMemDir() string {
+	d := cl.memDir
+	if d == "" {
+		d = os.Getenv("GIT_MEM_DIR")
+	}
+	if d == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			d = ".git-mem"
+		} else {
+			d = filepath.Join(home, ".git-mem")
+		}
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
+}
+
+// claudeHook is `git mem hook claude-code` as memory.QueueHook does it,
+// for the common case: a memory with no config file and the default
+// distiller. It reports false, having read nothing, when git-mem-core must
+// answer instead (its errors, its config, its exclusions).
+func claudeHook(cl cmdline, stdin io.Reader, stderr io.Writer) bool {
+	if queue.CaptureDisabled() {
+		return true // capture is off for this session: touch nothing
+	}
+	dir := cl.resolveMemDir()
+	if !plainMemory(dir) {
+		return false
+	}
+	memDir := filepath.Join(dir, "mem")
+	logDir := filepath.Join(memDir, "log")
+	logf := queue.Logger(logDir, "hook.log")
+	job, err := queue.ClaudeJob(stdin)
+	if err == nil {
+		if err = queue.Enqueue(filepath.Join(memDir, "queue"), job, nil); err != nil {
+			err = fmt.Errorf("queue %s: %w", job.Kind, err)
+		}
+	}
+	if err != nil {
+		logf("error: %v", err)
+		fmt.Fprintf(stderr, "git mem: hook: %v\n", err)
+		return true
+	}
+	core, err := corePath()
+	if err == nil {
+		err = queue.StartDetached(core, CoreName, dir, logDir, "worker.log", "worker")
+	}
+	if err != nil {
+		logf("error: start worker: %v", err)
+	}
+	return true
+}
+
+// plainMemory says whether dir is a memory repo that git-mem-core would
+// open with its defaults: no config file (exclusions, an LLM distiller)
+// and no distiller or embedder chosen by the environment. Anything else
+// goes to git-mem-core, which reports and applies it.
+func plainMemory(dir string) bool {
+	for _, p := range []string{filepath.Join(dir, "objects"), filepath.Join(dir, "HEAD")} {
+		if _, err := os.Stat(p); err != nil {
+			return false
+		}
+	}
+	configs := []string{filepath.Join(dir, "mem", "config.yaml")}
+	if home, err := os.UserHomeDir(); err == nil {
+		configs = append(configs, filepath.Join(home, ".config", "git-mem", "config.yaml"))
+	}
+	for _, p := range configs {
+		if _, err := os.Lstat(p); err == nil || !os.IsNotExist(err) {
+			return false
+		}
+	}
+	return os.Getenv("GIT_MEM_DISTILLER") == "" && os.Getenv("GIT_MEM_EMBEDDER") == ""
+}
+
+// corePath finds git-mem-core: beside this binary (where go install puts
+// both), else on PATH.
+func corePath() (string, error) {
+	exe, err := os.Executable()
+	if err == nil {
+		p := filepath.Join(filepath.Dir(exe), CoreName)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(CoreName); err == nil {
+		return p, nil
+	}
+	where := "this binary"
+	if exe != "" {
+		where = exe
+	}
+	return "", fmt.Errorf("%s is not beside %s nor on PATH: install both binaries with `go install ./cmd/...` in a checkout, or `go install github.com/gitmem/git-mem/cmd/...@latest`", CoreName, where)
+}
+
+// execCore replaces this process with git-mem-core and the same
+// arguments, environment and streams. argv[0] is CoreName (a test harness
+// dispatches on it).
+func execCore(args []string, asJSON bool, stdout, stderr io.Writer) int {
+	core, err := corePath()
+	if err == nil {
+		err = syscall.Exec(core, append([]string{CoreName}, args...), os.Environ())
+		err = fmt.Errorf("run %s: %w", core, err)
+	}
+	if asJSON {
+		b, _ := json.Marshal(map[string]any{"error": err.Error(), "code": 1})
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintln(stderr, "git mem: "+err.Error())
+	}
+	return 1
+}
+
+// Version is the -X main.version when set, else the module version from
+// the build info (a `go install …@v1.2.3` build), with the VCS revision
+// and a "+dirty" mark when the build has them (a build from a checkout).
+// Both binaries call it, so they print the same.
+func Version(ldflags string) string {
+	if ldflags != "" {
+		return ldflags
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
+	}
+	return VersionOf(bi)
+}
+
+// VersionOf is Version's answer for a build's info.
+func VersionOf(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
+		v += " (" + rev[:min(12, len(rev))] + dirty + ")"
+	}
+	return v
+}

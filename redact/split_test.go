@@ -1,0 +1,145 @@
+package redact
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/shared"
+	"github.com/gitmem/git-mem/redact/redacttest"
+	"github.com/zricethezav/gitleaks/v8/report"
+)
+
+// findingKeys is a detector's answer in a form to compare: one line per
+// finding, sorted (gitleaks keeps its rules in a map).
+func findingKeys(fs []report.Finding) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = fmt.Sprintf("%s %d:%d-%d:%d %q %q", f.RuleID, f.StartLine, f.StartColumn, f.EndLine, f.EndColumn, f.Secret, f.Match)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkSplit compares the split detector with gitleaks' whole rule set on
+// every fragment of text, as the redactor cuts it.
+func checkSplit(t *testing.T, name, text string) (frags, findings int) {
+	t.Helper()
+	full, err := detector()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd, err := split()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fragments(text, func(frag string) {
+		frags++
+		want := findingKeys(full.DetectString(frag))
+		got := findingKeys(sd.detect(frag))
+		findings += len(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: fragment %q:\nsplit  %q\nwhole  %q", name, frag, got, want)
+		}
+	})
+	return frags, findings
+}
+
+func TestGitleaksSplitTakesTheHotRules(t *testing.T) {
+	sd, err := split()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fewer means a gitleaks upgrade changed a hot rule's regexp: it still
+	// runs (in the rest), only slower; derive its condition anew.
+	if len(sd.hot) != len(hotRules) {
+		t.Errorf("%d of %d hot rules split off", len(sd.hot), len(hotRules))
+	}
+	if sd.restWords == nil {
+		t.Error("a rest rule has no keywords: the rest runs on every fragment")
+	}
+}
+
+// TestGitleaksSplitIsExact: the split detector finds what the whole rule
+// set finds, fragment for fragment, on the labelled corpus, the
+// look-alikes, texts made to sit on the edges of the hot rules' conditions,
+// and (GIT_MEM_HEAVY=1) the real coding exchanges.
+func TestGitleaksSplitIsExact(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		for _, c := range redacttest.Classes(seed) {
+			checkSplit(t, c.Class, c.Text)
+		}
+	}
+	for _, s := range redacttest.LookAlikes() {
+		checkSplit(t, "look-alike", s)
+	}
+	g := redacttest.NewGen(7, 7)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(uint64(seed), 1))
+	words := append(slices.Clone(genericWords), "API", "Api", "aPI", "PASSWORD", "Token", "hvs.", "s.", "S.", "ey", ".ey")
+	ops := []string{"=", ">", ":", "::=", ":::=", "||", "=>", "?=", ",", ";", " "}
+	edgeFound := 0
+	for i := 0; i < 1000; i++ {
+		var b strings.Builder
+		for j := 0; j < 1+r.IntN(4); j++ {
+			b.WriteString(g.S(redacttest.Alnum+"_.-", r.IntN(6)))
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteString(strings.Repeat(" ", r.IntN(26)))
+			b.WriteString(strings.Repeat(`"`, r.IntN(4)))
+			b.WriteString(ops[r.IntN(len(ops))])
+			b.WriteString(strings.Repeat(`'`, r.IntN(7)))
+			b.WriteString(g.S(redacttest.B64+"_.=-", 6+r.IntN(30)))
+			if r.IntN(8) == 0 {
+				b.WriteString([]string{"\u212a", "\u017f", "é"}[r.IntN(3)])
+			}
+			b.WriteString([]string{" ", "\n", "`", ";", `\n`, ""}[r.IntN(6)])
+		}
+		b.WriteString("eyJ" + g.S(redacttest.Alnum, r.IntN(30)) + ".eyJ" + g.S(redacttest.URLB64, 20) + "." + g.S(redacttest.URLB64, 12))
+		_, k := checkSplit(t, "edge", b.String())
+		edgeFound += k
+	}
+	if edgeFound < 100 {
+		t.Errorf("the edge texts gave %d findings: they test nothing", edgeFound)
+	}
+	t.Logf("edge texts: %d findings", edgeFound)
+	if os.Getenv("GIT_MEM_HEAVY") == "" {
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl"))
+	if len(files) == 0 {
+		t.Skip("the shared coding eval is absent")
+	}
+	frags, found := 0, 0
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = exchange.ReadJSONL(fh, f, func(rec exchange.Record) error {
+			if rec.Exchange == nil {
+				return nil
+			}
+			n, k := checkSplit(t, rec.Exchange.ID, string(rec.Exchange.Canonical()))
+			frags += n
+			found += k
+			for _, tu := range rec.Exchange.Turns {
+				n, k := checkSplit(t, rec.Exchange.ID, tu.Text)
+				frags += n
+				found += k
+			}
+			return nil
+		})
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d fragments, %d findings, all equal", frags, found)
+}
