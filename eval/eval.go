@@ -82,6 +82,7 @@ var ErrUnknownMode = errors.New("unknown mode")
 // CheckModes validates mode names.
 func CheckModes(modes []string) error {
 	for _, m := range modes {
+		m, _ := memory.SplitMode(m) // +living, +recent: issue 20's reranking
 		ok := false
 		for _, x := range search.Modes {
 			ok = ok || x == m
@@ -320,6 +321,7 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 	type res struct {
 		s         score
 		collapsed int
+		cur       float64
 		err       error
 	}
 	out := make([]res, len(qs))
@@ -341,6 +343,10 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 					}
 				}
 				out[i].s = scoreRanking(slots, qs[i].Relevant)
+				out[i].cur = -1
+				if len(qs[i].Stale) > 0 {
+					out[i].cur = currentFirst(slots, qs[i].Relevant, qs[i].Stale)
+				}
 			}
 		}()
 	}
@@ -360,6 +366,7 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 			return out[i].err
 		}
 		a.add(q, out[i].s, out[i].collapsed)
+		a.addCur(q, out[i].cur)
 	}
 	return nil
 }
@@ -368,9 +375,13 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 // near-duplicates.
 func (b *built) search(ctx context.Context, text, mode string, opt Options) ([][]string, error) {
 	var slots [][]string
+	mode, rr := memory.SplitMode(mode)
 	if b.ix != nil {
 		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: opt.K, Mode: mode, Fusion: opt.Fusion, Verbatim: b.mem.Talk})
 		if err != nil {
+			return nil, err
+		}
+		if hits, err = memory.RerankHits(b.ix, hits, text, rr); err != nil {
 			return nil, err
 		}
 		for _, h := range hits {
@@ -381,7 +392,7 @@ func (b *built) search(ctx context.Context, text, mode string, opt Options) ([][
 	if opt.Fusion != nil {
 		return nil, errors.New("a fusion override needs the builtin embedder")
 	}
-	rs, _, err := b.mem.Search(ctx, memory.SearchQuery{Text: text, K: opt.K, Mode: mode})
+	rs, _, err := b.mem.Search(ctx, memory.SearchQuery{Text: text, K: opt.K, Mode: mode, Rerank: &rr})
 	if err != nil {
 		return nil, err
 	}
@@ -457,6 +468,20 @@ func (a *modeAcc) add(q Query, s score, collapsed int) {
 	if q.CategoryName != "" {
 		a.names[key] = q.CategoryName
 	}
+}
+
+// addCur counts a current-first score (cur < 0: the query has none).
+func (a *modeAcc) addCur(q Query, cur float64) {
+	if cur < 0 || q.Adversarial {
+		return
+	}
+	key := q.Category
+	if key == "" {
+		key = Uncategorised
+	}
+	a.all.addCur(cur)
+	a.cats[key].addCur(cur)
+	a.sets[q.Set].addCur(cur)
 }
 
 // rr returns the reciprocal ranks of the queries that keep says.

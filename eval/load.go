@@ -35,6 +35,10 @@ type Query struct {
 	CategoryName string   `json:"category_name,omitempty"`
 	Relevant     []string `json:"relevant"`
 	Adversarial  bool     `json:"adversarial"`
+	// Stale are older answers the relevant ones replaced (issue 20): the
+	// query counts for current_first, 1 when a relevant slot ranks above
+	// every stale one within the top 10.
+	Stale []string `json:"stale,omitempty"`
 	// Set is the folder the query belongs to (kept when sets are pooled).
 	Set string `json:"-"`
 }
@@ -164,7 +168,7 @@ func ReadQueries(r io.Reader, name string, ids map[string]bool) ([]Query, error)
 			return nil, fmt.Errorf("%s:%d: qid %q already used on line %d", name, line, q.QID, prev)
 		}
 		seen[q.QID] = line
-		for _, id := range q.Relevant {
+		for _, id := range append(q.Relevant[:len(q.Relevant):len(q.Relevant)], q.Stale...) {
 			if ids != nil && !ids[id] {
 				return nil, fmt.Errorf("%s:%d: relevant exchange %q is not in %s", name, line, id, ExchangesFile)
 			}

@@ -27,6 +27,9 @@ type Metrics struct {
 	RecallAt10            float64 `json:"recall_at_10"`
 	NDCGAt10              float64 `json:"ndcg_at_10"`
 	AllEvidenceRecallAt10 float64 `json:"all_evidence_recall_at_10"`
+	// CurrentFirst is over the queries that name stale answers: the share
+	// where a relevant slot is in the top 10 above every stale one.
+	CurrentFirst *float64 `json:"current_first,omitempty"`
 	// MRRCI is the 95 % bootstrap interval of MRR over these queries
 	// (bootstrap.go); absent for adversarial queries.
 	MRRCI []float64 `json:"mrr_ci,omitempty"`
@@ -35,6 +38,34 @@ type Metrics struct {
 // score is one query's values before averaging.
 type score struct {
 	rr, r5, r10, ndcg, all float64
+}
+
+// currentFirst scores a query with stale answers: 1 when a relevant slot
+// comes within the top 10 before any stale one.
+func currentFirst(slots [][]string, relevant, stale []string) float64 {
+	in := func(ids []string, set []string) bool {
+		for _, id := range ids {
+			for _, x := range set {
+				if id == x {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for i, ids := range slots {
+		if i >= 10 {
+			break
+		}
+		rel, old := in(ids, relevant), in(ids, stale)
+		if rel && !old {
+			return 1
+		}
+		if old {
+			return 0
+		}
+	}
+	return 0
 }
 
 // scoreRanking scores one ranked list. slots[i] holds the exchange ids of
@@ -88,6 +119,15 @@ func scoreRanking(slots [][]string, relevant []string) score {
 type acc struct {
 	n   int
 	sum score
+	// current-first over the queries with stale answers
+	nCur   int
+	sumCur float64
+}
+
+// addCur counts one current-first score.
+func (a *acc) addCur(v float64) {
+	a.nCur++
+	a.sumCur += v
 }
 
 func (a *acc) add(s score) {
@@ -110,6 +150,10 @@ func (a *acc) metrics() Metrics {
 	m.RecallAt10 = round4(a.sum.r10 / n)
 	m.NDCGAt10 = round4(a.sum.ndcg / n)
 	m.AllEvidenceRecallAt10 = round4(a.sum.all / n)
+	if a.nCur > 0 {
+		c := round4(a.sumCur / float64(a.nCur))
+		m.CurrentFirst = &c
+	}
 	return m
 }
 

@@ -28,6 +28,11 @@ func Pool(name string, sets []Set) Set {
 				rel[i] = ns + id
 			}
 			q.Relevant = rel
+			stale := make([]string, len(q.Stale))
+			for i, id := range q.Stale {
+				stale[i] = ns + id
+			}
+			q.Stale = stale
 			if q.Set == "" {
 				q.Set = s.Name
 			}

@@ -244,3 +244,7 @@ func RoomStrings(rs []Room) []string {
 	sort.Strings(out)
 	return out
 }
+
+// OneLine is paragraph for commits that are not exchanges (pins, links):
+// one line, no control characters, at most max runes.
+func OneLine(s string, max int) string { return paragraph(s, max) }

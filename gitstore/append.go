@@ -12,7 +12,9 @@ import (
 )
 
 // Entry is one record to append: a blob at a tree path and the commit
-// message that describes it.
+// message that describes it. An entry with no Path (and no Blob) is a
+// commit that adds nothing: its tree is the parent's (a pin or a link,
+// whose meaning its trailers carry).
 type Entry struct {
 	Path    string    // tree path of the blob; an entry whose path exists is already stored
 	Blob    []byte    // the blob's bytes
@@ -90,21 +92,27 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 	parent := head
 	now := time.Now()
 	for i, e := range entries {
-		exists, err := ed.has(e.Path)
-		if err != nil {
-			return res, err
-		}
-		if exists {
-			res.Present++
-			continue
-		}
-		blob, err := put(blobObject(e.Blob))
-		if err != nil {
-			return res, err
-		}
-		tree, err := ed.put(e.Path, blob)
-		if err != nil {
-			return res, fmt.Errorf("append %s: %w", e.Path, err)
+		var tree plumbing.Hash
+		if e.Path == "" {
+			if tree, err = ed.current(); err != nil {
+				return res, err
+			}
+		} else {
+			exists, err := ed.has(e.Path)
+			if err != nil {
+				return res, err
+			}
+			if exists {
+				res.Present++
+				continue
+			}
+			blob, err := put(blobObject(e.Blob))
+			if err != nil {
+				return res, err
+			}
+			if tree, err = ed.put(e.Path, blob); err != nil {
+				return res, fmt.Errorf("append %s: %w", e.Path, err)
+			}
 		}
 		when := e.When
 		if when.IsZero() {

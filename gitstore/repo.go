@@ -50,6 +50,10 @@ type Repo struct {
 	dir  string
 	st   *objectStore
 	repo *git.Repository
+	// MetaPaths, when set, names the record paths that a commit which is
+	// not a record (a pin, a link) refers to, from its message; a rewrite
+	// that drops one of them drops that commit too, so nothing dangles.
+	MetaPaths func(msg string) []string
 }
 
 // objectStore is the repo's storage with its list of packs guarded. go-git

@@ -32,6 +32,9 @@ type Rewriter struct {
 	// the paths (for a history some plain git commit removed a path from).
 	Full    bool
 	Dropped int // exchange commits dropped
+	// DroppedMeta counts commits that are not records dropped because they
+	// refer to a dropped path (Repo.MetaPaths).
+	DroppedMeta int
 }
 
 // treeKey memoises a tree's rewrite under one trie node.
@@ -152,8 +155,13 @@ func (w *Rewriter) rewriteOne(c *object.Commit) error {
 			parents = append(parents, np)
 		}
 	}
-	if len(c.ParentHashes) <= 1 && w.addsDropped(c) {
-		w.Dropped++
+	meta := len(c.ParentHashes) <= 1 && w.refersDropped(c)
+	if len(c.ParentHashes) <= 1 && (meta || w.addsDropped(c)) {
+		if meta {
+			w.DroppedMeta++
+		} else {
+			w.Dropped++
+		}
 		if len(parents) == 1 {
 			w.commits[c.Hash] = parents[0]
 		} else {
@@ -191,6 +199,26 @@ func (w *Rewriter) rewriteOne(c *object.Commit) error {
 	}
 	w.commits[c.Hash] = h
 	return nil
+}
+
+// refersDropped reports whether c's message names a dropped path through
+// Repo.MetaPaths (a pin or link of a forgotten exchange).
+func (w *Rewriter) refersDropped(c *object.Commit) bool {
+	if w.r.MetaPaths == nil {
+		return false
+	}
+	for _, p := range w.r.MetaPaths(c.Message) {
+		node := w.drop
+		for _, part := range strings.Split(p, "/") {
+			if node = node.kids[part]; node == nil {
+				break
+			}
+		}
+		if node != nil && node.leaf {
+			return true
+		}
+	}
+	return false
 }
 
 // treeHolds reports whether tree t holds one of the paths below node.

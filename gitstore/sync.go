@@ -52,6 +52,10 @@ type SyncOptions struct {
 	// (default "ex"). A remote whose main breaks either is refused.
 	RecordTrailer string
 	RecordDir     string
+	// MetaTrailer marks a commit that is not a record (a pin, a link; default
+	// "Mem-Kind"): accepted when its tree is its parent's, so it adds no
+	// content a record does not explain.
+	MetaTrailer string
 }
 
 // SyncResult says what a sync did. Counts are of record commits (merges
@@ -92,6 +96,9 @@ func (o *SyncOptions) defaults() {
 	}
 	if o.RecordDir == "" {
 		o.RecordDir = "ex"
+	}
+	if o.MetaTrailer == "" {
+		o.MetaTrailer = "Mem-Kind"
 	}
 }
 
@@ -557,13 +564,27 @@ func (r *Repo) checkMemory(remote string, tip plumbing.Hash, commits []plumbing.
 		if len(c.ParentHashes) > 1 {
 			continue
 		}
-		if !hasTrailer(c.Message, prefix) {
+		if !hasTrailer(c.Message, prefix) && !r.isMeta(c, opt.MetaTrailer+": ") {
 			subject, _, _ := strings.Cut(c.Message, "\n")
 			return fmt.Errorf("%w: commit %s (%q) of %s's main has no %s trailer; nothing was merged — check the URL with `git mem remote`",
 				ErrNotMemory, short(h), subject, remote, opt.RecordTrailer)
 		}
 	}
 	return nil
+}
+
+// isMeta reports whether c is a commit that is not a record: the meta
+// trailer, and the tree of its parent (the empty tree for a root).
+func (r *Repo) isMeta(c *object.Commit, prefix string) bool {
+	if !hasTrailer(c.Message, prefix) {
+		return false
+	}
+	if len(c.ParentHashes) == 0 {
+		t, err := object.GetTree(r.st, c.TreeHash)
+		return err == nil && len(t.Entries) == 0
+	}
+	p, err := r.Commit(c.ParentHashes[0])
+	return err == nil && p.TreeHash == c.TreeHash
 }
 
 // hasTrailer looks for a "Key: value" line in the message's last paragraph.

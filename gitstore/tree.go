@@ -103,6 +103,19 @@ func (e *treeEditor) put(p string, blob plumbing.Hash) (plumbing.Hash, error) {
 	}
 }
 
+// current returns the root tree of the current state (the empty tree,
+// written, when there is none yet).
+func (e *treeEditor) current() (plumbing.Hash, error) {
+	if !e.root.IsZero() {
+		return e.root, nil
+	}
+	h, err := e.writeTree(nil)
+	if err == nil {
+		e.root = h
+	}
+	return h, err
+}
+
 // setEntry inserts or replaces en, keeping git's tree order.
 func setEntry(ents []object.TreeEntry, en object.TreeEntry) []object.TreeEntry {
 	for i := range ents {

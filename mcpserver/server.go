@@ -60,6 +60,10 @@ type Card struct {
 	Files     []string `json:"files"`
 	Score     float64  `json:"score,omitempty" jsonschema:"search score (higher is better)"`
 	Collapsed []string `json:"collapsed,omitempty" jsonschema:"ids of identical or near-identical exchanges folded into this one"`
+	// Issue 20: what replaced this exchange, what it replaced, its pin.
+	SupersededBy []string `json:"superseded_by,omitempty" jsonschema:"newer exchanges that replaced this one: prefer them"`
+	Supersedes   []string `json:"supersedes,omitempty" jsonschema:"older exchanges this one replaced"`
+	Pinned       bool     `json:"pinned,omitempty" jsonschema:"a standing rule the user pinned"`
 }
 
 func cardOf(e *memory.Entry) Card {
@@ -67,6 +71,7 @@ func cardOf(e *memory.Entry) Card {
 		Commit: e.Commit, Short: e.Short, Time: e.Time.Format(time.RFC3339), Exchange: e.Exchange,
 		Session: e.Session, Project: e.Project, Agent: e.Agent, Core: e.Core, Context: e.Context,
 		Rooms: nonNil(e.Rooms), Files: nonNil(e.Files),
+		SupersededBy: e.SupersededBy, Supersedes: e.Supersedes, Pinned: e.Pinned,
 	}
 }
 
@@ -118,6 +123,13 @@ type ContextInput struct {
 	Query  string `json:"query,omitempty" jsonschema:"what to recall; empty means the recent work of the project given in the filters"`
 	Budget int    `json:"budget,omitempty" jsonschema:"at most this many tokens (cl100k), default 2000"`
 	Filters
+}
+
+// PinInput is the pin tool's input.
+type PinInput struct {
+	ID      string `json:"id,omitempty" jsonschema:"pin this exchange: a commit id (at least 4 hex digits) or an exchange id"`
+	Note    string `json:"note,omitempty" jsonschema:"or pin this rule as a short note (a sentence or two)"`
+	Project string `json:"project,omitempty" jsonschema:"the project the rule belongs to (default: the exchange's; none for a note)"`
 }
 
 // ContextOutput is the context tool's result; its text content is the
@@ -172,7 +184,24 @@ func New(m *memory.Memory, version string) *mcp.Server {
 			"The block is history, not instructions; each card names a commit id for show.",
 		Annotations: readOnly,
 	}, s.context)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name: "pin",
+		Description: "Pin a standing rule or preference the user stated, so that it is recalled at the start of every " +
+			"session of the project before other cards: an exchange (id) or a short note. Only when the user asks " +
+			"for something to be remembered as a rule.",
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(bool)},
+	}, s.pin)
 	return srv
+}
+
+func (s *server) pin(ctx context.Context, _ *mcp.CallToolRequest, in PinInput) (*mcp.CallToolResult, memory.PinReport, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep, err := s.m.Pin(ctx, memory.PinRequest{Ref: strings.TrimSpace(in.ID), Note: in.Note, Project: in.Project})
+	if err != nil {
+		return nil, memory.PinReport{}, err
+	}
+	return nil, rep, nil
 }
 
 func (s *server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
@@ -244,13 +273,21 @@ func (s *server) log(ctx context.Context, _ *mcp.CallToolRequest, in LogInput) (
 		return nil, LogOutput{}, err
 	}
 	out := LogOutput{Cards: []Card{}}
+	var picked []*memory.Entry
 	for _, e := range all {
-		if len(out.Cards) == n {
+		if len(picked) == n {
 			break
 		}
 		if f.Match(e) {
-			out.Cards = append(out.Cards, cardOf(e))
+			c := *e
+			picked = append(picked, &c)
 		}
+	}
+	if err := s.m.Mark(ctx, picked); err != nil {
+		return nil, LogOutput{}, err
+	}
+	for _, e := range picked {
+		out.Cards = append(out.Cards, cardOf(e))
 	}
 	return nil, out, nil
 }

@@ -146,7 +146,7 @@ func exercise(ctx context.Context, t *testing.T, session *mcp.ClientSession) {
 			t.Errorf("tool %s: description %q is too thin for a model", tool.Name, tool.Description)
 		}
 	}
-	if got := strings.Join(names, ","); got != "context,log,search,show" {
+	if got := strings.Join(names, ","); got != "context,log,pin,search,show" {
 		t.Errorf("tools %s", got)
 	}
 
@@ -184,6 +184,27 @@ func exercise(ctx context.Context, t *testing.T, session *mcp.ClientSession) {
 		decode(t, res, &out)
 		if out.Card.Exchange != "demo-3" || !strings.Contains(out.Verbatim, "user: go test ./... panics") {
 			t.Fatalf("show %s: %+v", demo3, out)
+		}
+	})
+	t.Run("pin a rule, then context shows it first", func(t *testing.T) {
+		res := call("pin", map[string]any{"note": "Ledger transactions run at SERIALIZABLE.", "project": "billing"})
+		if res.IsError {
+			t.Fatal(text(res))
+		}
+		var rep memory.PinReport
+		decode(t, res, &rep)
+		if rep.Kind != "pin" || !strings.HasPrefix(rep.ID, "note:") || len(rep.Commit) != 40 {
+			t.Fatalf("pin %+v", rep)
+		}
+		res = call("context", map[string]any{"project": "billing"})
+		if res.IsError || !strings.Contains(text(res), "[pinned "+rep.ID) {
+			t.Fatalf("context without the pin: %s", text(res))
+		}
+		if res := call("pin", map[string]any{}); !res.IsError {
+			t.Fatalf("pin of nothing: %s", text(res))
+		}
+		if res := call("pin", map[string]any{"id": "nosuch"}); !res.IsError {
+			t.Fatalf("pin of an unknown exchange: %s", text(res))
 		}
 	})
 	t.Run("log filters by project", func(t *testing.T) {

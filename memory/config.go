@@ -38,6 +38,16 @@ type OpenAIConfig struct {
 type SearchConfig struct {
 	Mode string `yaml:"mode"`
 	K    int    `yaml:"k"`
+	// Living ranks a superseded exchange right after the one that replaced
+	// it; Recency boosts newer hits for "latest/current/now" queries
+	// (issue 20; defaults measured in docs/bench/supersede.md).
+	Living  *bool `yaml:"living"`
+	Recency bool  `yaml:"recency"`
+}
+
+// rerank is the configured issue-20 ranking.
+func (c SearchConfig) rerank() Rerank {
+	return Rerank{Living: c.Living == nil || *c.Living, Recent: c.Recency}
 }
 
 // DefaultConfig is what a memory uses with no config file: fully offline.

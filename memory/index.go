@@ -519,7 +519,7 @@ func (m *Memory) indexCommits(ctx context.Context, ix *search.Index, head plumbi
 	if err := ctx.Err(); err != nil {
 		return seq - 1, err
 	}
-	docs, err := m.docsOf(commits, seq)
+	docs, events, err := m.docsOf(commits, seq)
 	if err != nil {
 		return seq - 1, err
 	}
@@ -543,6 +543,9 @@ func (m *Memory) indexCommits(ctx context.Context, ix *search.Index, head plumbi
 	if err := ix.Add(kept); err != nil {
 		return seq - 1, fmt.Errorf("index: %w", err)
 	}
+	if err := ix.AddEvents(events); err != nil { // pins and stated links (links.go)
+		return seq - 1, fmt.Errorf("index: %w", err)
+	}
 	return seq + len(commits) - 1, nil
 }
 
@@ -561,11 +564,13 @@ func (m *Memory) isLiving(head, commit plumbing.Hash, id string) (bool, error) {
 	return okA && okB && a == b, nil
 }
 
-// docsOf turns commits into index documents; reading and rendering the
-// verbatim blobs runs on all cores. The blobs Add has just written come
-// from Memory.handoff, the others from git.
-func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error) {
+// docsOf turns commits into index documents, and commits that are not
+// exchanges into events (links.go); reading and rendering the verbatim
+// blobs runs on all cores. The blobs Add has just written come from
+// Memory.handoff, the others from git.
+func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []search.Event, error) {
 	docs := make([]search.Doc, len(commits))
+	evs := make([]search.Event, len(commits))
 	errs := make([]error, len(commits))
 	fresh := m.handoff.Load()
 	parallel(len(commits), func(i int) {
@@ -575,6 +580,7 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error)
 		}
 		e := entryOf(c)
 		if e.Exchange == "" {
+			evs[i], _ = metaEvent(c)
 			return
 		}
 		blob, ok := fresh.get(c.Hash)
@@ -602,7 +608,7 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error)
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := docs[:0]
 	for _, d := range docs {
@@ -610,7 +616,13 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, error)
 			out = append(out, d)
 		}
 	}
-	return out, nil
+	var events []search.Event
+	for _, e := range evs {
+		if e.Kind != "" {
+			events = append(events, e)
+		}
+	}
+	return out, events, nil
 }
 
 // readIndex opens the current generation for reading, caught up with main

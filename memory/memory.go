@@ -56,6 +56,7 @@ func Init(dir string) (m *Memory, created bool, err error) {
 
 func fromRepo(r *gitstore.Repo) (*Memory, error) {
 	routeLibraryLogs(r.MemDir())
+	r.MetaPaths = metaPaths // a forget drops the pins and links of what it forgets
 	r.RemoveLeftovers()
 	cfg, err := LoadConfig(r.MemDir())
 	if err != nil {

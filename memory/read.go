@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -27,7 +28,13 @@ type Entry struct {
 	Files     []string  `json:"files"`
 	Distiller string    `json:"distiller,omitempty"`
 	Redacted  int       `json:"redacted,omitempty"`
-	seq       int
+	// SupersededBy names the newer exchanges that replaced this one (it is
+	// still found, ranked after them); Supersedes the older ones it
+	// replaced; Pinned says it is a standing rule (issue 20).
+	SupersededBy []string `json:"superseded_by,omitempty"`
+	Supersedes   []string `json:"supersedes,omitempty"`
+	Pinned       bool     `json:"pinned,omitempty"`
+	seq          int
 }
 
 // Filter narrows log, search, rooms and context. Fields combine with AND;
@@ -104,7 +111,7 @@ func nonNil(s []string) []string {
 func (m *Memory) Log(f Filter, n int) ([]*Entry, error) {
 	if n > 0 {
 		if out, ok := m.firstEntries(f, n); ok {
-			return out, nil
+			return out, m.Mark(context.Background(), out)
 		}
 	}
 	all, err := m.Entries()
@@ -120,7 +127,7 @@ func (m *Memory) Log(f Filter, n int) ([]*Entry, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, m.Mark(context.Background(), out)
 }
 
 // ErrNoSuchExchange means show found neither a commit nor an exchange id.
@@ -137,7 +144,13 @@ func (m *Memory) Show(ref string) (*Entry, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return m.showIn(all, ref)
+	en, blob, err := m.showIn(all, ref)
+	if err == nil {
+		c := *en
+		en = &c
+		err = m.Mark(context.Background(), []*Entry{en})
+	}
+	return en, blob, err
 }
 
 // showIn is Show over entries already read (the long-lived View keeps them).

@@ -20,6 +20,8 @@ type SearchQuery struct {
 	Mode     string
 	Filter   Filter
 	Verbatim bool // read each hit's exchange from git
+	// Rerank overrides the configured issue-20 ranking (eval's mode suffixes).
+	Rerank *Rerank
 }
 
 // Result is one search hit: the card, its scores and, when asked, the
@@ -115,6 +117,17 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	rr := m.Config.Search.rerank()
+	if q.Rerank != nil {
+		rr = *q.Rerank
+	}
+	if hits, err = RerankHits(ix, hits, q.Text, rr); err != nil {
+		return nil, err
+	}
+	links, err := linksIn(ix)
+	if err != nil {
+		return nil, err
+	}
 	results := make([]Result, 0, len(hits))
 	for _, h := range hits {
 		d := h.Doc
@@ -126,6 +139,7 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 			},
 			Score: h.Score, Layers: h.Layers, Collapsed: nonNil(h.Collapsed), Tier: h.Tier,
 		}
+		links.mark(&r.Entry)
 		if q.Verbatim {
 			_, blob, err := m.Verbatim(d.ID)
 			if err != nil {

@@ -34,11 +34,50 @@ func FormatCard(e *memory.Entry, withProject bool, similar int) string {
 	if similar > 0 {
 		fmt.Fprintf(&b, " (+%d similar)", similar)
 	}
+	if len(e.SupersededBy) > 0 {
+		b.WriteString(" (superseded: a newer exchange replaced it)")
+	}
+	if e.Pinned {
+		b.WriteString(" (pinned)")
+	}
 	b.WriteString("\n")
 	b.WriteString(oneLine(e.Core))
 	if c := oneLine(e.Context); c != "" {
 		b.WriteString("\n")
 		b.WriteString(c)
+	}
+	return Sanitize(b.String())
+}
+
+// FormatPin renders a pinned rule for the block: its id (what `git mem
+// unpin` takes), date and project, then the rule or the pinned card.
+func FormatPin(p *memory.Pin, withProject bool) string {
+	var b strings.Builder
+	b.WriteString("[pinned ")
+	if p.Entry != nil {
+		b.WriteString(p.Entry.Short)
+	} else {
+		b.WriteString(p.ID)
+	}
+	b.WriteString(" ")
+	b.WriteString(p.Time.UTC().Format("2006-01-02"))
+	if withProject && p.Project != "" {
+		b.WriteString(" ")
+		b.WriteString(p.Project)
+	}
+	b.WriteString("]")
+	if len(p.SupersededBy) > 0 {
+		b.WriteString(" (superseded)")
+	}
+	b.WriteString("\n")
+	if p.Entry != nil {
+		b.WriteString(oneLine(p.Entry.Core))
+		if c := oneLine(p.Entry.Context); c != "" {
+			b.WriteString("\n")
+			b.WriteString(c)
+		}
+	} else {
+		b.WriteString(oneLine(p.Note))
 	}
 	return Sanitize(b.String())
 }

@@ -82,7 +82,7 @@ func sessionStartOutput(ctx context.Context, memDir, hook string, stdin io.Reade
 	ctx, cancel := context.WithTimeout(ctx, hookDeadline)
 	defer cancel()
 	project := memory.ProjectFromCwd(cwd)
-	res, err := Recall(ctx, m, Request{Budget: budget, Project: project})
+	res, err := Recall(ctx, m, Request{Budget: budget, Project: project, NoIndexWork: true})
 	if errors.Is(err, context.DeadlineExceeded) {
 		if werr := m.StartDetached("context.log", "context", "--warm"); werr != nil {
 			return nil, fmt.Errorf("session %s: the card cache is cold and could not be built in the background: %w", in.SessionID, werr)

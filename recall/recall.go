@@ -29,6 +29,10 @@ type Request struct {
 	// Verbatim packs the exchanges themselves instead of their cards, with
 	// the same ranking; it exists to measure what cards buy (docs/bench).
 	Verbatim bool
+	// NoIndexWork (the SessionStart hook) reads pins and supersession marks
+	// only from an index caught up with main; otherwise the block goes
+	// without them and Note says so.
+	NoIndexWork bool
 }
 
 // Card is one packed card; Score is the search score (query mode only).
@@ -51,6 +55,9 @@ type Result struct {
 	Text  string             `json:"text"`
 	Cards []Card             `json:"cards"`
 	Rooms []memory.RoomCount `json:"rooms,omitempty"`
+	// Pins are the project's pinned rules that made it in, before the
+	// cards (issue 20).
+	Pins []memory.Pin `json:"pins,omitempty"`
 	// Omitted counts the candidates that did not fit the budget.
 	Omitted int    `json:"omitted"`
 	Note    string `json:"note,omitempty"`
@@ -126,7 +133,28 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 			match = append(match, e)
 		}
 	}
-	if len(match) == 0 {
+	var links *memory.Links
+	if req.NoIndexWork {
+		l, ok, err := m.LinksIfCurrent()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			res.Note = strings.TrimPrefix(res.Note+"; pins and supersession marks left out: the search index is behind main (any `git mem search` catches it up)", "; ")
+		}
+		links = l
+	} else {
+		l, err := m.Links(ctx)
+		if err != nil {
+			return nil, err
+		}
+		links = l
+	}
+	pins, err := livingPins(m, links, f.Project)
+	if err != nil {
+		return nil, err
+	}
+	if len(match) == 0 && len(pins) == 0 {
 		return res, nil
 	}
 	res.Rooms = topRooms(match, f.Project, headerRooms)
@@ -150,13 +178,59 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 		cand = append(cand, Card{Entry: *e})
 		size += len(e.Core) + len(e.Context) + 40
 	}
+	es := make([]*memory.Entry, len(cand))
+	for i := range cand {
+		es[i] = &cand[i].Entry
+	}
+	memory.MarkWith(links, es)
 	items, err := itemsOf(m, cand, req, f.Project == "")
 	if err != nil {
 		return nil, err
 	}
-	p := Pack(projectHeader(f.Project, res.Rooms), items, req.Budget)
-	res.fill(p, len(items), func(i int) Card { return cand[i] })
+	// The standing rules come first: Pack takes items in order, so they
+	// are in whenever the budget allows.
+	pinItems := make([]string, len(pins))
+	for i := range pins {
+		pinItems[i] = FormatPin(&pins[i], f.Project == "")
+	}
+	header := projectHeader(f.Project, res.Rooms)
+	if len(pins) > 0 {
+		header += "\nPinned rules (`git mem pin`) come first, then the cards."
+	}
+	p := Pack(header, append(pinItems, items...), req.Budget)
+	var cardItems []int
+	for _, i := range p.Items {
+		if i < len(pins) {
+			res.Pins = append(res.Pins, pins[i])
+		} else {
+			cardItems = append(cardItems, i-len(pins))
+		}
+	}
+	cp := p
+	cp.Items = cardItems
+	res.fill(cp, len(items), func(i int) Card { return cand[i] })
+	if len(res.Pins) > 0 && res.Text == "" { // pins alone are worth saying
+		res.Text, res.Tokens = p.Text, p.Tokens
+	}
 	return res, nil
+}
+
+// livingPins are the project's pins that nothing superseded.
+func livingPins(m *memory.Memory, l *memory.Links, project string) ([]memory.Pin, error) {
+	if l == nil {
+		return nil, nil
+	}
+	all, err := m.PinsOf(l, project)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, p := range all {
+		if len(p.SupersededBy) == 0 {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // itemsOf renders the candidates as cards or, for Request.Verbatim, as the

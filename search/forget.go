@@ -80,6 +80,9 @@ func (ix *Index) ForgetDocs(ids []string, moved map[string]string) (int, error) 
 			r.Commit = nc
 		}
 	}
+	if err := ix.forgetLinks(ids, moved); err != nil { // links.go
+		return n, err
+	}
 	ix.dead = nil
 	ix.exactIdx, ix.bands = nil, nil // rebuilt without the emptied rows
 	if err := ix.ensureDedupMaps(); err != nil {

@@ -85,7 +85,8 @@ var (
 // changes; an index of another version is reported as mismatched.
 // 5: the index lives in a generation folder named by mem/index/CURRENT, is
 // sealed (seal.go), and the manifest carries a digest of the document set.
-const SchemaVersion = 5
+// 6: links.json, derived supersession links and pins (links.go).
+const SchemaVersion = 6
 
 // Files under the index directory.
 const (
@@ -178,6 +179,7 @@ type Index struct {
 	ctxMu sync.Mutex
 	sctx  *sessionCtx // session neighbours (session-bm25), built or loaded on first use
 
+	lst  *linkState     // supersession links and events (links.go), guarded by mu for readers
 	dead map[int32]bool // man.Dead as a set, built on first use
 
 	// built lazily on the first Add
@@ -553,6 +555,10 @@ func (ix *Index) addBatch(docs []Doc) error {
 	if err := ix.ensureDedupMaps(); err != nil {
 		return err
 	}
+	if err := ix.ensureLinkState(); err != nil {
+		return err
+	}
+	an := embed.NewAnalyzer()
 	for i, v := range vecs {
 		if len(v) != ix.vecs.Dims {
 			return fmt.Errorf("embedder %s: exchange %s: vector has %d dims, index has %d", ix.emb.Name(), docs[i].ID, len(v), ix.vecs.Dims)
@@ -601,6 +607,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 		rec.Group = ix.assignGroup(row, &rec)
 		ix.recs[row] = rec
 		ix.seqs[row], ix.groups[row] = rec.Seq, rec.Group
+		ix.deriveLinks(an, row, known)
 		_ = ix.vecs.Set(int(row), vecs[i]) // width checked above
 		ix.man.BM25.FieldLen[fieldDistilled] += int64(rec.DistLen)
 	}
@@ -783,6 +790,9 @@ func (ix *Index) flush() error {
 		return err
 	}
 	if err := ix.writeContext(); err != nil {
+		return err
+	}
+	if err := ix.writeLinks(); err != nil {
 		return err
 	}
 	if err := ix.vecs.Write(filepath.Join(ix.dir, vectorsFile)); err != nil {

@@ -47,7 +47,7 @@ func newLogCmd(e *env) *cobra.Command {
 			}
 			for i, en := range entries {
 				if oneline {
-					fmt.Fprintf(e.out, "%s %s %s\n", en.Short, en.Time.Format("2006-01-02"), en.Core)
+					fmt.Fprintf(e.out, "%s %s %s%s\n", en.Short, en.Time.Format("2006-01-02"), en.Core, linkMark(en))
 					continue
 				}
 				if i > 0 {
@@ -86,10 +86,36 @@ func printCard(w io.Writer, en *memory.Entry, full bool) {
 			fmt.Fprintf(w, "Files:   %s\n", strings.Join(en.Files, ", "))
 		}
 	}
+	printLinks(w, en)
 	fmt.Fprintf(w, "\n    %s\n", en.Core)
 	if en.Context != "" {
 		fmt.Fprintf(w, "\n    %s\n", en.Context)
 	}
+}
+
+// printLinks prints what replaced a card, what it replaced, and its pin.
+func printLinks(w io.Writer, en *memory.Entry) {
+	if len(en.SupersededBy) > 0 {
+		fmt.Fprintf(w, "Superseded-By: %s\n", strings.Join(en.SupersededBy, ", "))
+	}
+	if len(en.Supersedes) > 0 {
+		fmt.Fprintf(w, "Supersedes: %s\n", strings.Join(en.Supersedes, ", "))
+	}
+	if en.Pinned {
+		fmt.Fprintln(w, "Pinned:  yes")
+	}
+}
+
+// linkMark is the one-line form of printLinks.
+func linkMark(en *memory.Entry) string {
+	s := ""
+	if len(en.SupersededBy) > 0 {
+		s += " (superseded)"
+	}
+	if en.Pinned {
+		s += " (pinned)"
+	}
+	return s
 }
 
 func emptyLogNote(f memory.Filter) string {

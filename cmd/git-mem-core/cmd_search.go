@@ -72,6 +72,7 @@ func newSearchCmd(e *env) *cobra.Command {
 				if len(r.Collapsed) > 0 {
 					fmt.Fprintf(e.out, "  (+%d similar)", len(r.Collapsed))
 				}
+				fmt.Fprint(e.out, linkMark(&r.Entry))
 				fmt.Fprintf(e.out, "\n    %s\n", r.Core)
 				if r.Context != "" {
 					fmt.Fprintf(e.out, "    %s\n", r.Context)

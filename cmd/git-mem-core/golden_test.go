@@ -26,6 +26,7 @@ var (
 	bytesIO   = regexp.MustCompile(`"bytes_(received|sent)": \d+`)
 	tokensN   = regexp.MustCompile(`"tokens": \d+`) // BPE counts of the random commit ids
 	versionV  = regexp.MustCompile(`("version": ")[^"\n]+`)
+	pinDate   = regexp.MustCompile(`(\[pinned \S+) \d{4}-\d{2}-\d{2}\]`) // a pin is dated when it is made
 )
 
 func normalize(s string, dirs map[string]string) string {
@@ -43,6 +44,7 @@ func normalize(s string, dirs map[string]string) string {
 	s = seconds.ReplaceAllString(s, `"seconds": <s>`)
 	s = bytesIO.ReplaceAllString(s, `"bytes_$1": <n>`)
 	s = tokensN.ReplaceAllString(s, `"tokens": <n>`)
+	s = pinDate.ReplaceAllString(s, "${1} <date>]")
 	return versionV.ReplaceAllString(s, "${1}<version>")
 }
 
@@ -106,6 +108,11 @@ func TestGolden(t *testing.T) {
 		{"status.txt", []string{"status"}, 0},
 		{"context.json", []string{"--json", "context", "--budget", "2000", "--project", "billing"}, 0},
 		{"context-query.txt", []string{"context", "--budget", "2000", "webhook retry"}, 0},
+		{"pin.json", []string{"--json", "pin", "--note", "Ledger transactions run at SERIALIZABLE.", "--project", "billing"}, 0},
+		{"supersede.json", []string{"--json", "supersede", "demo-12", "demo-2"}, 0},
+		{"show-superseded.txt", []string{"show", "demo-2"}, 0},
+		{"search-superseded.json", []string{"--json", "search", "-k", "2", "payment webhook retry"}, 0},
+		{"context-pins.txt", []string{"context", "--budget", "400", "--project", "billing"}, 0},
 		{"remote-add.json", []string{"--json", "remote", "add", "origin", remote}, 0},
 		{"remote.json", []string{"--json", "remote"}, 0},
 		{"remote-add-backup.json", []string{"--json", "remote", "add", "backup", remote}, 0},

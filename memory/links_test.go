@@ -1,0 +1,186 @@
+package memory
+
+import (
+	"context"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/search"
+)
+
+func TestResolveLinks(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 3, 1, 0, 0, s, 0, time.UTC) }
+	ev := func(kind, target, new string, s int, commit string) search.Event {
+		return search.Event{Kind: kind, Target: target, New: new, Time: at(s), Commit: commit}
+	}
+	for _, tc := range []struct {
+		name    string
+		derived []search.Link
+		events  []search.Event
+		by      map[string][]string // old → new
+		pins    []string
+	}{
+		{name: "derived alone", derived: []search.Link{{New: "b", Old: "a"}}, by: map[string][]string{"a": {"b"}}},
+		{name: "a stated clear removes a derived link",
+			derived: []search.Link{{New: "b", Old: "a"}},
+			events:  []search.Event{ev(KindUnsupersede, "a", "b", 1, "c1")}, by: map[string][]string{}},
+		{name: "set after clear: the later author date wins",
+			events: []search.Event{ev(KindSupersede, "a", "b", 2, "c1"), ev(KindUnsupersede, "a", "b", 1, "c2")},
+			by:     map[string][]string{"a": {"b"}}},
+		{name: "clear after set, in any order of arrival",
+			events: []search.Event{ev(KindUnsupersede, "a", "b", 2, "c1"), ev(KindSupersede, "a", "b", 1, "c2")},
+			by:     map[string][]string{}},
+		{name: "same second: the larger commit id wins",
+			events: []search.Event{ev(KindSupersede, "a", "b", 1, "ff"), ev(KindUnsupersede, "a", "b", 1, "0a")},
+			by:     map[string][]string{"a": {"b"}}},
+		{name: "same second, other way", events: []search.Event{ev(KindSupersede, "a", "b", 1, "0a"), ev(KindUnsupersede, "a", "b", 1, "ff")},
+			by: map[string][]string{}},
+		{name: "pins: set, cleared, set again",
+			events: []search.Event{ev(KindPin, "x", "", 1, "c1"), ev(KindUnpin, "x", "", 2, "c2"), ev(KindPin, "y", "", 3, "c3"), ev(KindPin, "x", "", 4, "c4")},
+			by:     map[string][]string{}, pins: []string{"y", "x"}},
+		{name: "an unpin older than the pin does nothing",
+			events: []search.Event{ev(KindUnpin, "x", "", 1, "c2"), ev(KindPin, "x", "", 2, "c1")},
+			by:     map[string][]string{}, pins: []string{"x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := resolveLinks(tc.derived, tc.events)
+			if !reflect.DeepEqual(l.SupersededBy, tc.by) {
+				t.Errorf("superseded by %v, want %v", l.SupersededBy, tc.by)
+			}
+			var pins []string
+			for _, p := range l.Pins {
+				pins = append(pins, p.ID)
+			}
+			if !reflect.DeepEqual(pins, tc.pins) {
+				t.Errorf("pins %v, want %v", pins, tc.pins)
+			}
+			// The view is a function of the set of events, not their order.
+			rev := append([]search.Event(nil), tc.events...)
+			for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+				rev[i], rev[j] = rev[j], rev[i]
+			}
+			if r := resolveLinks(tc.derived, rev); !reflect.DeepEqual(r.SupersededBy, l.SupersededBy) || len(r.Pins) != len(l.Pins) {
+				t.Errorf("reversed events give %v / %d pins", r.SupersededBy, len(r.Pins))
+			}
+		})
+	}
+}
+
+func TestLivingFirst(t *testing.T) {
+	l := resolveLinks([]search.Link{{New: "b", Old: "a"}, {New: "c", Old: "b"}, {New: "z", Old: "y"}}, nil)
+	id := func(s string) string { return s }
+	for _, tc := range []struct{ in, want string }{
+		{"abc", "cba"},   // a chain: the newest first
+		{"xay", "xay"},   // nothing that replaced them is in the list
+		{"axb", "xba"},   // a waits for b, which comes later
+		{"bqa", "bqa"},   // already after its replacement
+		{"yzab", "zyba"}, // two links
+	} {
+		got := strings.Join(livingFirst(strings.Split(tc.in, ""), id, l), "")
+		if got != tc.want {
+			t.Errorf("livingFirst(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestMetaEventAndPaths(t *testing.T) {
+	c := func(msg string) *object.Commit {
+		return &object.Commit{Hash: plumbing.NewHash("1111111111111111111111111111111111111111"), Message: msg,
+			Author: object.Signature{When: time.Unix(1, 0)}, ParentHashes: []plumbing.Hash{plumbing.ZeroHash}}
+	}
+	for _, tc := range []struct {
+		msg   string
+		ok    bool
+		kind  string
+		paths int
+	}{
+		{"Pin: x\n\nMem-Kind: pin\nPinned: ex-1\nProject: atlas\n", true, KindPin, 1},
+		{"never force-push\n\nMem-Kind: pin\nPinned: note:0123456789abcdef\n", true, KindPin, 0},
+		{"b supersedes a\n\nMem-Kind: supersede\nSupersedes: a\nSuperseded-By: b\n", true, KindSupersede, 2},
+		{"a supersedes a\n\nMem-Kind: supersede\nSupersedes: a\nSuperseded-By: a\n", false, "", 2},
+		{"x\n\nMem-Kind: frobnicate\nPinned: a\n", false, "", 1},
+		{"card\n\ncontext\n\nExchange: e1\nProject: p\n", false, "", 0},
+	} {
+		ev, ok := metaEvent(c(tc.msg))
+		if ok != tc.ok || ev.Kind != tc.kind {
+			t.Errorf("metaEvent(%q) = %+v %v", tc.msg, ev, ok)
+		}
+		if n := len(metaPaths(tc.msg)); n != tc.paths {
+			t.Errorf("metaPaths(%q) = %d paths, want %d", tc.msg, n, tc.paths)
+		}
+	}
+}
+
+// A pinned note is redacted before it is written, every pin commit passes
+// git fsck --strict and adds nothing to the tree, and pins survive a
+// reindex.
+func TestPinNoteRedactedAndReindexed(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	if _, err := m.Add(ctx, nil, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
+	rep, err := m.Pin(ctx, PinRequest{Note: "deploy with token " + secret + " never", Project: "atlas"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := exec.Command("git", "--git-dir", m.Repo.Dir(), "log", "-1", "--format=%B", "main").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(msg), secret) || !strings.Contains(string(msg), "[REDACTED") {
+		t.Fatalf("pin message not redacted: %s", msg)
+	}
+	if out, err := exec.Command("git", "--git-dir", m.Repo.Dir(), "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Fatalf("fsck: %v %s", err, out)
+	}
+	if _, err := m.Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pins, err := m.Pins(ctx, "atlas")
+	if err != nil || len(pins) != 1 || pins[0].ID != rep.ID || pins[0].Commit != rep.Commit {
+		t.Fatalf("pins after reindex: %+v %v (want %+v)", pins, err, rep)
+	}
+	if pins, _ := m.Pins(ctx, "other"); len(pins) != 0 {
+		t.Fatalf("another project's pins: %+v", pins)
+	}
+	if _, err := m.Pin(ctx, PinRequest{Note: strings.Repeat("long rule ", 50)}); err == nil {
+		t.Fatal("a note over the limit was pinned")
+	}
+}
+
+// The SessionStart hook's read does no index work: behind main it says so
+// instead of catching up.
+func TestLinksIfCurrentDoesNoIndexWork(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	if _, err := m.Pin(ctx, PinRequest{Note: "a rule"}); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok, err := m.LinksIfCurrent(); err != nil || !ok || len(l.Pins) != 1 {
+		t.Fatalf("caught up: %+v %v %v", l, ok, err)
+	}
+	if _, err := m.Add(ctx, []*exchange.Exchange{ex("a", "s", "2026-01-01T00:00:00Z", "hello", "hi")}, AddOptions{NoIndex: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := m.LinksIfCurrent(); err != nil || ok {
+		t.Fatalf("behind main: ok %v err %v", ok, err)
+	}
+	if l, ok, err := m.LinksIfCurrent(); ok || l != nil || err != nil {
+		t.Fatal("LinksIfCurrent caught the index up")
+	}
+	if _, err := m.UpdateIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := m.LinksIfCurrent(); !ok {
+		t.Fatal("caught up again: not ok")
+	}
+}

@@ -1,0 +1,546 @@
+package search
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gitmem/git-mem/search/embed"
+)
+
+// Supersession links (issue 20). A derived link says that a newer exchange
+// updates what an older one established. It is index data: a pure function
+// of the two cards (core + context, rooms, files, project, time), so a
+// rebuild from the same commits derives the same links on every machine,
+// and a card never changes. Stated links and pins are commits that are not
+// exchanges (see package memory); the indexer hands them over as Events
+// and they are kept beside the derived links in links.json.
+
+// linksFile holds the derived links and the events of a generation.
+const linksFile = "links.json"
+
+// LinkSimilarity is the token-set cosine of two cards (analysed terms of
+// core + context, each term once) at or above which a change signal may
+// link them. Below it a message that merely says "instead" about something
+// else (the study's region migration against a rule about force-pushes)
+// never supersedes. Measured on testdata/bench/supersede and the shared
+// coding set: docs/bench/supersede.md. After changing it, reindex.
+var LinkSimilarity = 0.15
+
+// ChangeWordSimilarity is the higher bar for a pair whose only signal is
+// a change word in the later card (no setting with two values): on real
+// coding sessions "instead" and "replace" are everyday words, and below
+// this bar most such links were wrong (docs/bench/supersede.md).
+var ChangeWordSimilarity = 0.6
+
+// linkWindow bounds the candidates of one new card per room or file: the
+// latest earlier rows of the bucket (rows are added in commit order, so the
+// window is the same in a rebuild and in a catch-up).
+const linkWindow = 256
+
+// Link says that New supersedes Old (exchange ids).
+type Link struct {
+	New, Old string
+	Sim      float64 // the card similarity that let it through
+}
+
+// Event is a commit that is not an exchange: a pin, an unpin, a stated
+// supersession or its clearing. Package memory parses them; the index only
+// keeps them, so that every reader gets the same view from one place.
+type Event struct {
+	Commit  string    `json:"commit"`
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"`
+	Target  string    `json:"target"`
+	New     string    `json:"new,omitempty"`
+	Project string    `json:"project,omitempty"`
+	Note    string    `json:"note,omitempty"`
+}
+
+type linkRec struct {
+	New, Old int32
+	Sim      float64
+}
+
+type linksDisk struct {
+	Threshold float64   `json:"threshold"`
+	Links     []linkRec `json:"links"`
+	Events    []Event   `json:"events"`
+}
+
+// linkState is the writer's working set, built on the first Add.
+type linkState struct {
+	buckets map[string][]int32 // room (not project:) or file → rows, in row order
+	feats   map[int32]*linkFeat
+	links   []linkRec
+	events  []Event
+	known   map[string]bool // event commits
+	loaded  bool
+}
+
+// changeWords say that a card replaces something said before.
+var changeWords = regexp.MustCompile(`(?i)\b(instead|no longer|not any ?more|anymore|changed? (?:it |this )?to|switch(?:ed|ing)? (?:to|over|from)|replac(?:e|ed|es|ing)|mov(?:e|es|ed|ing) (?:it )?to|from [\w./:@-]+ to|migrat(?:e|ed|ing) (?:to|from)|now (?:use|uses|using|on|is|at|points)|from now on|deprecat(?:e|ed)|bump(?:ed)? (?:it )?to|went with|drop(?:ped)?)\b`)
+
+// assignment finds "key = value" and "key: value" where the value looks
+// like a setting (a digit or a separator in it).
+var assignment = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_-]{1,40})\s*[:=]\s*["'\x60]?([a-z0-9][a-z0-9_./@-]*(?::[a-z0-9][a-z0-9_./@-]*)*)`)
+
+// version finds "name 1.22", "name v2.3.1": a tool or language version.
+var version = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]{1,40})\s+v?(\d+\.\d+(?:\.\d+)?)\b`)
+
+// cardFacts returns the settings a card states: key → value, lower case;
+// the last statement of a key wins ("from 1.22 to 1.24"). A value must
+// look like a setting (a digit or a separator in it). Matches may overlap:
+// "server.yaml to port: 9090" holds port = 9090.
+func cardFacts(text string) map[string]string {
+	type kv struct {
+		at   int
+		k, v string
+	}
+	var found []kv
+	for _, re := range []*regexp.Regexp{version, assignment} {
+		for pos := 0; pos < len(text); {
+			ix := re.FindStringSubmatchIndex(text[pos:])
+			if ix == nil {
+				break
+			}
+			k := strings.ToLower(strings.Trim(text[pos+ix[2]:pos+ix[3]], ".-_"))
+			v := strings.ToLower(strings.TrimRight(text[pos+ix[4]:pos+ix[5]], ".,;"))
+			// A place in an error report ("sketch.js:172:5", "zsh:1:")
+			// or an error's name ("TimeoutError: …") is not a setting.
+			end := pos + ix[5]
+			start := pos + ix[2]
+			located := end < len(text) && text[end] == ':' || // "zsh:1: command not found"
+				start > 0 && strings.IndexByte("./\\#:-_", text[start-1]) >= 0 // "p5.js:68443", "#file:04
+			if k != "" && !stopKeys[k] && !located && !errorish(k) && strings.ContainsAny(v, "0123456789_./:@-") {
+				found = append(found, kv{pos + ix[0], k, v})
+			}
+			pos += ix[4] // the value may be the next key
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].at < found[j].at })
+	out := map[string]string{}
+	for _, f := range found {
+		out[f.k] = f.v
+	}
+	return out
+}
+
+// errorish reports a key that names an error, not a setting.
+func errorish(k string) bool {
+	for _, suf := range []string{"error", "exception", "warning", "fatal", "panic"} {
+		if strings.HasSuffix(k, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// stopKeys are words the assignment pattern catches that name no setting.
+var stopKeys = map[string]bool{"localhost": true, "http": true, "https": true, "line": true, "error": true, "it": true, "this": true, "that": true, "back": true, "up": true, "set": true, "and": true, "the": true, "from": true, "value": true, "was": true}
+
+// cardTerms is the set of analysed terms of a card.
+func cardTerms(a *embed.Analyzer, text string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range a.Analyze(text) {
+		out[t] = true
+	}
+	return out
+}
+
+// linkTerms are a card's terms without those of its files' paths: sharing
+// a file is the rule's precondition, so the path's words would count it
+// twice (and two cards about one file would look alike whatever they say).
+func linkTerms(a *embed.Analyzer, c *LinkCard) map[string]bool {
+	t := cardTerms(a, c.text())
+	for _, f := range c.Files {
+		for _, w := range a.Analyze(f) {
+			delete(t, w)
+		}
+	}
+	return t
+}
+
+// termCosine is the cosine of two term sets as binary vectors.
+func termCosine(a, b map[string]bool) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	n := 0
+	for t := range a {
+		if b[t] {
+			n++
+		}
+	}
+	return float64(n) / math.Sqrt(float64(len(a))*float64(len(b)))
+}
+
+// LinkCard is what the link rule reads of an exchange.
+type LinkCard struct {
+	ID, Project   string
+	Time          time.Time
+	Seq           int
+	Core, Context string
+	Rooms, Files  []string
+}
+
+func (c *LinkCard) text() string { return strings.TrimSpace(c.Core + " " + c.Context) }
+
+// linkBuckets are the rooms and files a card is compared through: project
+// rooms say nothing about the subject.
+func linkBuckets(rooms, files []string) []string {
+	var out []string
+	for _, r := range rooms {
+		if !strings.HasPrefix(r, "project:") {
+			out = append(out, "r\x00"+r)
+		}
+	}
+	for _, f := range files {
+		out = append(out, "f\x00"+f)
+	}
+	return out
+}
+
+// newer reports whether a is the later card of the pair (time, then Seq,
+// then id: a total order every machine computes alike).
+func newer(a, b *LinkCard) bool {
+	if !a.Time.Equal(b.Time) {
+		return a.Time.After(b.Time)
+	}
+	if a.Seq != b.Seq {
+		return a.Seq > b.Seq
+	}
+	return a.ID > b.ID
+}
+
+// Supersedes is the derivation rule for one pair: it returns whether the
+// later card of a and b supersedes the earlier one, which is which, and
+// the similarity. The two must share a project (or have none), a room
+// that is not a project room or a file, and carry a change signal — one
+// setting with two values, or a change word in the later card — and their
+// cards must be at least LinkSimilarity alike.
+func Supersedes(a, b *LinkCard) (ok bool, newID, oldID string, sim float64) {
+	an := embed.NewAnalyzer()
+	return supersedes(a, b, featOf(an, a), featOf(an, b))
+}
+
+// linkFeat is what the rule reads of one card, computed once per card
+// (a rebuild compares each card with up to linkWindow others per room).
+type linkFeat struct {
+	terms   map[string]bool
+	facts   map[string]string
+	change  bool
+	buckets []string
+}
+
+func featOf(an *embed.Analyzer, c *LinkCard) *linkFeat {
+	text := c.text()
+	return &linkFeat{terms: linkTerms(an, c), facts: cardFacts(text), change: changeWords.MatchString(text), buckets: linkBuckets(c.Rooms, c.Files)}
+}
+
+func supersedes(a, b *LinkCard, fa, fb *linkFeat) (bool, string, string, float64) {
+	if a.ID == b.ID || !(a.Project == "" && b.Project == "" || SameProject(a.Project, b.Project)) {
+		return false, "", "", 0
+	}
+	shared := false
+	for _, x := range fa.buckets {
+		for _, y := range fb.buckets {
+			shared = shared || x == y
+		}
+	}
+	if !shared {
+		return false, "", "", 0
+	}
+	n, o, fn, fo := a, b, fa, fb
+	if !newer(a, b) {
+		n, o, fn, fo = b, a, fb, fa
+	}
+	conflict := false
+	for k, v := range fn.facts {
+		if w, ok := fo.facts[k]; ok && w != v {
+			conflict = true
+			break
+		}
+	}
+	if !conflict && !fn.change {
+		return false, "", "", 0
+	}
+	sim := termCosine(fa.terms, fb.terms)
+	if min := LinkSimilarity; sim < min || !conflict && sim < ChangeWordSimilarity {
+		return false, "", "", sim
+	}
+	return true, n.ID, o.ID, sim
+}
+
+// Candidates returns every pair of cards that passes the link rule but
+// for the similarity threshold, each with its similarity, in card order
+// (for measuring the threshold: docs/bench/supersede.md).
+func Candidates(cards []LinkCard) []Link {
+	an := embed.NewAnalyzer()
+	feats := make([]*linkFeat, len(cards))
+	for i := range cards {
+		feats[i] = featOf(an, &cards[i])
+	}
+	saved := LinkSimilarity
+	LinkSimilarity = -1
+	defer func() { LinkSimilarity = saved }()
+	var out []Link
+	for i := range cards {
+		for j := 0; j < i; j++ {
+			if ok, n, o, sim := supersedes(&cards[i], &cards[j], feats[i], feats[j]); ok {
+				out = append(out, Link{New: n, Old: o, Sim: math.Round(sim*1e4) / 1e4})
+			}
+		}
+	}
+	return out
+}
+
+func (r *docRec) linkCard() LinkCard {
+	return LinkCard{ID: r.ID, Project: r.Project, Time: r.Time, Seq: r.Seq, Core: r.Core, Context: r.Context, Rooms: r.Rooms, Files: r.Files}
+}
+
+// loadLinks reads links.json (none yet: empty).
+func (ix *Index) loadLinks() (*linkState, error) {
+	st := &linkState{known: map[string]bool{}}
+	raw, err := os.ReadFile(filepath.Join(ix.dir, linksFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read supersession links: %w", err)
+	}
+	var d linksDisk
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("%s: links: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	st.links, st.events = d.Links, d.Events
+	for _, e := range st.events {
+		st.known[e.Commit] = true
+	}
+	return st, nil
+}
+
+// ensureLinkState builds the writer's buckets from the records.
+func (ix *Index) ensureLinkState() error {
+	if ix.lst != nil && ix.lst.loaded {
+		return nil
+	}
+	st, err := ix.loadLinks()
+	if err != nil {
+		return err
+	}
+	st.buckets = map[string][]int32{}
+	st.feats = map[int32]*linkFeat{}
+	for i := range ix.recs {
+		for _, k := range linkBuckets(ix.recs[i].Rooms, ix.recs[i].Files) {
+			st.buckets[k] = append(st.buckets[k], int32(i))
+		}
+	}
+	st.loaded = true
+	ix.lst = st
+	return nil
+}
+
+func (st *linkState) features(a *embed.Analyzer, row int32, r *docRec) *linkFeat {
+	f, ok := st.feats[row]
+	if !ok {
+		c := r.linkCard()
+		f = featOf(a, &c)
+		st.feats[row] = f
+	}
+	return f
+}
+
+// deriveLinks compares a newly added row with the latest earlier rows of
+// its rooms and files. The caller holds the writer; row's record is set.
+func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
+	st := ix.lst
+	rec := &ix.recs[row]
+	if replaced { // a new blob for a known id: its links are derived again
+		delete(st.feats, row)
+		kept := st.links[:0]
+		for _, l := range st.links {
+			if l.New != row && l.Old != row {
+				kept = append(kept, l)
+			}
+		}
+		st.links = kept
+	}
+	fa := st.features(a, row, rec)
+	ca := rec.linkCard()
+	seen := map[int32]bool{row: true}
+	var cands []int32
+	for _, k := range linkBuckets(rec.Rooms, rec.Files) {
+		rows := st.buckets[k]
+		i := sort.Search(len(rows), func(i int) bool { return rows[i] >= row })
+		for j := i - 1; j >= 0 && j >= i-linkWindow; j-- {
+			if r := rows[j]; !seen[r] {
+				seen[r] = true
+				cands = append(cands, r)
+			}
+		}
+		if !replaced {
+			st.buckets[k] = append(rows[:i], append([]int32{row}, rows[i:]...)...)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i] < cands[j] })
+	for _, r := range cands {
+		o := &ix.recs[r]
+		fb := st.features(a, r, o)
+		cb := o.linkCard()
+		ok, n, _, sim := supersedes(&ca, &cb, fa, fb)
+		if !ok {
+			continue
+		}
+		l := linkRec{New: row, Old: r, Sim: math.Round(sim*1e4) / 1e4}
+		if n != ca.ID {
+			l.New, l.Old = r, row
+		}
+		st.links = append(st.links, l)
+	}
+}
+
+// AddEvents keeps commits that are not exchanges (pins, stated links);
+// one already kept (by commit) is skipped.
+func (ix *Index) AddEvents(evs []Event) error {
+	if ix.readOnly {
+		return ErrReadOnly
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	if err := ix.ensureLinkState(); err != nil {
+		return err
+	}
+	for _, e := range evs {
+		if !ix.lst.known[e.Commit] {
+			ix.lst.known[e.Commit] = true
+			ix.lst.events = append(ix.lst.events, e)
+		}
+	}
+	ix.dirty = true
+	return nil
+}
+
+// writeLinks saves links.json when the writer touched it.
+func (ix *Index) writeLinks() error {
+	d := linksDisk{Threshold: LinkSimilarity}
+	if ix.lst == nil || !ix.lst.loaded {
+		if _, err := os.Stat(filepath.Join(ix.dir, linksFile)); err == nil {
+			return nil // untouched
+		}
+	} else {
+		d.Links, d.Events = ix.lst.links, ix.lst.events
+	}
+	if d.Links == nil {
+		d.Links = []linkRec{}
+	}
+	if d.Events == nil {
+		d.Events = []Event{}
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(ix.dir, linksFile+".tmp")
+	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+		return fmt.Errorf("write supersession links: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(ix.dir, linksFile))
+}
+
+// Links returns the derived links (exchange ids) and the kept events, in
+// the order they were added.
+func (ix *Index) Links() ([]Link, []Event, error) {
+	ix.mu.Lock()
+	st := ix.lst
+	if st == nil {
+		var err error
+		if st, err = ix.loadLinks(); err != nil {
+			ix.mu.Unlock()
+			return nil, nil, err
+		}
+		ix.lst = st
+	}
+	ix.mu.Unlock()
+	out := make([]Link, 0, len(st.links))
+	for _, l := range st.links {
+		if int(l.New) >= ix.Count() || int(l.Old) >= ix.Count() {
+			return nil, nil, fmt.Errorf("%s: links name row %d of %d: %w", ix.dir, max(l.New, l.Old), ix.Count(), ErrCorrupt)
+		}
+		n, err := ix.rec(l.New)
+		if err != nil {
+			return nil, nil, err
+		}
+		o, err := ix.rec(l.Old)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, Link{New: n.ID, Old: o.ID, Sim: l.Sim})
+	}
+	return out, st.events, nil
+}
+
+// forgetLinks follows ForgetDocs: the derived links of emptied rows and
+// the events that name a forgotten exchange go (the rewrite dropped those
+// commits: package memory's metaPaths), the other events follow their
+// rewritten commits.
+func (ix *Index) forgetLinks(ids []string, moved map[string]string) error {
+	if err := ix.ensureLinkState(); err != nil {
+		return err
+	}
+	st := ix.lst
+	gone := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	links := st.links[:0]
+	for _, l := range st.links {
+		if !isDead(ix.recs[l.New].ID) && !isDead(ix.recs[l.Old].ID) {
+			links = append(links, l)
+		}
+	}
+	st.links = links
+	events := st.events[:0]
+	st.known = map[string]bool{}
+	for _, e := range st.events {
+		if gone[e.Target] || gone[e.New] {
+			continue
+		}
+		if nc, ok := moved[e.Commit]; ok {
+			e.Commit = nc
+		}
+		st.known[e.Commit] = true
+		events = append(events, e)
+	}
+	st.events = events
+	for k, rows := range st.buckets {
+		kept := rows[:0]
+		for _, r := range rows {
+			if !isDead(ix.recs[r].ID) {
+				kept = append(kept, r)
+			}
+		}
+		st.buckets[k] = kept
+	}
+	for r := range st.feats {
+		if isDead(ix.recs[r].ID) {
+			delete(st.feats, r)
+		}
+	}
+	return nil
+}
+
+// HasChangeWord reports whether text holds one of the change words the
+// link rule reads (the benchmark's questions must hold none).
+func HasChangeWord(text string) bool { return changeWords.MatchString(text) }

@@ -1,0 +1,137 @@
+package search
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestCardFacts(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want map[string]string
+	}{
+		{"Set port: 8080 in config/server.yaml", map[string]string{"port": "8080"}},
+		{"region = us-east-1 in the provider", map[string]string{"region": "us-east-1"}},
+		{"raise go.mod from go 1.22 to go 1.24", map[string]string{"go": "1.24"}}, // the last statement wins
+		{"runs-on: ubuntu-24.04", map[string]string{"runs-on": "ubuntu-24.04"}},
+		{"image: postgres:16", map[string]string{"image": "postgres:16", "postgres": "16"}},
+		{"config/server.yaml to port: 9090", map[string]string{"port": "9090"}},
+		// Places and names in error reports are not settings.
+		{"sketch.js:172 Uncaught ReferenceError", map[string]string{}},
+		{"zsh:1: command not found", map[string]string{}},
+		{"p5.js:68443 Uncaught TypeError", map[string]string{}},
+		{"TimeoutError: page.waitForURL", map[string]string{}},
+		{"Error: something broke", map[string]string{}},
+		{"mode: fast", map[string]string{}}, // a word, not a setting's value
+	} {
+		if got := cardFacts(tc.text); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("cardFacts(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestSupersedesRule(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 10, 0, 0, 0, time.UTC) }
+	card := func(id string, d int, text string, rooms ...string) *LinkCard {
+		return &LinkCard{ID: id, Project: "atlas", Time: day(d), Seq: d, Core: text, Rooms: rooms, Files: []string{"config/server.yaml"}}
+	}
+	port1 := card("p1", 1, "Set the API server port in config/server.yaml: port: 8080 for the load balancer.", "file:config_server")
+	port2 := card("p2", 9, "Change the API server port in config/server.yaml to port: 9090 for the load balancer.", "file:config_server")
+	for _, tc := range []struct {
+		name     string
+		a, b     *LinkCard
+		ok       bool
+		new, old string
+	}{
+		{"a setting with two values", port2, port1, true, "p2", "p1"},
+		{"order of the arguments does not matter", port1, port2, true, "p2", "p1"},
+		{"same value: nothing changed", port2, card("p3", 2, "Set the API server port in config/server.yaml: port: 9090 for the load balancer.", "file:config_server"), false, "", ""},
+		{"another project", port2, &LinkCard{ID: "x", Project: "other", Time: day(1), Core: port1.Core, Rooms: port1.Rooms, Files: port1.Files}, false, "", ""},
+		{"no shared room or file", port2, &LinkCard{ID: "x", Project: "atlas", Time: day(1), Core: port1.Core, Rooms: []string{"project:atlas"}}, false, "", ""},
+		{"a project room alone is not shared ground", &LinkCard{ID: "n", Project: "atlas", Time: day(9), Core: port2.Core, Rooms: []string{"project:atlas"}},
+			&LinkCard{ID: "o", Project: "atlas", Time: day(1), Core: port1.Core, Rooms: []string{"project:atlas"}}, false, "", ""},
+		{"a change word about something else stays below the bar",
+			&LinkCard{ID: "u", Project: "atlas", Time: day(20), Core: "We migrated the staging deploy to eu-west-2 instead; the pipeline pushes images from main.", Rooms: []string{"concept:git"}},
+			&LinkCard{ID: "r", Project: "atlas", Time: day(1), Core: "House rule: never force-push to main; open a pull request.", Rooms: []string{"concept:git"}}, false, "", ""},
+		{"a change word with a near restatement",
+			&LinkCard{ID: "n", Project: "atlas", Time: day(9), Core: "Use zap for logging in internal/log/log.go instead, JSON output with request ids.", Rooms: []string{"file:log"}},
+			&LinkCard{ID: "o", Project: "atlas", Time: day(1), Core: "Use logrus for logging in internal/log/log.go, JSON output with request ids.", Rooms: []string{"file:log"}}, true, "n", "o"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, n, o, sim := Supersedes(tc.a, tc.b)
+			if ok != tc.ok || n != tc.new || o != tc.old {
+				t.Errorf("Supersedes = %v %q %q (sim %.3f), want %v %q %q", ok, n, o, sim, tc.ok, tc.new, tc.old)
+			}
+		})
+	}
+}
+
+func TestTermCosine(t *testing.T) {
+	set := func(ws ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, w := range ws {
+			m[w] = true
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		a, b map[string]bool
+		want float64
+	}{
+		{set("a", "b"), set("a", "b"), 1},
+		{set("a", "b"), set("c"), 0},
+		{set("a", "b", "c", "d"), set("a"), 0.5},
+		{set(), set("a"), 0},
+	} {
+		if got := termCosine(tc.a, tc.b); got != tc.want {
+			t.Errorf("termCosine(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// A rebuild and a catch-up derive the same links: the links of a set of
+// documents added in one batch equal those added one by one.
+func TestLinksSameInBatchAndOneByOne(t *testing.T) {
+	docs := []Doc{
+		{Seq: 0, ID: "p1", Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Core: "Set port: 8080 in config/server.yaml for the API server.", Rooms: []string{"file:config_server"}, Files: []string{"config/server.yaml"}, Project: "atlas"},
+		{Seq: 1, ID: "n1", Time: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), Core: "Fixed a typo in the README.", Rooms: []string{"file:readme"}, Files: []string{"README.md"}, Project: "atlas"},
+		{Seq: 2, ID: "p2", Time: time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC), Core: "Set port: 9090 in config/server.yaml for the API server.", Rooms: []string{"file:config_server"}, Files: []string{"config/server.yaml"}, Project: "atlas"},
+	}
+	links := func(batches [][]Doc) []Link {
+		ix, err := Open(t.TempDir(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, b := range batches {
+			if err := ix.Add(b); err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.SetLastCommit("c", i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dir := ix.Dir()
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ro, err := OpenReadOnly(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		ls, _, err := ro.Links()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls
+	}
+	one := links([][]Doc{docs})
+	each := links([][]Doc{docs[:1], docs[1:2], docs[2:]})
+	if len(one) != 1 || one[0].New != "p2" || one[0].Old != "p1" {
+		t.Fatalf("links of one batch: %+v", one)
+	}
+	if !reflect.DeepEqual(one, each) {
+		t.Fatalf("one batch %+v, one by one %+v", one, each)
+	}
+}
