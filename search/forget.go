@@ -84,10 +84,7 @@ func (ix *Index) ForgetDocs(ids []string, moved map[string]string) (int, error) 
 		return n, err
 	}
 	ix.dead = nil
-	ix.exactIdx, ix.bands = nil, nil // rebuilt without the emptied rows
-	if err := ix.ensureDedupMaps(); err != nil {
-		return n, err
-	}
+	ix.buildDedupMaps() // without the emptied rows (not reloaded: their signatures are zeroed)
 	ix.dirty = true
 	ix.graph = nil
 	ix.sctx = nil

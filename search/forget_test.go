@@ -75,6 +75,13 @@ func TestForgetDocsInPlace(t *testing.T) {
 	if err := ix.Verify(); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
+	sigs, err := readSigs(filepath.Join(dir, sigsFile), len(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sigs[12] != ([sigLen]uint32{}) {
+		t.Error("the forgotten row's signature is still saved")
+	}
 	for _, w := range []string{"quokka", "zanzibar"} {
 		if terms(t, ix)[w] {
 			t.Errorf("%q is still in a dictionary", w)

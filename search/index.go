@@ -687,6 +687,12 @@ func (ix *Index) ensureDedupMaps() error {
 		}
 		ix.sigs = sigs
 	}
+	ix.buildDedupMaps()
+	return nil
+}
+
+// buildDedupMaps indexes the signatures in memory (emptied rows left out).
+func (ix *Index) buildDedupMaps() {
 	ix.exactIdx = make(map[uint64]int32, len(ix.recs))
 	ix.bands = make(map[uint64][]int32, len(ix.recs)*2)
 	for i := range ix.recs {
@@ -695,7 +701,6 @@ func (ix *Index) ensureDedupMaps() error {
 		}
 		ix.indexDedup(int32(i), &ix.recs[i])
 	}
-	return nil
 }
 
 func (ix *Index) indexDedup(row int32, r *docRec) {
