@@ -490,7 +490,7 @@ func (r *Repo) dropDead(full bool, timeout time.Duration) error {
 	}
 	w := s.NewRewriter(dead)
 	w.Full = full
-	_, _, err = r.swapRewritten(w, dead, plumbing.ZeroHash, timeout)
+	_, _, err = r.swapRewritten(w, plumbing.ZeroHash, timeout)
 	return err
 }
 
@@ -522,7 +522,7 @@ func (r *Repo) forgetLocked(blobPaths []string, ts []Tombstone, timeout time.Dur
 	if err := r.markPending(); err != nil {
 		return res, err
 	}
-	res.Before, res.After, err = r.swapRewritten(w, blobPaths, tomb, timeout)
+	res.Before, res.After, err = r.swapRewritten(w, tomb, timeout)
 	res.Dropped = w.Dropped
 	res.Moved = map[plumbing.Hash]plumbing.Hash{}
 	for old, h := range w.commits {
@@ -534,26 +534,18 @@ func (r *Repo) forgetLocked(blobPaths []string, ts []Tombstone, timeout time.Dur
 }
 
 // swapRewritten moves main and the remote-tracking refs to their rewrites
-// by w (dropping paths) and the tombstone ref to tomb (unless zero), all
-// in one moment under the write lock. Only refs that hold one of the paths
-// are rewritten (all of them when w.Full). The caller holds the
-// objects level shared and sync.lock.
-func (r *Repo) swapRewritten(w *Rewriter, paths []string, tomb plumbing.Hash, timeout time.Duration) (before, after plumbing.Hash, err error) {
+// by w and the tombstone ref to tomb (unless zero), all in one moment
+// under the write lock (a ref that holds none of the paths is its own
+// rewrite, at the cost of one tree lookup). The caller holds the objects
+// level shared and sync.lock.
+func (r *Repo) swapRewritten(w *Rewriter, tomb plumbing.Hash, timeout time.Duration) (before, after plumbing.Hash, err error) {
 	err = r.WithWriteLock(timeout, func(cas func(old, new plumbing.Hash) error) error {
 		head1, err := r.Head()
 		if err != nil {
 			return err
 		}
 		before, after = head1, head1
-		rewrite := func(tip plumbing.Hash) (plumbing.Hash, error) {
-			if _, done := w.Map(tip); !done && !w.Full {
-				if ok, err := w.r.holdsAny(tip, paths); err != nil || !ok {
-					return tip, err
-				}
-			}
-			return w.Rewrite(tip)
-		}
-		newTip, err := rewrite(head1)
+		newTip, err := w.Rewrite(head1)
 		if err != nil {
 			return err
 		}
@@ -563,7 +555,7 @@ func (r *Repo) swapRewritten(w *Rewriter, paths []string, tomb plumbing.Hash, ti
 		}
 		newTracking := map[plumbing.ReferenceName]plumbing.Hash{}
 		for name, tip := range tracking {
-			if newTracking[name], err = rewrite(tip); err != nil {
+			if newTracking[name], err = w.Rewrite(tip); err != nil {
 				return err
 			}
 		}

@@ -299,7 +299,14 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		res.TombstonesLearned += tl.learned
 		theirs := tl.theirs // the remote's main without what the tombstones name
 		if theirs != remoteTip {
+			// The fetch brought forgotten content: whatever happens next
+			// (a refusal too), it is purged once the sync is done.
 			res.RemoteRewritten = true
+			if err := r.markPending(); err != nil {
+				restore()
+				return res, err
+			}
+			res.purgeOwed = true
 		}
 		theirsAnc, err := r.ancestryFrom(theirs, cacheTip, cache)
 		if err != nil {
@@ -331,19 +338,19 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 				}
 			}
 		}
-		if tl.rewrite != nil {
+		if tl.swap {
 			// Drop what the tombstones name from main and the tracking refs
 			// (this remote's becomes theirs) and take the union's tombstones,
 			// in one moment; a purge is owed from here on.
 			if err := r.markPending(); err != nil {
 				return res, err
 			}
-			before, after, err := r.swapRewritten(tl.rewrite, tl.dead, tl.union, opt.LockTimeout)
+			before, after, err := r.swapRewritten(tl.rw, tl.union, opt.LockTimeout)
 			if err != nil {
 				return res, err
 			}
 			if before != after {
-				res.Forgotten += tl.rewrite.Dropped
+				res.Forgotten += tl.rw.Dropped
 			}
 			res.purgeOwed = true
 		}

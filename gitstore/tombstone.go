@@ -102,24 +102,6 @@ func (r *Repo) deadPaths(tip plumbing.Hash) ([]string, error) {
 	return out, nil
 }
 
-// holdsAny reports whether commit's tree holds one of the blob paths.
-func (r *Repo) holdsAny(commit plumbing.Hash, paths []string) (bool, error) {
-	if commit.IsZero() || len(paths) == 0 {
-		return false, nil
-	}
-	c, err := r.Commit(commit)
-	if err != nil {
-		return false, err
-	}
-	ed := newTreeEditor(r.st, nil, c.TreeHash)
-	for _, p := range paths {
-		if ok, err := ed.has(p); err != nil || ok {
-			return ok, err
-		}
-	}
-	return false, nil
-}
-
 // TombstoneTip is the tombstone ref's commit (zero when none).
 func (r *Repo) TombstoneTip() (plumbing.Hash, error) { return readRef(r.dir, TombstoneRef) }
 
@@ -215,34 +197,6 @@ func (r *Repo) dropPackedRef(name plumbing.ReferenceName) error {
 	return os.Rename(tmp, p)
 }
 
-// tombstonedIn counts the tombstoned exchanges that commit's tree holds.
-func (r *Repo) tombstonedIn(commit plumbing.Hash) (int, error) {
-	tip, err := r.TombstoneTip()
-	if err != nil {
-		return 0, err
-	}
-	dead, err := r.deadPaths(tip)
-	if err != nil || len(dead) == 0 || commit.IsZero() {
-		return 0, err
-	}
-	c, err := r.Commit(commit)
-	if err != nil {
-		return 0, err
-	}
-	ed := newTreeEditor(r.st, nil, c.TreeHash)
-	n := 0
-	for _, p := range dead {
-		ok, err := ed.has(p)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			n++
-		}
-	}
-	return n, nil
-}
-
 // TombstoneTrackingRef is where a sync keeps the remote's tombstone ref.
 // Not under refs/remotes/: it is no branch, and `git branch -r` should not
 // list it.
@@ -316,10 +270,9 @@ type tombLearn struct {
 	remoteTomb plumbing.Hash // the remote's tombstone ref
 	union      plumbing.Hash // every tombstone of both sides
 	learned    int           // tombstones new to this memory
-	dead       []string      // blob paths the union names
 	theirs     plumbing.Hash // the remote's main without them
-	rw         *Rewriter     // drops dead
-	rewrite    *Rewriter     // rw, when this memory's refs must change
+	rw         *Rewriter     // drops what the union names (nil: nothing)
+	swap       bool          // this memory's refs must change
 }
 
 // learnTombstones unions the fetched tombstones with ours and works out
@@ -340,27 +293,27 @@ func (r *Repo) learnTombstones(remote string, remoteTip, head plumbing.Hash) (to
 	if tl.union, tl.learned, err = r.unionTombstones(ours, tl.remoteTomb, remote); err != nil {
 		return tl, fmt.Errorf("union the tombstones of %s: %w", remote, err)
 	}
-	if tl.dead, err = r.deadPaths(tl.union); err != nil || len(tl.dead) == 0 {
+	dead, err := r.deadPaths(tl.union)
+	if err != nil || len(dead) == 0 {
 		return tl, err
 	}
-	w := r.NewRewriter(tl.dead)
-	if held, err := r.holdsAny(remoteTip, tl.dead); err != nil {
-		return tl, err
-	} else if held {
-		if tl.theirs, err = w.Rewrite(remoteTip); err != nil {
-			return tl, err
-		}
-		if err := w.Flush(); err != nil {
-			return tl, err
-		}
-	}
+	// A main that holds none of them costs one tree lookup (the
+	// Rewriter's shortcut); this side's rewrite is done here, before the
+	// write lock, like a forget's.
+	w := r.NewRewriter(dead)
 	tl.rw = w
-	mine, err := r.holdsAny(head, tl.dead)
+	if tl.theirs, err = w.Rewrite(remoteTip); err != nil {
+		return tl, err
+	}
+	mine, err := w.Rewrite(head)
 	if err != nil {
 		return tl, err
 	}
-	if mine || tl.union != ours || tl.theirs != remoteTip {
-		tl.rewrite = w
+	if err := w.Flush(); err != nil {
+		return tl, err
+	}
+	if mine != head || tl.union != ours || tl.theirs != remoteTip {
+		tl.swap = true
 	}
 	return tl, nil
 }
