@@ -72,10 +72,12 @@ func (m *Memory) Jobs(failed bool) ([]Job, error) {
 		var j Job
 		if json.Unmarshal(b, &j) != nil {
 			j = Job{Job: queue.Job{Kind: "unreadable", LastError: "job file is not JSON: " + p}}
-		} else if j.LastAssistantMessage != "" {
+		} else if failed && j.LastAssistantMessage != "" {
 			// Written by a version that kept the final reply in clear
 			// (a token was found in failed/): rewritten as a digest, its
-			// prompts redacted, before anything else reads it.
+			// prompts redacted. Only failed jobs: a pending one is the
+			// worker's, which may be removing it right now (a rewrite would
+			// bring it back), and it goes once stored.
 			if err := writeJob(p, j); err == nil {
 				j.LastAssistantDigest, j.LastAssistantMessage = hookinput.Digest(j.LastAssistantMessage), ""
 			}
