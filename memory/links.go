@@ -91,6 +91,9 @@ func metaEvent(c *object.Commit) (search.Event, bool) {
 // metaPaths names the exchange blobs a commit that is not an exchange
 // refers to (gitstore.Repo.MetaPaths): forgetting one drops that commit.
 func metaPaths(msg string) []string {
+	if !strings.Contains(msg, TrailerKind+":") {
+		return nil // an exchange: a forget reads every message after the oldest forgotten one
+	}
 	m := exchange.ParseMessage(msg)
 	if m.Trailers.Exchange != "" {
 		return nil
