@@ -346,6 +346,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	defer release()
 	exact := !plain && ExactBoost > 0 && exactQuery(text, len(qterms))
 	terms := expandTerms(qterms, !plain)
+	if !plain {
+		terms = weighFrame(text, terms)
+	}
 	var distAvg float64
 	if !plain && CardWeight > 0 {
 		distAvg = float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)
@@ -393,6 +396,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	}
 	if !plain {
 		ix.adjust(ws, scores, touched, sc, text, len(qterms))
+		if err := ix.timeBoost(ctx, text, scores, touched); err != nil {
+			return nil, err
+		}
 	}
 	cs := make([]cand, 0, len(touched))
 	for _, row := range touched {
@@ -613,7 +619,10 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldHead, t, s.buf[:0]); err != nil {
 		return err
 	}
-	var titles []rowFreq
+	var titles, prompts []rowFreq
+	if PromptWeight > 0 {
+		prompts = append(prompts, s.buf...)
+	}
 	for _, p := range s.buf {
 		if prev := sc.rows[p.row].prev; prev >= 0 {
 			s.add(prev, sc.weight[prev]*p.f)
@@ -630,6 +639,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		}
 	}
 	s.score(1, sc.dl, sc.avgdl)
+	s.promptScore(prompts)
 	if len(titles) > 0 {
 		sc.titles()
 		for _, p := range titles {

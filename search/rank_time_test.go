@@ -1,0 +1,35 @@
+package search
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTimeWindow(t *testing.T) {
+	now := time.Date(2023, 4, 5, 19, 25, 0, 0, time.UTC) // a Wednesday
+	d := func(m time.Month, day int) string { return time.Date(2023, m, day, 0, 0, 0, 0, time.UTC).Format("01-02") }
+	for _, tc := range []struct {
+		q        string
+		from, to string // "" = no window
+	}{
+		{"What kitchen appliance did I buy 10 days ago?", d(3, 25), d(3, 28)},
+		{"I mentioned a sports event two weeks ago. What was it?", d(3, 19), d(3, 26)},
+		{"What charity event did I join a month ago?", d(2, 26), d(3, 13)},
+		{"What is the artist I started to listen to last Friday?", d(3, 31), d(4, 1)},
+		{"What did I cook last Wednesday?", d(3, 29), d(3, 30)},
+		{"How many hours of yoga did I do last week?", d(3, 26), d(4, 4)},
+		{"what did we break yesterday", d(4, 4), d(4, 5)},
+		{"How many weeks ago did I attend the sale?", "", ""},
+		{"How many days had passed since I bought my shoes?", "", ""},
+		{"the last commit of the deploy script", "", ""},
+	} {
+		from, to, ok := timeWindow(tc.q, now)
+		got := [2]string{}
+		if ok {
+			got = [2]string{from.Format("01-02"), to.Format("01-02")}
+		}
+		if got != [2]string{tc.from, tc.to} {
+			t.Errorf("%q: window %v, want [%s, %s)", tc.q, got, tc.from, tc.to)
+		}
+	}
+}
