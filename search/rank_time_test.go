@@ -7,7 +7,9 @@ import (
 
 func TestTimeWindow(t *testing.T) {
 	now := time.Date(2023, 4, 5, 19, 25, 0, 0, time.UTC) // a Wednesday
-	d := func(m time.Month, day int) string { return time.Date(2023, m, day, 0, 0, 0, 0, time.UTC).Format("01-02") }
+	d := func(m time.Month, day int) string {
+		return time.Date(2023, m, day, 0, 0, 0, 0, time.UTC).Format("01-02")
+	}
 	for _, tc := range []struct {
 		q        string
 		from, to string // "" = no window
