@@ -399,6 +399,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		if err := ix.timeBoost(ctx, text, scores, touched); err != nil {
 			return nil, err
 		}
+		if touched, err = ix.prf(ctx, ws[0], qterms, scores, touched, seen); err != nil {
+			return nil, err
+		}
 	}
 	cs := make([]cand, 0, len(touched))
 	for _, row := range touched {

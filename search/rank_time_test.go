@@ -35,3 +35,49 @@ func TestTimeWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestKthBest(t *testing.T) {
+	scores := []float64{5, 1, 9, 3, 7, 2, 8}
+	rows := []int32{0, 1, 2, 3, 4, 5, 6}
+	for _, tc := range []struct {
+		k    int
+		want float64
+	}{{1, 9}, {2, 8}, {3, 7}, {7, 1}, {10, 1}} {
+		if got := kthBest(scores, rows, tc.k); got != tc.want {
+			t.Errorf("k=%d: %g, want %g", tc.k, got, tc.want)
+		}
+	}
+}
+
+// TestRowTime: the date read without decoding the record is the record's,
+// for a reader (the document table) and a writer (records in memory).
+func TestRowTime(t *testing.T) {
+	dir := t.TempDir()
+	docs := synthDocs(200, 7)
+	ix := buildIndex(t, dir, docs)
+	check := func(ix *Index, what string) {
+		for row := int32(0); row < int32(len(docs)); row++ {
+			got, err := ix.rowTime(row)
+			if err != nil {
+				t.Fatalf("%s row %d: %v", what, row, err)
+			}
+			rec, err := ix.rec(row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(rec.Time) || rec.Time.IsZero() {
+				t.Fatalf("%s row %d: %v, record %v", what, row, got, rec.Time)
+			}
+		}
+	}
+	check(ix, "writer")
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	check(ro, "reader")
+}
