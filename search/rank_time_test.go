@@ -1,6 +1,8 @@
 package search
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -80,4 +82,37 @@ func TestRowTime(t *testing.T) {
 	}
 	defer ro.Close()
 	check(ro, "reader")
+}
+
+// TestTimeBoostRanks: of two exchanges alike in words, the one dated in
+// the window the query names ranks first, read against WithNow's time;
+// without a relative expression, or with the zero time, the words decide.
+func TestTimeBoostRanks(t *testing.T) {
+	now := time.Date(2023, 3, 25, 18, 0, 0, 0, time.UTC)
+	docs := []Doc{
+		{Seq: 0, Commit: fmt.Sprintf("%040x", 1), ID: "old", Time: now.AddDate(0, 0, -40), Session: "a",
+			Verbatim: "user: I bought a new kitchen appliance, a slow cooker and a kitchen scale\n\nassistant: nice"},
+		{Seq: 1, Commit: fmt.Sprintf("%040x", 2), ID: "tendays", Time: now.AddDate(0, 0, -10), Session: "b",
+			Verbatim: "user: I bought a kitchen appliance today\n\nassistant: which one?"},
+	}
+	ix := buildIndex(t, t.TempDir(), docs)
+	defer ix.Close()
+	for _, tc := range []struct {
+		q     string
+		now   time.Time
+		first string
+	}{
+		{"what kitchen appliance did I buy 10 days ago", now, "tendays"},
+		{"what kitchen appliance did I buy 40 days ago", now, "old"},
+		{"what kitchen appliance did I buy", now, "old"},
+		{"what kitchen appliance did I buy 10 days ago", time.Time{}, "old"},
+	} {
+		hs, err := ix.SearchContext(WithNow(context.Background(), tc.now), Query{Text: tc.q, Mode: ModeSessionBM25, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hs) != 2 || hs[0].Doc.ID != tc.first {
+			t.Errorf("%q (now %v): %v, want %s first", tc.q, tc.now, ids(hs), tc.first)
+		}
+	}
 }
