@@ -19,6 +19,9 @@ type promptLens struct {
 	avg float64
 }
 
+// promptCache holds them per neighbour table (an experiment's cache: its
+// entries live as long as the process; a default would keep them in
+// sessionCtx, as titleDL).
 var promptCache sync.Map // *sessionCtx → *promptLens
 
 func (c *sessionCtx) promptLens() *promptLens {

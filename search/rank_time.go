@@ -76,9 +76,13 @@ func timeWindow(text string, now time.Time) (from, to time.Time, ok bool) {
 			return span(today.AddDate(0, 0, -1), 0)
 		case w == "ago" && i >= 2:
 			unit := strings.TrimSuffix(ws[i-1], "s")
-			n, isNum := numberWords[ws[i-2]]
+			num := ws[i-2]
+			if num == "of" && i >= 3 { // "a couple of weeks ago"
+				num = ws[i-3]
+			}
+			n, isNum := numberWords[num]
 			if !isNum {
-				n = atoiSmall(ws[i-2])
+				n = atoiSmall(num)
 			}
 			if n <= 0 {
 				continue // "how many weeks ago": asks for the time, names none

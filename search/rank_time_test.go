@@ -23,6 +23,8 @@ func TestTimeWindow(t *testing.T) {
 		{"What did I cook last Wednesday?", d(3, 29), d(3, 30)},
 		{"How many hours of yoga did I do last week?", d(3, 26), d(4, 4)},
 		{"what did we break yesterday", d(4, 4), d(4, 5)},
+		{"the flaky test we skipped a couple of weeks ago", d(3, 19), d(3, 26)},
+		{"a few days ago I renamed the config loader", d(4, 1), d(4, 4)},
 		{"How many weeks ago did I attend the sale?", "", ""},
 		{"How many days had passed since I bought my shoes?", "", ""},
 		{"the last commit of the deploy script", "", ""},
