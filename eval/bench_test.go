@@ -73,6 +73,12 @@ type benchVariant struct {
 // benchVariants are the ideas measured (docs/bench/eval.md).
 var benchVariants = []benchVariant{
 	{"baseline", func() func() { return func() {} }},
+	{"prompt-off", set(&search.PromptWeight, 0.0)},
+	{"prompt-off-time-off", both(set(&search.PromptWeight, 0.0), set(&search.TimeBoost, 0.0))},
+	{"prompt1p-0.05", both(set(&search.PromptWeight, 0.05), set(&search.PromptFirstPerson, true))},
+	{"prompt1p-0.1", both(set(&search.PromptWeight, 0.1), set(&search.PromptFirstPerson, true))},
+	{"prompt1p-0.2", both(set(&search.PromptWeight, 0.2), set(&search.PromptFirstPerson, true))},
+	{"prompt1p-0.4", both(set(&search.PromptWeight, 0.4), set(&search.PromptFirstPerson, true))},
 	{"time-off", set(&search.TimeBoost, 0.0)},
 	{"time-off-prompt-0.05", both(set(&search.TimeBoost, 0.0), set(&search.PromptWeight, 0.05))},
 	{"time-1-slack-0", both(set(&search.TimeBoost, 1.0), set(&search.TimeSlack, 0.0))},

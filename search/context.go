@@ -153,6 +153,9 @@ type sessionCtx struct {
 	titleOnce sync.Once
 	titleDL   []float64 // per row: its session title's length
 	titleAvg  float64
+
+	promptOnce sync.Once
+	prompt     *promptLens // the rows' own first turns (rank_prompt.go)
 }
 
 // titles fills titleDL (once per table).
@@ -363,7 +366,8 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range ws {
-		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg}
+		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
+			prompt: !PromptFirstPerson || firstPerson(text)}
 		if w > 0 {
 			// rowOf caches misses in the map: one per worker.
 			ws[w].cache = map[uint64]int32{}
@@ -549,6 +553,7 @@ type sessionScorer struct {
 	matched []int16 // per row: query terms held in its own talk or output
 	stamp   []int32 // per row: the last term counted in matched
 	distAvg float64 // mean card length (CardWeight > 0)
+	prompt  bool    // score the rows' own first turns (PromptWeight)
 
 	scores, tf []float64 // per row: the sum so far, f'(t,row) of the current term
 	seen       []bool
@@ -623,7 +628,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		return err
 	}
 	var titles, prompts []rowFreq
-	if PromptWeight > 0 {
+	if PromptWeight > 0 && s.prompt {
 		prompts = append(prompts, s.buf...)
 	}
 	for _, p := range s.buf {
