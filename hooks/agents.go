@@ -64,7 +64,7 @@ var docAgents = map[string]docAgent{
 		roots: CopilotChatRoots,
 		keep:  isCopilotChat,
 		sniff: func(_ string, head []byte) bool {
-			return bytes.Contains(head, []byte(`"requests"`)) && (bytes.Contains(head, []byte(`"responderUsername"`)) || bytes.Contains(head, []byte(`"requesterUsername"`)))
+			return isCopilotLogHead(head) || bytes.Contains(head, []byte(`"requests"`)) && (bytes.Contains(head, []byte(`"responderUsername"`)) || bytes.Contains(head, []byte(`"requesterUsername"`)))
 		},
 	},
 	AgentOpenCode: {
