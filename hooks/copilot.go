@@ -65,7 +65,7 @@ type cpPart struct {
 			Original string `json:"original"`
 		} `json:"commandLine"`
 	} `json:"toolSpecificData"`
-	URI               json.RawMessage `json:"uri"`
+	URI json.RawMessage `json:"uri"`
 }
 
 // cpHead is the top of a serialised chat.
