@@ -158,6 +158,21 @@ var agentCases = []agentCase{
 		arrayPath: []string{"requests"},
 	},
 	{
+		// Copilot Chat mutation log (synthetic): requests pushed at lines
+		// 2 (a1), 8 (b1), 14 (c1, cut away by line 16's push with i 2,
+		// which puts c2 in its place) and 20 (d1): 4 prompts, b1's after
+		// its git-mem-context block. Calls copilot_readFile + the
+		// textEditGroup of todos.ts | copilot_runInTerminal |
+		// copilot_replaceString (declined: ConfirmedReason type 0) = 4;
+		// c1's edit of db.ts is gone with c1. d1's modelState stays 0
+		// (pending): open.
+		format: FormatCopilot, file: "testdata/copilot/workspaceStorage/ef34gh/chatSessions/5f1e2d3c-4b5a-4c6d-8e7f-90a1b2c3d4e5.jsonl",
+		exchanges: 4, open: 3,
+		prompts:   []string{"the /todos endpoint returns items in random order", "run the tests", "also sort by title when the dates are equal", "thanks"},
+		toolCalls: 4,
+		files:     []string{"/nonexistent/todo-api/src/routes/todos.ts"},
+	},
+	{
 		// Copilot CLI (synthetic): user.message events e04, e19, e28, e33
 		// (4 prompts). Calls: view, edit | bash (failed) | create
 		// (aborted by e32: failed) | create = 5. Edits that touched a
@@ -474,6 +489,10 @@ func FuzzCopilotCLI(f *testing.F) {
 
 func FuzzCopilot(f *testing.F) {
 	fuzzFile(f, []string{"testdata/copilot/workspaceStorage/*/chatSessions/*.json"}, []string{"chatSessions"}, "fuzz.json", ReadCopilot)
+}
+
+func FuzzCopilotLog(f *testing.F) {
+	fuzzFile(f, []string{"testdata/copilot/workspaceStorage/*/chatSessions/*.jsonl"}, []string{"chatSessions"}, "fuzz.jsonl", ReadCopilot)
 }
 
 func TestCursorSlugPath(t *testing.T) {

@@ -102,6 +102,7 @@ func copilotExchanges(path string, head cpHead, elems []docElem, opt Options, re
 		project = ProjectFromCwd(cwd)
 	}
 	var bs []*builder
+	seen := map[string]bool{}
 	for _, e := range elems {
 		var r cpRequest
 		if err := json.Unmarshal(e.raw, &r); err != nil {
@@ -112,6 +113,12 @@ func copilotExchanges(path string, head cpHead, elems []docElem, opt Options, re
 		if prompt == "" || r.RequestID == "" {
 			continue
 		}
+		if seen[r.RequestID] {
+			// Ids must be unique: a copy of a request is not a second one.
+			res.Problems = append(res.Problems, Problem{path, e.line, fmt.Sprintf("a second request %q; skipped", r.RequestID)})
+			continue
+		}
+		seen[r.RequestID] = true
 		when := ""
 		if r.Timestamp > 0 {
 			when = time.UnixMilli(r.Timestamp).UTC().Format(time.RFC3339)
