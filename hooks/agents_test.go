@@ -134,6 +134,19 @@ var agentCases = []agentCase{
 		arrayPath: []string{"history"},
 	},
 	{
+		// Continue, real (oleg121203/Developer, Apache-2.0; a build
+		// without tools): history 0 user, 1 assistant, 2 user, 3
+		// assistant. Each prompt is a code excerpt the editor attached
+		// ("```py model.py (4-10)") and the question after it; no tool
+		// calls, no edits. The last exchange has no end marker: open.
+		// Times come from the sessions.json index beside it.
+		format: FormatContinue, file: "testdata/continue/real/sessions/7bc6e275-126c-4a65-ab0a-0607c64789f9.json",
+		exchanges: 2, open: 1,
+		prompts:   []string{"```py model.py (4-10)\nfrom pathlib import Path", "```py model.py (74-80)\n"},
+		toolCalls: 0,
+		arrayPath: []string{"history"},
+	},
+	{
 		// SpecStory (Markdown v2.0.0, Claude Code), real: _**User**_
 		// headers at lines 7, 407, 503, 576, 678; <tool-use> blocks Read,
 		// mcp__task-master__get_tasks | - | - | - | TodoWrite, Read, Edit,
