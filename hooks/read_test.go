@@ -293,6 +293,8 @@ func TestGrowingTranscripts(t *testing.T) {
 	add("testdata/gemini/*.jsonl", FormatGemini)
 	add("testdata/copilot-cli/session-state/*/events.jsonl", FormatCopilotCLI)
 	add("testdata/copilot/workspaceStorage/*/chatSessions/*.jsonl", FormatCopilot)
+	add("testdata/copilot/real/*/chatSessions/*.jsonl", FormatCopilot)
+	add("testdata/cursor/projects/*/agent-transcripts/*.jsonl", FormatCursor)
 	add("testdata/cursor/projects/*/agent-transcripts/*/*.jsonl", FormatCursor)
 	add("testdata/specstory/*/.specstory/history/*.md", FormatSpecStory)
 	add(sharedFixtures+"/claude-code/*.jsonl", FormatClaudeCode)
