@@ -65,7 +65,9 @@ type cpPart struct {
 			Original string `json:"original"`
 		} `json:"commandLine"`
 	} `json:"toolSpecificData"`
-	URI json.RawMessage `json:"uri"`
+	URI             json.RawMessage `json:"uri"`
+	InlineReference json.RawMessage `json:"inlineReference"`
+	Name            json.RawMessage `json:"name"`
 }
 
 // cpHead is the top of a serialised chat.
@@ -146,6 +148,12 @@ func copilotExchanges(path string, head cpHead, elems []docElem, opt Options, re
 				} else if s := cpText(p.Value); s != "" {
 					md = append(md, s)
 				}
+			case "inlineReference":
+				// A file the reply names inline ("added it to `jokes.csv`"):
+				// the name VS Code shows, so the sentence still reads.
+				if n := cpRefName(p); n != "" {
+					md = append(md, "`"+n+"`")
+				}
 			case "thinking":
 				flush()
 				b.text(exchange.RoleAssistant, clip(cpText(p.Value)), map[string]any{"thinking": true})
@@ -200,6 +208,28 @@ func copilotExchanges(path string, head cpHead, elems []docElem, opt Options, re
 		bs = append(bs, b)
 	}
 	return finish(bs, opt)
+}
+
+// cpRefName is the name an inlineReference part shows: its name, else the
+// base name of its URI or of its location's URI.
+func cpRefName(p cpPart) string {
+	var name string
+	if json.Unmarshal(p.Name, &name) == nil && name != "" {
+		return validUTF8(name)
+	}
+	var loc struct {
+		URI json.RawMessage `json:"uri"`
+	}
+	file := ""
+	if json.Unmarshal(p.InlineReference, &loc) == nil && len(loc.URI) > 0 {
+		file = vscodeURIPath(loc.URI)
+	} else {
+		file = vscodeURIPath(p.InlineReference)
+	}
+	if file == "" {
+		return ""
+	}
+	return validUTF8(filepath.Base(file))
 }
 
 // cpDenied says whether a tool call's isConfirmed says it did not run:

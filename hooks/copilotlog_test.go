@@ -156,3 +156,16 @@ func TestCopilotLogBadEntries(t *testing.T) {
 		t.Errorf("got %d exchanges, want the other 3", len(res.Exchanges))
 	}
 }
+
+// TestCopilotInlineReference: a file the reply names inline is kept as its
+// name (real log: "I added a joke … to the [jokes.csv] file").
+func TestCopilotInlineReference(t *testing.T) {
+	res, err := ReadCopilot("testdata/copilot/real/gitai01/chatSessions/7de89a80-6d93-43e7-be0a-0a9afe980198.jsonl", Options{SessionEnded: true})
+	if err != nil || len(res.Exchanges) != 2 {
+		t.Fatal(err, len(res.Exchanges))
+	}
+	b := &builder{ex: res.Exchanges[0]}
+	if got := b.finalReply(); !strings.Contains(got, "to the `jokes.csv` file") {
+		t.Errorf("final reply %q lost the file it names", got)
+	}
+}
