@@ -460,12 +460,19 @@ func isCursorCLIStore(p string, d fs.DirEntry) bool {
 	return d.Name() == cursorCLIStore && filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(p)))) == "chats"
 }
 
-// cursorCLIHolds says whether a Cursor CLI store.db under home holds the
-// conversation.
-func cursorCLIHolds(home, conv string) bool {
+// CursorCLIStore is the store.db under home holding the Cursor CLI chat
+// conv, "" when there is none.
+func CursorCLIStore(home, conv string) string {
 	if conv == "" || strings.ContainsAny(conv, `*?[\/`) {
-		return false
+		return ""
 	}
 	m, _ := filepath.Glob(filepath.Join(home, ".cursor", "chats", "*", conv, cursorCLIStore))
-	return len(m) > 0
+	if len(m) == 0 {
+		return ""
+	}
+	return m[0]
 }
+
+// cursorCLIHolds says whether a Cursor CLI store.db under home holds the
+// conversation.
+func cursorCLIHolds(home, conv string) bool { return CursorCLIStore(home, conv) != "" }
