@@ -414,6 +414,14 @@ type ForgetResult struct {
 // mem/forget.pending says a purge is owed; whatever comes next
 // (FinishPending: add, sync, forget, check --repair) completes it.
 func (r *Repo) Forget(blobPaths []string, ts []Tombstone, timeout time.Duration) (ForgetResult, error) {
+	return r.ForgetThen(blobPaths, ts, timeout, nil)
+}
+
+// ForgetThen is Forget that runs then (when not nil) beside the purge,
+// once main and the tombstones name the new state: the caller's indexes
+// follow the rewrite while git repacks (they read no object), and
+// ForgetThen returns when both are done.
+func (r *Repo) ForgetThen(blobPaths []string, ts []Tombstone, timeout time.Duration, then func(ForgetResult)) (ForgetResult, error) {
 	var res ForgetResult
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
@@ -433,6 +441,11 @@ func (r *Repo) Forget(blobPaths []string, ts []Tombstone, timeout time.Duration)
 		return res, err
 	}
 	r.st.refresh()
+	if then != nil {
+		done := make(chan struct{})
+		go func(res ForgetResult) { defer close(done); then(res) }(res)
+		defer func() { <-done }()
+	}
 	if res.Purge, err = r.Purge(timeout); err != nil {
 		return res, err
 	}

@@ -154,16 +154,19 @@ func (m *Memory) Forget(ctx context.Context, plan []*Entry, reason string) (Forg
 		ts = append(ts, gitstore.Tombstone{Exchange: e.Exchange, Blob: hashString(bh), Time: now, Reason: reason})
 		rep.Forgotten = append(rep.Forgotten, e.Exchange)
 	}
-	res, err := m.Repo.Forget(paths, ts, m.LockTimeout)
+	// The index and the card cache follow in place when they can (a
+	// rebuild costs a reindex), beside the purge; UpdateIndex then catches
+	// up, or rebuilds when that failed.
+	inPlace := false
+	res, err := m.Repo.ForgetThen(paths, ts, m.LockTimeout, func(res gitstore.ForgetResult) {
+		m.followRewrite(res.Before, res.After, res.Moved, rep.Forgotten)
+		inPlace = m.forgetInPlace(ctx, rep.Forgotten, res.Moved) == nil
+	})
 	rep.Before, rep.After = hashString(res.Before), hashString(res.After)
 	rep.Purged = res.Purge
 	if err != nil {
 		return rep, fmt.Errorf("forget: %w", err)
 	}
-	// The index follows in place when it can (a rebuild costs a reindex);
-	// UpdateIndex then catches up, or rebuilds when that failed.
-	m.followRewrite(res.Before, res.After, res.Moved, rep.Forgotten)
-	inPlace := m.forgetInPlace(ctx, rep.Forgotten, res.Moved) == nil
 	if rep.Index, err = m.UpdateIndex(ctx); err != nil {
 		return rep, fmt.Errorf("forgotten, but the index was not rebuilt (run `git mem reindex`): %w", err)
 	}
