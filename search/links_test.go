@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -83,9 +84,17 @@ func TestTermCosine(t *testing.T) {
 		{set("a", "b"), set("c"), 0},
 		{set("a", "b", "c", "d"), set("a"), 0.5},
 		{set(), set("a"), 0},
+		{set("x", "a", "q", "z", "b"), set("b", "y", "a"), 2 / math.Sqrt(15)},
 	} {
 		if got := termCosine(tc.a, tc.b); got != tc.want {
 			t.Errorf("termCosine(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+		// The numbered sets of the writer give the same value, whatever
+		// order the terms were first seen in.
+		for _, ids := range []termIDs{{}, {"z": 0, "y": 1, "b": 2}} {
+			if got := idCosine(ids.set(tc.a), ids.set(tc.b)); got != tc.want {
+				t.Errorf("idCosine(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+			}
 		}
 	}
 }
