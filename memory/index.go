@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -456,6 +457,14 @@ func (m *Memory) pendingCommits(head plumbing.Hash, last string) (walked []*obje
 	if last != "" {
 		lastHash = plumbing.NewHash(last)
 	}
+	if walked, reached, err = m.Repo.CommitsSince(head, lastHash); err == nil {
+		slices.Reverse(walked)
+		return walked, reached, nil
+	} else if !errors.Is(err, gitstore.ErrNoGit) {
+		return nil, false, err
+	}
+	// Without git: a go-git walk, a read per commit.
+	walked = nil
 	reached = lastHash.IsZero()
 	merges := false
 	err = m.Repo.Walk(head, func(h plumbing.Hash) bool {
