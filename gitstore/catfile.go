@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -73,8 +74,7 @@ type answer struct {
 // answers are read.
 func (r *Repo) batchObjects(reqs []PathAt) (data [][]byte, ans []answer, err error) {
 	cmd := exec.Command("git", "--git-dir", r.dir, "cat-file", "--batch", "--buffer")
-	// The index is a function of the commits alone: no replace refs.
-	cmd.Env = append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1")
+	cmd.Env = readerEnv()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err
@@ -138,6 +138,23 @@ func (r *Repo) batchObjects(reqs []PathAt) (data [][]byte, ans []answer, err err
 	return data, ans, nil
 }
 
+// readerEnv is the environment of the batch readers' git: the memory's
+// objects alone (a git hook that runs git mem may have set another object
+// folder), and no replace refs, since the index is a function of the
+// commits.
+func readerEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_REPLACE_REF_BASE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GIT_NO_REPLACE_OBJECTS=1")
+}
+
 // ErrNoGit says that a batch read needs the git command, which is not
 // there or failed; the caller reads through go-git instead.
 var ErrNoGit = errors.New("git command not available")
@@ -161,7 +178,7 @@ func (r *Repo) CommitsSince(start, last plumbing.Hash) (commits []*object.Commit
 		args = append(args, "^"+last.String())
 	}
 	cmd := exec.Command("git", args...)
-	cmd.Env = append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1")
+	cmd.Env = readerEnv()
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: git rev-list: %v", ErrNoGit, err)
