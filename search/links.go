@@ -89,7 +89,7 @@ type linksDisk struct {
 // zig-zag varints of New less the previous link's New and of New less Old,
 // then its similarity: Sim×10⁴ (deriveLinks rounds to four places) as a
 // uvarint shifted left once, or 1 and the float's 8 bytes for any other
-// value; then the JSON of the threshold and events. About 4 bytes a link.
+// value; then the JSON of the threshold and events. About 5 bytes a link.
 func encodeLinks(d linksDisk) ([]byte, error) {
 	rest, err := json.Marshal(d)
 	if err != nil {
