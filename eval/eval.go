@@ -332,7 +332,10 @@ func (b *built) run(ctx context.Context, qs []Query, mode string, opt Options, a
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				slots, err := b.search(ctx, qs[i].Text, mode, opt)
+				// The question's own date, or none (not the clock:
+				// the sets' exchanges are dated in the past).
+				qctx := search.WithNow(ctx, qs[i].Now)
+				slots, err := b.search(qctx, qs[i].Text, mode, opt)
 				if err != nil {
 					out[i].err = fmt.Errorf("query %s: %w", qs[i].QID, err)
 					continue

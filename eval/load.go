@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gitmem/git-mem/exchange"
 )
@@ -41,6 +42,12 @@ type Query struct {
 	Stale []string `json:"stale,omitempty"`
 	// Set is the folder the query belongs to (kept when sets are pooled).
 	Set string `json:"-"`
+	// QuestionDate is when the question is asked (LongMemEval's
+	// "2023/05/30 (Tue) 23:08", or RFC 3339), Now its parsed form: the
+	// time a relative expression ("two weeks ago") is read against. Zero
+	// when the set gives none.
+	QuestionDate string    `json:"question_date,omitempty"`
+	Now          time.Time `json:"-"`
 }
 
 // Set is one eval folder: one memory and the queries run against it.
@@ -203,6 +210,11 @@ func parseQuery(data []byte) (Query, error) {
 		return q, err
 	}
 	q.Category = cat
+	if q.QuestionDate != "" {
+		if q.Now, err = parseQuestionDate(q.QuestionDate); err != nil {
+			return q, err
+		}
+	}
 	if strings.TrimSpace(q.Text) == "" {
 		return q, errors.New(`empty "query"`)
 	}
@@ -231,4 +243,20 @@ func categoryText(raw json.RawMessage) (string, error) {
 		return n.String(), nil
 	}
 	return "", fmt.Errorf(`"category" must be a number or a string, got %s`, raw)
+}
+
+// parseQuestionDate reads a query's question_date: LongMemEval's
+// "2006/01/02 (Mon) 15:04" (UTC) or RFC 3339.
+func parseQuestionDate(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if i, j := strings.IndexByte(s, '('), strings.IndexByte(s, ')'); i >= 0 && j > i {
+		s = strings.Join(strings.Fields(s[:i]+s[j+1:]), " ")
+	}
+	t, err := time.Parse("2006/01/02 15:04", s)
+	if err != nil {
+		return t, fmt.Errorf("question_date %q: want RFC 3339 or 2006/01/02 (Mon) 15:04", s)
+	}
+	return t, nil
 }

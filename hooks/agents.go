@@ -49,12 +49,14 @@ var docAgents = map[string]docAgent{
 	AgentCursor: {
 		read: readCursorAny,
 		roots: func(home string) []string {
-			return append(CursorGlobalDBs(home), CursorTranscriptRoots(home)...)
+			return append(append(CursorGlobalDBs(home), CursorTranscriptRoots(home)...), CursorCLIChatRoots(home)...)
 		},
-		keep: func(p string, d fs.DirEntry) bool { return isCursorDB(p, d) || isCursorTranscript(p, d) },
+		keep: func(p string, d fs.DirEntry) bool {
+			return isCursorDB(p, d) || isCursorTranscript(p, d) || isCursorCLIStore(p, d)
+		},
 		sniff: func(p string, head []byte) bool {
 			if bytes.HasPrefix(head, []byte("SQLite format 3\x00")) {
-				return filepath.Base(p) == "state.vscdb"
+				return filepath.Base(p) == "state.vscdb" || filepath.Base(p) == cursorCLIStore
 			}
 			return bytes.HasPrefix(head, []byte(`{"role":`)) && bytes.Contains(head, []byte(`"message":{"content":`))
 		},
@@ -64,7 +66,7 @@ var docAgents = map[string]docAgent{
 		roots: CopilotChatRoots,
 		keep:  isCopilotChat,
 		sniff: func(_ string, head []byte) bool {
-			return bytes.Contains(head, []byte(`"requests"`)) && (bytes.Contains(head, []byte(`"responderUsername"`)) || bytes.Contains(head, []byte(`"requesterUsername"`)))
+			return isCopilotLogHead(head) || bytes.Contains(head, []byte(`"requests"`)) && (bytes.Contains(head, []byte(`"responderUsername"`)) || bytes.Contains(head, []byte(`"requesterUsername"`)))
 		},
 	},
 	AgentOpenCode: {

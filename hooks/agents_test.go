@@ -134,6 +134,19 @@ var agentCases = []agentCase{
 		arrayPath: []string{"history"},
 	},
 	{
+		// Continue, real (oleg121203/Developer, Apache-2.0; a build
+		// without tools): history 0 user, 1 assistant, 2 user, 3
+		// assistant. Each prompt is a code excerpt the editor attached
+		// ("```py model.py (4-10)") and the question after it; no tool
+		// calls, no edits. The last exchange has no end marker: open.
+		// Times come from the sessions.json index beside it.
+		format: FormatContinue, file: "testdata/continue/real/sessions/7bc6e275-126c-4a65-ab0a-0607c64789f9.json",
+		exchanges: 2, open: 1,
+		prompts:   []string{"```py model.py (4-10)\nfrom pathlib import Path", "```py model.py (74-80)\n"},
+		toolCalls: 0,
+		arrayPath: []string{"history"},
+	},
+	{
 		// SpecStory (Markdown v2.0.0, Claude Code), real: _**User**_
 		// headers at lines 7, 407, 503, 576, 678; <tool-use> blocks Read,
 		// mcp__task-master__get_tasks | - | - | - | TodoWrite, Read, Edit,
@@ -156,6 +169,59 @@ var agentCases = []agentCase{
 		toolCalls: 4,
 		files:     []string{"/nonexistent/calendar/src/DatePicker.tsx", "/nonexistent/calendar/src/format.ts"},
 		arrayPath: []string{"requests"},
+	},
+	{
+		// Copilot Chat, real (git-ai-project/git-ai, Apache-2.0): 3
+		// requests, each with its result. Calls: none | copilot_replaceString
+		// + the textEditGroup of index.ts | copilot_findTextInFiles = 3
+		// (prepareToolInvocation parts are announcements, not calls).
+		format: FormatCopilot, file: "testdata/copilot/real/gitai01/chatSessions/331fed7f-cfd6-409c-8502-06a56322b636.json",
+		exchanges: 3, open: 3,
+		prompts:   []string{"What can you help me with?", "Change Bonjour World to hello world", "Search for any other mentions of Bonjour"},
+		toolCalls: 3,
+		files:     []string{"/Users/svarlamov/projects/testing-git/index.ts"},
+		arrayPath: []string{"requests"},
+	},
+	{
+		// Copilot Chat mutation log, real (git-ai-project/git-ai): line 1
+		// the chat with one request, 2-3 and 5-6 input box edits, 4 the
+		// second request pushed; both have modelState 1 (complete), so
+		// even a live read gives both. Calls: copilot_readFile,
+		// copilot_insertEdit, vscode_editFile_internal + the
+		// textEditGroup of jokes.csv | none = 4.
+		format: FormatCopilot, file: "testdata/copilot/real/gitai01/chatSessions/7de89a80-6d93-43e7-be0a-0a9afe980198.jsonl",
+		exchanges: 2, open: 2,
+		prompts:   []string{"Add a joke about 7sadfh32u23gdaWF to jokes.csv", "follow up message"},
+		toolCalls: 4,
+		files:     []string{"/Users/svarlamov/projects/testing-git/jokes.csv"},
+	},
+	{
+		// Cursor transcript, real (git-ai-project/git-ai): one user line
+		// (1), assistant lines 2-11 with tool_use Read, WebSearch |
+		// WebFetch | Read | Read | WebSearch | Grep | WebSearch | Write |
+		// WebSearch = 10; the Write creates hbo-shows-1990s.txt. No
+		// turn_ended line: open while the session may run.
+		format: FormatCursor, file: "testdata/cursor/projects/Users-aidancunniffe-Desktop-testing-gitflows-git-ai/agent-transcripts/cursor-session-simple.jsonl",
+		exchanges: 1, open: 0,
+		prompts:   []string{"Generate a file with all the HBO shows from the 90's in it"},
+		toolCalls: 10,
+		files:     []string{"/Users/aidancunniffe/Desktop/testing-gitflows-git-ai/hbo-shows-1990s.txt"},
+		untimed:   true,
+	},
+	{
+		// Copilot Chat mutation log (synthetic): requests pushed at lines
+		// 2 (a1), 8 (b1), 14 (c1, cut away by line 16's push with i 2,
+		// which puts c2 in its place) and 20 (d1): 4 prompts, b1's after
+		// its git-mem-context block. Calls copilot_readFile + the
+		// textEditGroup of todos.ts | copilot_runInTerminal |
+		// copilot_replaceString (declined: ConfirmedReason type 0) = 4;
+		// c1's edit of db.ts is gone with c1. d1's modelState stays 0
+		// (pending): open.
+		format: FormatCopilot, file: "testdata/copilot/workspaceStorage/ef34gh/chatSessions/5f1e2d3c-4b5a-4c6d-8e7f-90a1b2c3d4e5.jsonl",
+		exchanges: 4, open: 3,
+		prompts:   []string{"the /todos endpoint returns items in random order", "run the tests", "also sort by title when the dates are equal", "thanks"},
+		toolCalls: 4,
+		files:     []string{"/nonexistent/todo-api/src/routes/todos.ts"},
 	},
 	{
 		// Copilot CLI (synthetic): user.message events e04, e19, e28, e33
@@ -457,7 +523,7 @@ func FuzzCline(f *testing.F) {
 }
 
 func FuzzContinue(f *testing.F) {
-	fuzzFile(f, []string{"testdata/continue/sessions/*.json"}, []string{"sessions"}, "fuzz.json", ReadContinue)
+	fuzzFile(f, []string{"testdata/continue/sessions/*.json", "testdata/continue/real/sessions/*.json"}, []string{"sessions"}, "fuzz.json", ReadContinue)
 }
 
 func FuzzSpecStory(f *testing.F) {
@@ -465,7 +531,7 @@ func FuzzSpecStory(f *testing.F) {
 }
 
 func FuzzCursorTranscript(f *testing.F) {
-	fuzzFile(f, []string{"testdata/cursor/projects/*/agent-transcripts/*/*.jsonl"}, []string{"agent-transcripts", "fuzz"}, "fuzz.jsonl", ReadCursorTranscript)
+	fuzzFile(f, []string{"testdata/cursor/projects/*/agent-transcripts/*/*.jsonl", "testdata/cursor/projects/*/agent-transcripts/*.jsonl"}, []string{"agent-transcripts", "fuzz"}, "fuzz.jsonl", ReadCursorTranscript)
 }
 
 func FuzzCopilotCLI(f *testing.F) {
@@ -473,7 +539,11 @@ func FuzzCopilotCLI(f *testing.F) {
 }
 
 func FuzzCopilot(f *testing.F) {
-	fuzzFile(f, []string{"testdata/copilot/workspaceStorage/*/chatSessions/*.json"}, []string{"chatSessions"}, "fuzz.json", ReadCopilot)
+	fuzzFile(f, []string{"testdata/copilot/workspaceStorage/*/chatSessions/*.json", "testdata/copilot/real/*/chatSessions/*.json"}, []string{"chatSessions"}, "fuzz.json", ReadCopilot)
+}
+
+func FuzzCopilotLog(f *testing.F) {
+	fuzzFile(f, []string{"testdata/copilot/workspaceStorage/*/chatSessions/*.jsonl", "testdata/copilot/real/*/chatSessions/*.jsonl"}, []string{"chatSessions"}, "fuzz.jsonl", ReadCopilot)
 }
 
 func TestCursorSlugPath(t *testing.T) {

@@ -42,6 +42,7 @@ type cpRequest struct {
 	Result     json.RawMessage   `json:"result"`
 	IsCanceled bool              `json:"isCanceled"`
 	Timestamp  int64             `json:"timestamp"`
+	ModelState json.RawMessage   `json:"modelState"`
 }
 
 type cpPart struct {
@@ -55,20 +56,44 @@ type cpPart struct {
 	InvocationMessage json.RawMessage `json:"invocationMessage"`
 	PastTenseMessage  json.RawMessage `json:"pastTenseMessage"`
 	ResultDetails     json.RawMessage `json:"resultDetails"`
-	IsConfirmed       *bool           `json:"isConfirmed"`
-	URI               json.RawMessage `json:"uri"`
+	IsConfirmed       json.RawMessage `json:"isConfirmed"`
+	ToolSpecificData  *struct {
+		Kind        string `json:"kind"`
+		RawInput    any    `json:"rawInput"`
+		Command     string `json:"command"`
+		CommandLine *struct {
+			Original string `json:"original"`
+		} `json:"commandLine"`
+	} `json:"toolSpecificData"`
+	URI             json.RawMessage `json:"uri"`
+	InlineReference json.RawMessage `json:"inlineReference"`
+	Name            json.RawMessage `json:"name"`
 }
 
-// ReadCopilot reads a VS Code Copilot Chat session file.
+// cpHead is the top of a serialised chat.
+type cpHead struct {
+	SessionID    string `json:"sessionId"`
+	CreationDate int64  `json:"creationDate"`
+}
+
+// ReadCopilot reads a VS Code Copilot Chat session file: the serialised
+// chat (<id>.json) or the mutation log newer builds write (<id>.jsonl,
+// see ReadCopilotLog).
 func ReadCopilot(path string, opt Options) (Result, error) {
-	var head struct {
-		SessionID    string `json:"sessionId"`
-		CreationDate int64  `json:"creationDate"`
+	if strings.HasSuffix(path, ".jsonl") {
+		return ReadCopilotLog(path, opt)
 	}
+	var head cpHead
 	elems, res, ok, err := openDoc(path, "copilot chat", &head, "requests")
 	if !ok {
 		return res, err
 	}
+	res.Exchanges = copilotExchanges(path, head, elems, opt, &res)
+	return res, nil
+}
+
+// copilotExchanges turns the requests of a chat into exchanges.
+func copilotExchanges(path string, head cpHead, elems []docElem, opt Options, res *Result) []*exchange.Exchange {
 	session := sessionOr(head.SessionID, path)
 	cwd := opt.Cwd
 	if cwd == "" {
@@ -79,6 +104,7 @@ func ReadCopilot(path string, opt Options) (Result, error) {
 		project = ProjectFromCwd(cwd)
 	}
 	var bs []*builder
+	seen := map[string]bool{}
 	for _, e := range elems {
 		var r cpRequest
 		if err := json.Unmarshal(e.raw, &r); err != nil {
@@ -89,6 +115,12 @@ func ReadCopilot(path string, opt Options) (Result, error) {
 		if prompt == "" || r.RequestID == "" {
 			continue
 		}
+		if seen[r.RequestID] {
+			// Ids must be unique: a copy of a request is not a second one.
+			res.Problems = append(res.Problems, Problem{path, e.line, fmt.Sprintf("a second request %q; skipped", r.RequestID)})
+			continue
+		}
+		seen[r.RequestID] = true
 		when := ""
 		if r.Timestamp > 0 {
 			when = time.UnixMilli(r.Timestamp).UTC().Format(time.RFC3339)
@@ -116,6 +148,12 @@ func ReadCopilot(path string, opt Options) (Result, error) {
 				} else if s := cpText(p.Value); s != "" {
 					md = append(md, s)
 				}
+			case "inlineReference":
+				// A file the reply names inline ("added it to `jokes.csv`"):
+				// the name VS Code shows, so the sentence still reads.
+				if n := cpRefName(p); n != "" {
+					md = append(md, "`"+n+"`")
+				}
 			case "thinking":
 				flush()
 				b.text(exchange.RoleAssistant, clip(cpText(p.Value)), map[string]any{"thinking": true})
@@ -136,6 +174,16 @@ func ReadCopilot(path string, opt Options) (Result, error) {
 				if json.Unmarshal(p.ResultDetails, &details) == nil && details.Input != nil {
 					input["input"] = sanitize(details.Input)
 				}
+				if d := p.ToolSpecificData; d != nil {
+					switch {
+					case d.Kind == "input" && d.RawInput != nil && input["input"] == nil:
+						input["input"] = sanitize(d.RawInput)
+					case d.Kind == "terminal" && d.CommandLine != nil && d.CommandLine.Original != "":
+						input["command"] = clip(validUTF8(d.CommandLine.Original))
+					case d.Kind == "terminal" && d.Command != "":
+						input["command"] = clip(validUTF8(d.Command))
+					}
+				}
 				b.toolCall(id, validUTF8(p.ToolID), input)
 				out := cpText(p.PastTenseMessage)
 				if details.Output != nil {
@@ -143,7 +191,7 @@ func ReadCopilot(path string, opt Options) (Result, error) {
 						out = strings.TrimSpace(out + "\n" + string(o))
 					}
 				}
-				b.toolResult(id, out, p.IsConfirmed != nil && !*p.IsConfirmed)
+				b.toolResult(id, out, cpDenied(p.IsConfirmed))
 			case "textEditGroup":
 				flush()
 				if file := vscodeURIPath(p.URI); file != "" {
@@ -154,12 +202,68 @@ func ReadCopilot(path string, opt Options) (Result, error) {
 			}
 		}
 		flush()
-		// A request with its result written (or cancelled) is finished.
-		b.closed = r.IsCanceled || len(r.Result) > 0 && string(r.Result) != "null"
+		// A request with its result written, cancelled, or (the log's
+		// modelState) complete, cancelled or failed is finished.
+		b.closed = r.IsCanceled || len(r.Result) > 0 && string(r.Result) != "null" || cpModelStateDone(r.ModelState)
 		bs = append(bs, b)
 	}
-	res.Exchanges = finish(bs, opt)
-	return res, nil
+	return finish(bs, opt)
+}
+
+// cpRefName is the name an inlineReference part shows: its name, else the
+// base name of its URI or of its location's URI.
+func cpRefName(p cpPart) string {
+	var name string
+	if json.Unmarshal(p.Name, &name) == nil && name != "" {
+		return validUTF8(name)
+	}
+	var loc struct {
+		URI json.RawMessage `json:"uri"`
+	}
+	file := ""
+	if json.Unmarshal(p.InlineReference, &loc) == nil && len(loc.URI) > 0 {
+		file = vscodeURIPath(loc.URI)
+	} else {
+		file = vscodeURIPath(p.InlineReference)
+	}
+	if file == "" {
+		return ""
+	}
+	return validUTF8(filepath.Base(file))
+}
+
+// cpDenied says whether a tool call's isConfirmed says it did not run:
+// false (older builds), or a ConfirmedReason {type} of ToolConfirmKind
+// Denied (0) or Skipped (5) (microsoft/vscode chatService.ts).
+func cpDenied(raw json.RawMessage) bool {
+	var b bool
+	if json.Unmarshal(raw, &b) == nil {
+		return !b
+	}
+	var r struct {
+		Type *json.Number `json:"type"`
+	}
+	if json.Unmarshal(raw, &r) == nil && r.Type != nil {
+		return *r.Type == "0" || *r.Type == "5"
+	}
+	return false
+}
+
+// cpModelStateDone says whether a request's modelState {value} is
+// ResponseModelState Complete (1), Cancelled (2) or Failed (3) of
+// microsoft/vscode chatService.ts; Pending (0) and NeedsInput (4) are not.
+func cpModelStateDone(raw json.RawMessage) bool {
+	var st struct {
+		Value json.Number `json:"value"`
+	}
+	if json.Unmarshal(raw, &st) != nil {
+		return false
+	}
+	switch st.Value {
+	case "1", "2", "3":
+		return true
+	}
+	return false
 }
 
 // cpText is a string or a {value} markdown string.
@@ -232,5 +336,6 @@ func CopilotChatRoots(home string) []string {
 
 func isCopilotChat(p string, d fs.DirEntry) bool {
 	parent := filepath.Base(filepath.Dir(p))
-	return strings.HasSuffix(d.Name(), ".json") && (parent == "chatSessions" || parent == "emptyWindowChatSessions")
+	n := d.Name()
+	return (strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl")) && (parent == "chatSessions" || parent == "emptyWindowChatSessions")
 }

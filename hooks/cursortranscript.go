@@ -136,6 +136,11 @@ func cursorDBHolds(conv string) bool {
 	if err != nil || conv == "" {
 		return false
 	}
+	// The CLI's own database of the chat (ReadCursorCLI) is richer: it
+	// has the tool results.
+	if cursorCLIHolds(home, conv) {
+		return true
+	}
 	for _, dir := range CursorGlobalDBs(home) {
 		p := filepath.Join(dir, "state.vscdb")
 		if _, err := os.Stat(p); err != nil {
@@ -188,9 +193,12 @@ func isCursorTranscript(p string, d fs.DirEntry) bool {
 	return filepath.Base(filepath.Dir(dir)) == "agent-transcripts" && filepath.Base(dir)+".jsonl" == d.Name()
 }
 
-// readCursorAny reads what Cursor's import finds: the editor's database or
-// a transcript.
+// readCursorAny reads what Cursor's import finds: the editor's database,
+// a CLI chat's store.db, or a transcript.
 func readCursorAny(path string, opt Options) (Result, error) {
+	if filepath.Base(path) == cursorCLIStore {
+		return ReadCursorCLI(path, opt)
+	}
 	if strings.HasSuffix(path, ".jsonl") {
 		return ReadCursorTranscript(path, opt)
 	}

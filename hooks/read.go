@@ -177,6 +177,11 @@ func Detect(path string) (string, error) {
 	if bytes.Contains(head[:min(n, 4096)], []byte(`"projectHash"`)) && bytes.Contains(head[:min(n, 4096)], []byte(`"sessionId"`)) {
 		return FormatGemini, nil
 	}
+	// A Copilot Chat log's first line names a sessionId deep inside it: a
+	// line too long to parse whole would pass for Claude Code's.
+	if isCopilotLogHead(head[:n]) {
+		return FormatCopilot, nil
+	}
 	if format := detectBytes(head[:n]); format != "" {
 		return format, nil
 	}

@@ -111,3 +111,41 @@ func jsonReader(t *testing.T, v any) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// TestCursorCLIHookJob: a stop for a chat of Cursor's CLI is stored from
+// its store.db (tool results and all), its last exchange closed when the
+// transcript the hook names ends with the same reply.
+func TestCursorCLIHookJob(t *testing.T) {
+	m := newMemory(t) // sets HOME
+	ctx := context.Background()
+	home := os.Getenv("HOME")
+	const conv = "7b9c2e4f-1a3d-4c5e-8f60-718293a4b5c6"
+	writeCursorCLIStore(t, "../hooks/testdata/cursor/chats/f4520d91ce8bf93fd444e6083fe96312/"+conv+"/store.db.json",
+		filepath.Join(home, ".cursor/chats/f4520d91ce8bf93fd444e6083fe96312", conv, "store.db"), time.Now())
+	transcript := filepath.Join(t.TempDir(), conv+".jsonl")
+	write := func(reply string) {
+		tr := `{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nthen delete the old ascii helper\n</user_query>"}]}}
+{"role":"assistant","message":{"content":[{"type":"text","text":"` + reply + `"}]}}
+`
+		if err := os.WriteFile(transcript, []byte(tr), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := func() Job {
+		j, err := CursorHookJob(jsonReader(t, map[string]any{"conversation_id": conv, "hook_event_name": "stop", "status": "completed", "transcript_path": transcript}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	// The store does not yet hold the reply the transcript ends with.
+	write("Deleting it now.")
+	if rep, err := m.runCursorJob(ctx, job()); err != nil || rep.Added != 2 {
+		t.Fatalf("store behind the transcript: added %+v, %v; want the 2 closed exchanges", rep, err)
+	}
+	write("Deleted src/ascii.ts.")
+	rep, err := m.runCursorJob(ctx, job())
+	if err != nil || rep.Added != 1 || rep.Commits[0].Exchange != "cursor:"+conv+"/t3" {
+		t.Fatalf("added %+v, %v; want cursor:%s/t3", rep, err, conv)
+	}
+}

@@ -1,7 +1,12 @@
 package memory
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,8 +21,10 @@ import (
 // and imported with the same counts. Counts: Claude Code 7acd37a8 has 6
 // prompts with replies (hooks TestSharedClaudeCode), Codex 20-12-23 has 2
 // user_message events, the Gemini chat 2 user messages; Cline, Roo Code,
-// Continue, Copilot Chat, Copilot CLI and Cursor's transcript (no project:
-// it names none) as counted in hooks agentCases; OpenCode's JSON storage
+// Continue, Copilot Chat (its .json and its .jsonl log), Copilot CLI and
+// Cursor's transcript (no project: it names none) as counted in hooks
+// agentCases; the Cursor CLI's store.db as counted in hooks TestCursorCLI
+// (its workspace is not on this machine: no project); OpenCode's JSON storage
 // has user messages msg_001, msg_004 and msg_007, each with a text part,
 // the last closed by the session's end (an old file): 3. Those fixtures
 // are synthetic (no real public one was found).
@@ -61,11 +68,16 @@ func TestImportAllAgents(t *testing.T) {
 	place("../hooks/testdata/continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json", ".continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json")
 	place("../hooks/testdata/copilot/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json", ".config/Code/User/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json")
 	place("../hooks/testdata/copilot/workspaceStorage/ab12cd/workspace.json", ".config/Code/User/workspaceStorage/ab12cd/workspace.json")
+	cl := "../hooks/testdata/copilot/workspaceStorage/ef34gh/"
+	place(cl+"chatSessions/5f1e2d3c-4b5a-4c6d-8e7f-90a1b2c3d4e5.jsonl", ".config/Code/User/workspaceStorage/ef34gh/chatSessions/5f1e2d3c-4b5a-4c6d-8e7f-90a1b2c3d4e5.jsonl")
+	place(cl+"workspace.json", ".config/Code/User/workspaceStorage/ef34gh/workspace.json")
 	cc := "../hooks/testdata/copilot-cli/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/"
 	place(cc+"events.jsonl", ".copilot/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/events.jsonl")
 	place(cc+"workspace.yaml", ".copilot/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/workspace.yaml")
 	ct := "3f2e1d0c-aaaa-4bbb-8ccc-0123456789ab"
 	place("../hooks/testdata/cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl", ".cursor/projects/home-dev-src-notes/agent-transcripts/"+ct+"/"+ct+".jsonl")
+	writeCursorCLIStore(t, "../hooks/testdata/cursor/chats/f4520d91ce8bf93fd444e6083fe96312/7b9c2e4f-1a3d-4c5e-8f60-718293a4b5c6/store.db.json",
+		filepath.Join(home, ".cursor/chats/f4520d91ce8bf93fd444e6083fe96312/7b9c2e4f-1a3d-4c5e-8f60-718293a4b5c6/store.db"), old)
 	ocFiles, _ := filepath.Glob("../hooks/testdata/opencode/storage/*/*/*.json")
 	for _, f := range ocFiles {
 		rel, _ := filepath.Rel("../hooks/testdata/opencode/storage", f)
@@ -82,8 +94,9 @@ func TestImportAllAgents(t *testing.T) {
 		{Agent: "codex", Project: "spectora-labs-monorepo-v2", Sessions: 1, Exchanges: 2},
 		{Agent: "continue", Project: "http-client", Sessions: 1, Exchanges: 3},
 		{Agent: "copilot", Project: "calendar", Sessions: 1, Exchanges: 3},
+		{Agent: "copilot", Project: "todo-api", Sessions: 1, Exchanges: 4},
 		{Agent: "copilot-cli", Project: "ledger-api", Sessions: 1, Exchanges: 4},
-		{Agent: "cursor", Project: "", Sessions: 1, Exchanges: 3},
+		{Agent: "cursor", Project: "", Sessions: 2, Exchanges: 6},
 		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
 		{Agent: "opencode", Project: "todo-api", Sessions: 1, Exchanges: 3},
 		{Agent: "roo-code", Project: "stats-cli", Sessions: 1, Exchanges: 2},
@@ -97,20 +110,79 @@ func TestImportAllAgents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		counted := 0
 		for _, f := range want {
-			if f.Agent == agent && rep.Added != f.Exchanges {
-				t.Errorf("%s: imported %d, scan counted %d", agent, rep.Added, f.Exchanges)
+			if f.Agent == agent {
+				counted += f.Exchanges
 			}
+		}
+		if rep.Added != counted {
+			t.Errorf("%s: imported %d, scan counted %d", agent, rep.Added, counted)
 		}
 		added += rep.Added
 	}
-	if added != 31 {
-		t.Errorf("added %d, want 31", added)
+	if added != 38 {
+		t.Errorf("added %d, want 38", added)
 	}
 	// Again: nothing new.
 	for _, agent := range scan.Agents() {
 		if rep, _ := m.Import(ctx, agent, "", nil); rep.Added != 0 {
 			t.Errorf("%s: second import added %d", agent, rep.Added)
 		}
+	}
+}
+
+// writeCursorCLIStore builds a Cursor CLI store.db from the hooks fixture's
+// rows (as hooks writeCursorCLIDB does): message blobs keyed by their
+// SHA-256, a root linking them (0x0A 0x20 + id), meta 0 as hex JSON.
+func writeCursorCLIStore(t *testing.T, fixture, path string, mtime time.Time) {
+	t.Helper()
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Meta     map[string]any    `json:"meta"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{`CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB)`, `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(data []byte) []byte {
+		sum := sha256.Sum256(data)
+		if _, err := db.Exec(`INSERT OR IGNORE INTO blobs VALUES (?, ?)`, hex.EncodeToString(sum[:]), data); err != nil {
+			t.Fatal(err)
+		}
+		return sum[:]
+	}
+	var root []byte
+	for _, m := range f.Messages {
+		var c bytes.Buffer
+		if err := json.Compact(&c, m); err != nil {
+			t.Fatal(err)
+		}
+		root = append(append(root, 0x0A, 0x20), put(c.Bytes())...)
+	}
+	f.Meta["latestRootBlobId"] = hex.EncodeToString(put(root))
+	mj, _ := json.Marshal(f.Meta)
+	if _, err := db.Exec(`INSERT INTO meta VALUES ('0', ?)`, hex.EncodeToString(mj)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		t.Fatal(err)
 	}
 }

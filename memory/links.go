@@ -91,6 +91,9 @@ func metaEvent(c *object.Commit) (search.Event, bool) {
 // metaPaths names the exchange blobs a commit that is not an exchange
 // refers to (gitstore.Repo.MetaPaths): forgetting one drops that commit.
 func metaPaths(msg string) []string {
+	if !strings.Contains(msg, TrailerKind+":") {
+		return nil // an exchange: a forget reads every message after the oldest forgotten one
+	}
 	m := exchange.ParseMessage(msg)
 	if m.Trailers.Exchange != "" {
 		return nil
@@ -223,7 +226,8 @@ func resolveLinks(derived []search.Link, events []search.Event) *Links {
 	return l
 }
 
-// linksIn resolves the links of an open index.
+// linksIn resolves every link of an open index (a cycle check needs them
+// all; marking a few exchanges is linksOf's job).
 func linksIn(ix *search.Index) (*Links, error) {
 	derived, events, err := ix.Links()
 	if err != nil {
@@ -232,10 +236,31 @@ func linksIn(ix *search.Index) (*Links, error) {
 	return resolveLinks(derived, events), nil
 }
 
-// Links reads the resolved links of main (the index caught up first).
+// linksOf resolves the links that ids and the pinned or stated exchanges
+// take part in: for those the view is the same as linksIn's, at the cost
+// of their own links only.
+func linksOf(ix *search.Index, ids []string) (*Links, error) {
+	derived, events, err := ix.LinksOf(ids)
+	if err != nil {
+		return nil, err
+	}
+	return resolveLinks(derived, events), nil
+}
+
+// Links reads every resolved link of main (the index caught up first).
 func (m *Memory) Links(ctx context.Context) (l *Links, err error) {
 	_, err = m.withIndex(ctx, func(ix *search.Index) (err error) {
 		l, err = linksIn(ix)
+		return err
+	})
+	return l, err
+}
+
+// LinksFor reads the resolved links of ids and of every pinned or stated
+// exchange (the index caught up first): the pins, and the marks of ids.
+func (m *Memory) LinksFor(ctx context.Context, ids []string) (l *Links, err error) {
+	_, err = m.withIndex(ctx, func(ix *search.Index) (err error) {
+		l, err = linksOf(ix, ids)
 		return err
 	})
 	return l, err
@@ -246,7 +271,7 @@ func (m *Memory) Links(ctx context.Context) (l *Links, err error) {
 // else: the SessionStart hook must answer within a second, and a catch-up
 // or a rebuild (after an upgrade of the index schema) takes longer. ok is
 // false when the index is behind, missing or damaged.
-func (m *Memory) LinksIfCurrent() (l *Links, ok bool, err error) {
+func (m *Memory) LinksIfCurrent(ids []string) (l *Links, ok bool, err error) {
 	opt, err := m.searchOptions()
 	if err != nil {
 		return nil, false, err
@@ -272,7 +297,7 @@ func (m *Memory) LinksIfCurrent() (l *Links, ok bool, err error) {
 	if ix.LastCommit() != head.String() && !(head.IsZero() && ix.Count() == 0) {
 		return nil, false, nil
 	}
-	if l, err = linksIn(ix); err != nil {
+	if l, err = linksOf(ix, ids); err != nil {
 		return nil, false, nil
 	}
 	return l, true, nil
@@ -301,7 +326,11 @@ func (m *Memory) Mark(ctx context.Context, es []*Entry) error {
 	if len(es) == 0 {
 		return nil
 	}
-	l, err := m.Links(ctx)
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.Exchange
+	}
+	l, err := m.LinksFor(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -366,7 +395,7 @@ func (m *Memory) Unpin(ctx context.Context, ref string) (PinReport, error) {
 	if ref == "" {
 		return PinReport{}, invalid(fmt.Errorf("give the pin to clear (`git mem pins` lists them)"))
 	}
-	l, err := m.Links(ctx)
+	l, err := m.LinksFor(ctx, nil)
 	if err != nil {
 		return PinReport{}, err
 	}
@@ -390,7 +419,7 @@ func (m *Memory) Unpin(ctx context.Context, ref string) (PinReport, error) {
 // Pins lists the living pins of a project ("" = all), oldest first, with
 // the cards of pinned exchanges and what superseded them.
 func (m *Memory) Pins(ctx context.Context, project string) ([]Pin, error) {
-	l, err := m.Links(ctx)
+	l, err := m.LinksFor(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -570,7 +599,11 @@ func RerankHits(ix *search.Index, hits []search.Hit, query string, r Rerank) ([]
 	if !r.Living {
 		return hits, nil
 	}
-	l, err := linksIn(ix)
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Doc.ID
+	}
+	l, err := linksOf(ix, ids)
 	if err != nil {
 		return nil, err
 	}

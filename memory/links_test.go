@@ -165,22 +165,22 @@ func TestLinksIfCurrentDoesNoIndexWork(t *testing.T) {
 	if _, err := m.Pin(ctx, PinRequest{Note: "a rule"}); err != nil {
 		t.Fatal(err)
 	}
-	if l, ok, err := m.LinksIfCurrent(); err != nil || !ok || len(l.Pins) != 1 {
+	if l, ok, err := m.LinksIfCurrent(nil); err != nil || !ok || len(l.Pins) != 1 {
 		t.Fatalf("caught up: %+v %v %v", l, ok, err)
 	}
 	if _, err := m.Add(ctx, []*exchange.Exchange{ex("a", "s", "2026-01-01T00:00:00Z", "hello", "hi")}, AddOptions{NoIndex: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := m.LinksIfCurrent(); err != nil || ok {
+	if _, ok, err := m.LinksIfCurrent(nil); err != nil || ok {
 		t.Fatalf("behind main: ok %v err %v", ok, err)
 	}
-	if l, ok, err := m.LinksIfCurrent(); ok || l != nil || err != nil {
+	if l, ok, err := m.LinksIfCurrent(nil); ok || l != nil || err != nil {
 		t.Fatal("LinksIfCurrent caught the index up")
 	}
 	if _, err := m.UpdateIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := m.LinksIfCurrent(); !ok {
+	if _, ok, _ := m.LinksIfCurrent(nil); !ok {
 		t.Fatal("caught up again: not ok")
 	}
 }

@@ -215,8 +215,8 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 
 // runCursorJob stores a Cursor conversation a stop hook reported: from the
 // editor's database when it holds the chat (richer: times, tool results),
-// else from the transcript the hook named (Cursor's CLI has no such
-// database). The database may lag the hook by seconds, so its last
+// else from the CLI's store.db of the chat, else from the transcript the
+// hook named. The database may lag the hook by seconds, so its last
 // exchange is closed only when its final reply is the transcript's; a
 // later stop, or import, stores it otherwise.
 func (m *Memory) runCursorJob(ctx context.Context, j Job) (AddReport, error) {
@@ -235,6 +235,15 @@ func (m *Memory) runCursorJob(ctx context.Context, j Job) (AddReport, error) {
 			ro.LastAssistantMessage = hooks.CursorTranscriptFinalReply(j.Transcript)
 		}
 		return m.AddFile(ctx, db, hooks.FormatCursor, ro, AddOptions{excludable: true})
+	}
+	// Cursor's CLI keeps the chat in a store.db of its own (tool results
+	// too); its last exchange closes the same way.
+	if store := hooks.CursorCLIStore(home, j.SessionID); store != "" {
+		ro := hooks.Options{OnlySession: j.SessionID, Cwd: j.Cwd}
+		if done && j.Transcript != "" {
+			ro.LastAssistantMessage = hooks.CursorTranscriptFinalReply(j.Transcript)
+		}
+		return m.AddFile(ctx, store, hooks.FormatCursor, ro, AddOptions{excludable: true})
 	}
 	if j.Transcript == "" {
 		return AddReport{}, fmt.Errorf("cursor conversation %s: the hook named no transcript and no Cursor database on this machine holds it", j.SessionID)

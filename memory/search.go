@@ -124,7 +124,11 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 	if hits, err = RerankHits(ix, hits, q.Text, rr); err != nil {
 		return nil, err
 	}
-	links, err := linksIn(ix)
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Doc.ID
+	}
+	links, err := linksOf(ix, ids)
 	if err != nil {
 		return nil, err
 	}

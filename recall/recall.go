@@ -133,22 +133,21 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 			match = append(match, e)
 		}
 	}
-	var links *memory.Links
-	if req.NoIndexWork {
-		l, ok, err := m.LinksIfCurrent()
-		if err != nil {
-			return nil, err
+	// The links of the pins now, those of the cards once they are chosen:
+	// reading every link of a large memory costs seconds.
+	linksFor := func(ids []string) (*memory.Links, error) {
+		if !req.NoIndexWork {
+			return m.LinksFor(ctx, ids)
 		}
-		if !ok {
+		l, ok, err := m.LinksIfCurrent(ids)
+		if err == nil && !ok && !strings.Contains(res.Note, "pins and supersession marks left out") {
 			res.Note = strings.TrimPrefix(res.Note+"; pins and supersession marks left out: the search index is behind main (any `git mem search` catches it up)", "; ")
 		}
-		links = l
-	} else {
-		l, err := m.Links(ctx)
-		if err != nil {
-			return nil, err
-		}
-		links = l
+		return l, err
+	}
+	links, err := linksFor(nil)
+	if err != nil {
+		return nil, err
 	}
 	pins, err := livingPins(m, links, f.Project)
 	if err != nil {
@@ -181,6 +180,13 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 	es := make([]*memory.Entry, len(cand))
 	for i := range cand {
 		es[i] = &cand[i].Entry
+	}
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.Exchange
+	}
+	if links, err = linksFor(ids); err != nil {
+		return nil, err
 	}
 	memory.MarkWith(links, es)
 	items, err := itemsOf(m, cand, req, f.Project == "")

@@ -153,6 +153,9 @@ type sessionCtx struct {
 	titleOnce sync.Once
 	titleDL   []float64 // per row: its session title's length
 	titleAvg  float64
+
+	promptOnce sync.Once
+	prompt     *promptLens // the rows' own first turns (rank_prompt.go)
 }
 
 // titles fills titleDL (once per table).
@@ -346,6 +349,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	defer release()
 	exact := !plain && ExactBoost > 0 && exactQuery(text, len(qterms))
 	terms := expandTerms(qterms, !plain)
+	if !plain {
+		terms = weighFrame(text, terms)
+	}
 	var distAvg float64
 	if !plain && CardWeight > 0 {
 		distAvg = float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)
@@ -360,7 +366,8 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range ws {
-		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg}
+		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
+			prompt: !PromptFirstPerson || firstPerson(text)}
 		if w > 0 {
 			// rowOf caches misses in the map: one per worker.
 			ws[w].cache = map[uint64]int32{}
@@ -393,6 +400,12 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	}
 	if !plain {
 		ix.adjust(ws, scores, touched, sc, text, len(qterms))
+		if err := ix.timeBoost(ctx, text, scores, touched); err != nil {
+			return nil, err
+		}
+		if touched, err = ix.prf(ctx, ws[0], qterms, scores, touched, seen); err != nil {
+			return nil, err
+		}
 	}
 	cs := make([]cand, 0, len(touched))
 	for _, row := range touched {
@@ -540,6 +553,7 @@ type sessionScorer struct {
 	matched []int16 // per row: query terms held in its own talk or output
 	stamp   []int32 // per row: the last term counted in matched
 	distAvg float64 // mean card length (CardWeight > 0)
+	prompt  bool    // score the rows' own first turns (PromptWeight)
 
 	scores, tf []float64 // per row: the sum so far, f'(t,row) of the current term
 	seen       []bool
@@ -613,7 +627,10 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldHead, t, s.buf[:0]); err != nil {
 		return err
 	}
-	var titles []rowFreq
+	var titles, prompts []rowFreq
+	if PromptWeight > 0 && s.prompt {
+		prompts = append(prompts, s.buf...)
+	}
 	for _, p := range s.buf {
 		if prev := sc.rows[p.row].prev; prev >= 0 {
 			s.add(prev, sc.weight[prev]*p.f)
@@ -630,6 +647,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		}
 	}
 	s.score(1, sc.dl, sc.avgdl)
+	s.promptScore(prompts)
 	if len(titles) > 0 {
 		sc.titles()
 		for _, p := range titles {

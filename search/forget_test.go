@@ -129,3 +129,37 @@ func TestForgetDocsInPlace(t *testing.T) {
 		}
 	}
 }
+
+// Forgetting rows leaves the dedup maps as a rebuild without those rows
+// builds them: an exact key passes to the next row that has it, band lists
+// keep their order.
+func TestForgetDocsDedupMapsAsRebuilt(t *testing.T) {
+	var docs []Doc
+	for i := 0; i < 24; i++ {
+		text := fmt.Sprintf("standup note %d: deploy the billing service", i%4) // four groups of six
+		docs = append(docs, Doc{Seq: i, ID: fmt.Sprintf("d%02d", i), Commit: fmt.Sprintf("%040x", i+1),
+			Core: text, Verbatim: "user: " + text})
+	}
+	ix, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Add(docs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.ForgetDocs([]string{"d00", "d05", "d06", "d07"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	gotExact, gotBands := ix.exactIdx, ix.bands
+	ix.buildDedupMaps()
+	if fmt.Sprint(gotExact) != fmt.Sprint(ix.exactIdx) {
+		t.Errorf("exact keys after forget %v, rebuilt %v", gotExact, ix.exactIdx)
+	}
+	if fmt.Sprint(gotBands) != fmt.Sprint(ix.bands) {
+		t.Errorf("bands after forget differ from a rebuild's")
+	}
+	if len(gotExact) != 4 {
+		t.Errorf("%d exact keys, want the 4 texts", len(gotExact))
+	}
+}

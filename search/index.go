@@ -86,7 +86,8 @@ var (
 // 5: the index lives in a generation folder named by mem/index/CURRENT, is
 // sealed (seal.go), and the manifest carries a digest of the document set.
 // 6: links.json, derived supersession links and pins (links.go).
-// 7: the links in binary, links.bin (a seventh of the JSON's size).
+// 7: links.bin and events.json for links.json (links_store.go), at most
+// linkCap links derived per card.
 const SchemaVersion = 7
 
 // Files under the index directory.

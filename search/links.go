@@ -1,10 +1,7 @@
 package search
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -24,16 +21,7 @@ import (
 // rebuild from the same commits derives the same links on every machine,
 // and a card never changes. Stated links and pins are commits that are not
 // exchanges (see package memory); the indexer hands them over as Events
-// and they are kept beside the derived links in links.bin.
-
-// linksFile holds the derived links and the events of a generation, in
-// the binary layout of encodeLinks: synthetic memories derive tens of
-// links per exchange (4.8 million at 100,000), and as JSON they were 186 MB
-// of a 342 MB index, encoded on every catch-up and decoded on every search.
-const linksFile = "links.bin"
-
-// linksMagic starts links.bin.
-const linksMagic = "gmlinks1"
+// and they are kept beside the derived links (links_store.go).
 
 // LinkSimilarity is the token-set cosine of two cards (analysed terms of
 // core + context, each term once) at or above which a change signal may
@@ -53,6 +41,13 @@ var ChangeWordSimilarity = 0.6
 // latest earlier rows of the bucket (rows are added in commit order, so the
 // window is the same in a rebuild and in a catch-up).
 const linkWindow = 256
+
+// linkCap bounds the links one card derives when it is added: on
+// templated cards (the synthetic benchmark memory) every card "changed"
+// the same settings as hundreds before it, 4.8 million links at 100,000
+// exchanges; on the real coding set one card of 3,099 derives more than 3
+// (docs/bench/supersede.md).
+var linkCap = 8
 
 // Link says that New supersedes Old (exchange ids).
 type Link struct {
@@ -76,97 +71,6 @@ type Event struct {
 type linkRec struct {
 	New, Old int32
 	Sim      float64
-}
-
-// linksDisk is what links.bin holds: Links in binary, the rest as JSON.
-type linksDisk struct {
-	Threshold float64   `json:"threshold"`
-	Links     []linkRec `json:"-"`
-	Events    []Event   `json:"events"`
-}
-
-// encodeLinks lays out d as linksMagic, the number of links, per link the
-// zig-zag varints of New less the previous link's New and of New less Old,
-// then its similarity: Sim×10⁴ (deriveLinks rounds to four places) as a
-// uvarint shifted left once, or 1 and the float's 8 bytes for any other
-// value; then the JSON of the threshold and events. About 5 bytes a link.
-func encodeLinks(d linksDisk) ([]byte, error) {
-	rest, err := json.Marshal(d)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(linksMagic)+binary.MaxVarintLen64+5*len(d.Links)+len(rest))
-	b = append(b, linksMagic...)
-	b = binary.AppendUvarint(b, uint64(len(d.Links)))
-	prev := int64(0)
-	for _, l := range d.Links {
-		b = binary.AppendVarint(b, int64(l.New)-prev)
-		b = binary.AppendVarint(b, int64(l.New)-int64(l.Old))
-		prev = int64(l.New)
-		if k := math.Round(l.Sim * 1e4); k >= 0 && k < 1<<40 && k/1e4 == l.Sim {
-			b = binary.AppendUvarint(b, uint64(k)<<1)
-		} else {
-			b = binary.AppendUvarint(b, 1)
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.Sim))
-		}
-	}
-	return append(b, rest...), nil
-}
-
-// decodeLinks reads what encodeLinks wrote.
-func decodeLinks(b []byte) (linksDisk, error) {
-	var d linksDisk
-	bad := errors.New("links.bin is cut short or not links")
-	if !bytes.HasPrefix(b, []byte(linksMagic)) {
-		return d, bad
-	}
-	b = b[len(linksMagic):]
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
-		return d, bad
-	}
-	b = b[k:]
-	d.Links = make([]linkRec, n)
-	prev := int64(0)
-	for i := range d.Links {
-		dn, k1 := binary.Varint(b)
-		if k1 <= 0 {
-			return d, bad
-		}
-		do, k2 := binary.Varint(b[k1:])
-		if k2 <= 0 {
-			return d, bad
-		}
-		b = b[k1+k2:]
-		sim, k3 := binary.Uvarint(b)
-		if k3 <= 0 {
-			return d, bad
-		}
-		b = b[k3:]
-		l := &d.Links[i]
-		if sim&1 == 0 {
-			l.Sim = float64(sim>>1) / 1e4
-		} else {
-			if len(b) < 8 {
-				return d, bad
-			}
-			l.Sim = math.Float64frombits(binary.LittleEndian.Uint64(b))
-			b = b[8:]
-		}
-		nw := prev + dn
-		old := nw - do
-		if nw < 0 || old < 0 || nw > math.MaxInt32 || old > math.MaxInt32 {
-			return d, bad
-		}
-		l.New, l.Old = int32(nw), int32(old)
-		prev = nw
-	}
-	links := d.Links
-	if err := json.Unmarshal(b, &d); err != nil {
-		return d, err
-	}
-	d.Links = links
-	return d, nil
 }
 
 // linkState is the writer's working set, built on the first Add.
@@ -572,21 +476,20 @@ func (r *docRec) linkCard() LinkCard {
 	return LinkCard{ID: r.ID, Project: r.Project, Time: r.Time, Seq: r.Seq, Core: r.Core, Context: r.Context, Rooms: r.Rooms, Files: r.Files}
 }
 
-// loadLinks reads links.bin (none yet: empty).
+// loadLinks reads the links and events of the generation (none yet: empty).
 func (ix *Index) loadLinks() (*linkState, error) {
 	st := &linkState{known: map[string]bool{}}
-	raw, err := os.ReadFile(filepath.Join(ix.dir, linksFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return st, nil
-	}
+	v, err := openLinks(ix.dir, len(ix.seqs))
 	if err != nil {
-		return nil, fmt.Errorf("read supersession links: %w", err)
+		return nil, err
 	}
-	d, err := decodeLinks(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: links: %v: %w", ix.dir, err, ErrCorrupt)
+	defer v.close()
+	if st.links, err = v.all(); err != nil {
+		return nil, fmt.Errorf("%s: %w", ix.dir, err)
 	}
-	st.links, st.events = d.Links, d.Events
+	if st.events, err = readEvents(ix.dir); err != nil {
+		return nil, err
+	}
 	for _, e := range st.events {
 		st.known[e.Commit] = true
 	}
@@ -663,6 +566,7 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
 	}
 	slices.Sort(cands)
 	cands = slices.Compact(cands) // a row in two of the buckets once
+	var found []linkRec
 	for _, r := range cands {
 		o := &ix.recs[r]
 		fb := st.features(a, r, o)
@@ -678,8 +582,20 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
 		if n != ca.ID {
 			l.New, l.Old = r, row
 		}
-		st.links = append(st.links, l)
+		found = append(found, l)
 	}
+	if len(found) > linkCap {
+		// The most alike first, then the latest: what the row says is
+		// most likely to replace.
+		sort.SliceStable(found, func(i, j int) bool {
+			if found[i].Sim != found[j].Sim {
+				return found[i].Sim > found[j].Sim
+			}
+			return min(found[i].New, found[i].Old) > min(found[j].New, found[j].Old)
+		})
+		found = found[:linkCap]
+	}
+	st.links = append(st.links, found...)
 }
 
 // AddEvents keeps commits that are not exchanges (pins, stated links);
@@ -704,63 +620,178 @@ func (ix *Index) AddEvents(evs []Event) error {
 	return nil
 }
 
-// writeLinks saves links.bin when the writer touched it.
+// writeLinks saves links.bin and events.json when the writer touched
+// them (each through a temporary file and a rename: a reader sees the old
+// file or the new one).
 func (ix *Index) writeLinks() error {
-	d := linksDisk{Threshold: LinkSimilarity}
+	var links []linkRec
+	var events []Event
 	if ix.lst == nil || !ix.lst.loaded {
-		if _, err := os.Stat(filepath.Join(ix.dir, linksFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(ix.dir, linksBinFile)); err == nil {
 			return nil // untouched
 		}
 	} else {
-		d.Links, d.Events = ix.lst.links, ix.lst.events
+		links, events = ix.lst.links, ix.lst.events
 	}
-	if d.Links == nil {
-		d.Links = []linkRec{}
+	if events == nil {
+		events = []Event{}
 	}
-	if d.Events == nil {
-		d.Events = []Event{}
-	}
-	raw, err := encodeLinks(d)
+	raw, err := json.Marshal(eventsDisk{Threshold: LinkSimilarity, Events: events})
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(ix.dir, linksFile+".tmp")
-	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
-		return fmt.Errorf("write supersession links: %w", err)
+	bin := encodeLinks(append([]linkRec(nil), links...), func(r int32) string { return ix.recs[r].ID })
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{eventsFile, raw}, {linksBinFile, bin}} {
+		tmp := filepath.Join(ix.dir, f.name+".tmp")
+		if err := os.WriteFile(tmp, f.b, 0o644); err != nil {
+			return fmt.Errorf("write supersession links: %w", err)
+		}
+		if err := os.Rename(tmp, filepath.Join(ix.dir, f.name)); err != nil {
+			return fmt.Errorf("write supersession links: %w", err)
+		}
 	}
-	return os.Rename(tmp, filepath.Join(ix.dir, linksFile))
+	return nil
 }
 
-// Links returns the derived links (exchange ids) and the kept events, in
-// the order they were added.
+// Links returns every derived link (exchange ids) and the kept events, in
+// the order they were added. It reads every link: marking a few exchanges
+// is LinksOf's job.
 func (ix *Index) Links() ([]Link, []Event, error) {
 	ix.mu.Lock()
 	st := ix.lst
-	if st == nil {
-		var err error
-		if st, err = ix.loadLinks(); err != nil {
-			ix.mu.Unlock()
-			return nil, nil, err
-		}
-		ix.lst = st
-	}
 	ix.mu.Unlock()
-	out := make([]Link, 0, len(st.links))
-	for _, l := range st.links {
-		if int(l.New) >= ix.Count() || int(l.Old) >= ix.Count() {
-			return nil, nil, fmt.Errorf("%s: links name row %d of %d: %w", ix.dir, max(l.New, l.Old), ix.Count(), ErrCorrupt)
-		}
-		n, err := ix.rec(l.New)
+	var recs []linkRec
+	var events []Event
+	if st != nil {
+		recs, events = st.links, st.events
+	} else {
+		v, err := openLinks(ix.dir, len(ix.seqs))
 		if err != nil {
 			return nil, nil, err
 		}
-		o, err := ix.rec(l.Old)
+		recs, err = v.all()
+		v.close()
 		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", ix.dir, err)
+		}
+		if events, err = readEvents(ix.dir); err != nil {
 			return nil, nil, err
 		}
-		out = append(out, Link{New: n.ID, Old: o.ID, Sim: l.Sim})
 	}
-	return out, st.events, nil
+	out := make([]Link, 0, len(recs))
+	for _, l := range recs {
+		n, o, err := ix.linkIDs(l)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, Link{New: n, Old: o, Sim: l.Sim})
+	}
+	return out, events, nil
+}
+
+func (ix *Index) linkIDs(l linkRec) (newID, oldID string, err error) {
+	if int(l.New) >= len(ix.seqs) || int(l.Old) >= len(ix.seqs) || l.New < 0 || l.Old < 0 {
+		return "", "", fmt.Errorf("%s: links name row %d of %d: %w", ix.dir, max(l.New, l.Old), len(ix.seqs), ErrCorrupt)
+	}
+	n, err := ix.rec(l.New)
+	if err != nil {
+		return "", "", err
+	}
+	o, err := ix.rec(l.Old)
+	if err != nil {
+		return "", "", err
+	}
+	return n.ID, o.ID, nil
+}
+
+// LinksOf returns the derived links that name one of ids, or an exchange
+// an event names (a pin's target, a stated link's ends), and every event:
+// what marking those exchanges needs, read without decoding the rest.
+func (ix *Index) LinksOf(ids []string) ([]Link, []Event, error) {
+	ix.mu.Lock()
+	st := ix.lst
+	ix.mu.Unlock()
+	events := []Event(nil)
+	if st != nil {
+		events = st.events
+	} else {
+		var err error
+		if events, err = readEvents(ix.dir); err != nil {
+			return nil, nil, err
+		}
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, e := range events {
+		want[e.Target] = true
+		if e.New != "" {
+			want[e.New] = true
+		}
+	}
+	delete(want, "")
+	var out []Link
+	if st != nil { // a writer: its links may not be saved yet
+		for _, l := range st.links {
+			n, o, err := ix.linkIDs(l)
+			if err != nil {
+				return nil, nil, err
+			}
+			if want[n] || want[o] {
+				out = append(out, Link{New: n, Old: o, Sim: l.Sim})
+			}
+		}
+		return out, events, nil
+	}
+	v, err := openLinks(ix.dir, len(ix.seqs))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer v.close()
+	seen := map[[2]int32]bool{}
+	add := func(l linkRec) error {
+		k := [2]int32{l.New, l.Old}
+		if seen[k] {
+			return nil
+		}
+		seen[k] = true
+		n, o, err := ix.linkIDs(l)
+		if err == nil {
+			out = append(out, Link{New: n, Old: o, Sim: l.Sim})
+		}
+		return err
+	}
+	for id := range want {
+		err := v.find(idHash(id), func(nd linkNode) error {
+			r, err := ix.rec(nd.row)
+			if err != nil || r.ID != id {
+				return err
+			}
+			if err := v.entries(nd.supOff, nd.supN, func(o int32, sim float64) error {
+				return add(linkRec{New: nd.row, Old: o, Sim: sim})
+			}); err != nil {
+				return err
+			}
+			return v.entries(nd.byOff, nd.byN, func(n int32, sim float64) error {
+				return add(linkRec{New: n, Old: nd.row, Sim: sim})
+			})
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", ix.dir, err)
+		}
+	}
+	// One order whatever the map gave: by new id, then old id.
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].New != out[j].New {
+			return out[i].New < out[j].New
+		}
+		return out[i].Old < out[j].Old
+	})
+	return out, events, nil
 }
 
 // forgetLinks follows ForgetDocs: the derived links of emptied rows and

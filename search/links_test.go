@@ -147,35 +147,6 @@ func TestLinksSameInBatchAndOneByOne(t *testing.T) {
 	}
 }
 
-// links.bin gives back exactly what was written: rows in any order, the
-// similarities deriveLinks rounds and any other float, and the events.
-func TestLinksBinaryRoundTrip(t *testing.T) {
-	for _, d := range []linksDisk{
-		{Threshold: 0.15},
-		{Threshold: 0.15, Links: []linkRec{{New: 6, Old: 1, Sim: 0.6875}, {New: 6, Old: 5, Sim: 1}, {New: 2, Old: 9, Sim: 0.15}, {New: 1 << 30, Old: 0, Sim: 0.8003}}},
-		{Threshold: 0.2, Links: []linkRec{{New: 0, Old: 3, Sim: 1.0 / 3}, {New: 3, Old: 0, Sim: -0.5}, {New: 4, Old: 4, Sim: 0}},
-			Events: []Event{{Commit: "c1", Kind: "pin", Target: "x", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}},
-	} {
-		raw, err := encodeLinks(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := decodeLinks(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got.Links, d.Links) && len(d.Links) > 0 || got.Threshold != d.Threshold || !reflect.DeepEqual(got.Events, d.Events) {
-			t.Errorf("round trip of %+v gave %+v", d, got)
-		}
-		for cut := 0; cut < len(raw)-len(`{"threshold":0.15,"events":null}`); cut++ {
-			if _, err := decodeLinks(raw[:cut]); err == nil {
-				t.Errorf("%d of %d bytes decoded without an error", cut, len(raw))
-				break
-			}
-		}
-	}
-}
-
 // The prefilters of the link rule's regexps change no answer: on a table
 // of edge cases and on random texts over the letters the patterns read
 // (ASCII and the non-ASCII letters (?i) folds), the regexps find nothing

@@ -5,6 +5,32 @@
 // lives in the packages below.
 package main
 
-import "os"
+import (
+	"os"
+	"runtime/pprof"
+)
 
-func main() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	os.Exit(profiled(func() int { return Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr) }))
+}
+
+// profiled runs f under a CPU profile written to $GIT_MEM_CPUPROFILE when
+// it is set: how the figures in docs/BENCHMARKS.md were taken apart.
+func profiled(f func() int) int {
+	p := os.Getenv("GIT_MEM_CPUPROFILE")
+	if p == "" {
+		return f()
+	}
+	out, err := os.Create(p)
+	if err != nil {
+		os.Stderr.WriteString("git mem: GIT_MEM_CPUPROFILE: " + err.Error() + "\n")
+		return f()
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		os.Stderr.WriteString("git mem: GIT_MEM_CPUPROFILE: " + err.Error() + "\n")
+		return f()
+	}
+	defer pprof.StopCPUProfile()
+	return f()
+}
