@@ -74,3 +74,28 @@ func BenchmarkReindex(b *testing.B) {
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "CPU-s/op")
 }
+
+// BenchmarkAddInto adds the exchanges of GIT_MEM_BENCH_ADD_FILE into the
+// memory GIT_MEM_BENCH_ADD_MEM, indexing included, as `git mem add FILE`
+// does (e.g. 1,000 new into a copy of the 100,000 of scripts/bench-scale.sh:
+// it writes into that memory, so give it a copy). It skips without both.
+func BenchmarkAddInto(b *testing.B) {
+	dir, file := os.Getenv("GIT_MEM_BENCH_ADD_MEM"), os.Getenv("GIT_MEM_BENCH_ADD_FILE")
+	if dir == "" || file == "" {
+		b.Skip("set GIT_MEM_BENCH_ADD_MEM (a copy) and GIT_MEM_BENCH_ADD_FILE")
+	}
+	m, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cpu time.Duration
+	for i := 0; i < b.N; i++ {
+		c0 := benchCPU()
+		rep, err := m.AddFiles(context.Background(), []string{file}, nil, "exchange", AddOptions{})
+		if err != nil || rep.IndexErr != "" {
+			b.Fatalf("add: %v %s", err, rep.IndexErr)
+		}
+		cpu += benchCPU() - c0
+	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "CPU-s/op")
+}

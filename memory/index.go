@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -456,6 +457,14 @@ func (m *Memory) pendingCommits(head plumbing.Hash, last string) (walked []*obje
 	if last != "" {
 		lastHash = plumbing.NewHash(last)
 	}
+	if walked, reached, err = m.Repo.CommitsSince(head, lastHash); err == nil {
+		slices.Reverse(walked)
+		return walked, reached, nil
+	} else if !errors.Is(err, gitstore.ErrNoGit) {
+		return nil, false, err
+	}
+	// Without git: a go-git walk, a read per commit.
+	walked = nil
 	reached = lastHash.IsZero()
 	merges := false
 	err = m.Repo.Walk(head, func(h plumbing.Hash) bool {
@@ -571,26 +580,48 @@ func (m *Memory) isLiving(head, commit plumbing.Hash, id string) (bool, error) {
 func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []search.Event, error) {
 	docs := make([]search.Doc, len(commits))
 	evs := make([]search.Event, len(commits))
-	errs := make([]error, len(commits))
 	fresh := m.handoff.Load()
+	// The blobs not handed off are read from git in one batch
+	// (gitstore.ReadPaths), before the parallel rendering.
+	entries := make([]*Entry, len(commits))
+	blobs := make([][]byte, len(commits))
+	have := make([]bool, len(commits))
+	var reqs []gitstore.PathAt
+	var at []int
+	for i, c := range commits {
+		if len(c.ParentHashes) > 1 {
+			continue
+		}
+		entries[i] = entryOf(c)
+		if entries[i].Exchange == "" {
+			continue
+		}
+		if blobs[i], have[i] = fresh.get(c.Hash); !have[i] {
+			reqs = append(reqs, gitstore.PathAt{Commit: c.Hash, Path: exchange.BlobPath(entries[i].Exchange)})
+			at = append(at, i)
+		}
+	}
+	if len(reqs) > 0 {
+		data, ok, err := m.Repo.ReadPaths(reqs)
+		if err != nil {
+			return nil, nil, err
+		}
+		for j, i := range at {
+			blobs[i], have[i] = data[j], ok[j]
+		}
+	}
 	parallel(len(commits), func(i int) {
 		c := commits[i]
 		if len(c.ParentHashes) > 1 {
 			return
 		}
-		e := entryOf(c)
+		e := entries[i]
 		if e.Exchange == "" {
 			evs[i], _ = metaEvent(c)
 			return
 		}
-		blob, ok := fresh.get(c.Hash)
-		if !ok {
-			var err error
-			if blob, ok, err = m.Repo.ReadPath(c.Hash, exchange.BlobPath(e.Exchange)); err != nil {
-				errs[i] = err
-				return
-			}
-		}
+		blob, ok := blobs[i], have[i]
+		blobs[i] = nil
 		var verbatim, output, head, tail string
 		if ok {
 			if ex, err := exchange.Parse(blob); err == nil {
@@ -607,9 +638,6 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []sear
 			Verbatim: verbatim, Output: output, Head: head, Tail: tail,
 		}
 	})
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
-	}
 	out := docs[:0]
 	for _, d := range docs {
 		if d.ID != "" {

@@ -1,7 +1,10 @@
 package search
 
 import (
+	"math"
+	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,9 +86,17 @@ func TestTermCosine(t *testing.T) {
 		{set("a", "b"), set("c"), 0},
 		{set("a", "b", "c", "d"), set("a"), 0.5},
 		{set(), set("a"), 0},
+		{set("x", "a", "q", "z", "b"), set("b", "y", "a"), 2 / math.Sqrt(15)},
 	} {
 		if got := termCosine(tc.a, tc.b); got != tc.want {
 			t.Errorf("termCosine(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+		// The numbered sets of the writer give the same value, whatever
+		// order the terms were first seen in.
+		for _, ids := range []termIDs{{}, {"z": 0, "y": 1, "b": 2}} {
+			if got := idCosine(ids.set(tc.a), ids.set(tc.b)); got != tc.want {
+				t.Errorf("idCosine(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+			}
 		}
 	}
 }
@@ -133,5 +144,39 @@ func TestLinksSameInBatchAndOneByOne(t *testing.T) {
 	}
 	if !reflect.DeepEqual(one, each) {
 		t.Fatalf("one batch %+v, one by one %+v", one, each)
+	}
+}
+
+// The prefilters of the link rule's regexps change no answer: on a table
+// of edge cases and on random texts over the letters the patterns read
+// (ASCII and the non-ASCII letters (?i) folds), the regexps find nothing
+// where a prefilter says no.
+func TestLinkPrefiltersAreExact(t *testing.T) {
+	texts := []string{"", "use Go 1.22 instead", "INSTEAD", "No Longer", "not any more", "notanymore",
+		"ſwitch to yarn", "switched over", "port: 9090", "port=9090", "go1.2", "a 1.2", "v1.2.3", "from a to b",
+		"from now on", "DROPPED", "moVED it to", "\u212a", "bumped it to 3", "went  with", "now uses"}
+	alpha := []rune("abcdefgilmnoprstuvwyABDIMNOS ſ\u212a0123456789.:=-_/")
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 20000; i++ {
+		b := make([]rune, rnd.IntN(40))
+		for j := range b {
+			b[j] = alpha[rnd.IntN(len(alpha))]
+		}
+		texts = append(texts, string(b))
+	}
+	words := []string{"instead", "not any more", "switch to", "replaced", "moved to", "from x to", "now uses", "drop", "v1.2", "k: v1", "SWITCH TO", "ſwitch to"}
+	for i := 0; i < 5000; i++ {
+		texts = append(texts, words[rnd.IntN(len(words))]+" "+texts[rnd.IntN(len(texts))]+" "+words[rnd.IntN(len(words))])
+	}
+	for _, s := range texts {
+		if got, want := hasChangeWord(s), changeWords.MatchString(s); got != want {
+			t.Errorf("hasChangeWord(%q) = %v, the regexp says %v", s, got, want)
+		}
+		if !digitDotDigit(s) && version.FindStringSubmatchIndex(s) != nil {
+			t.Errorf("version matches %q without a digit, dot, digit", s)
+		}
+		if strings.IndexAny(s, ":=") < 0 && assignment.FindStringSubmatchIndex(s) != nil {
+			t.Errorf("assignment matches %q without ':' or '='", s)
+		}
 	}
 }
