@@ -3,7 +3,9 @@ package gitstore
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +34,15 @@ type Rewriter struct {
 	// the paths (for a history some plain git commit removed a path from).
 	Full    bool
 	Dropped int // exchange commits dropped
+	// Bulk reads (prefetch): after prefetchAfter commits read one by one
+	// through go-git, the next ancestors and their trees along the paths
+	// come through one git cat-file --batch.
+	pre       map[plumbing.Hash]*object.Commit
+	preTree   map[plumbing.Hash]*object.Tree
+	reads     int
+	nextBatch int
+	bulkHits  int  // reads the bulk reads served
+	noBulk    bool // under the write lock: no bulk read (a writer waits)
 	// DroppedMeta counts commits that are not records dropped because they
 	// refer to a dropped path (Repo.MetaPaths).
 	DroppedMeta int
@@ -99,7 +110,7 @@ func (w *Rewriter) Rewrite(tip plumbing.Hash) (plumbing.Hash, error) {
 		if _, done := w.commits[h]; done {
 			return nil
 		}
-		c, err := w.r.Commit(h)
+		c, err := w.commit(h)
 		if err != nil {
 			return err
 		}
@@ -305,6 +316,12 @@ func (w *Rewriter) treeObj(h plumbing.Hash) (*object.Tree, error) {
 	if t, ok := w.decoded[h]; ok {
 		return t, nil
 	}
+	if t, ok := w.preTree[h]; ok {
+		delete(w.preTree, h)
+		w.bulkHits++
+		w.remember(h, t)
+		return t, nil
+	}
 	o, err := w.get(plumbing.TreeObject, h)
 	if err != nil {
 		return nil, err
@@ -313,11 +330,139 @@ func (w *Rewriter) treeObj(h plumbing.Hash) (*object.Tree, error) {
 	if err := t.Decode(o); err != nil {
 		return nil, err
 	}
+	w.remember(h, t)
+	return t, nil
+}
+
+func (w *Rewriter) remember(h plumbing.Hash, t *object.Tree) {
 	if len(w.decoded) >= decodedTrees {
 		clear(w.decoded)
 	}
 	w.decoded[h] = t
-	return t, nil
+}
+
+// prefetchAfter is how many commits a rewrite reads one by one before it
+// reads in bulk: a forget of a recent exchange reads a handful, and one of
+// an old exchange at 100,000 read 95,000 commits and 190,000 trees through
+// go-git (9 s CPU of its rewrite, against about 1 s through git).
+var prefetchAfter = 500
+
+func (w *Rewriter) done(h plumbing.Hash) bool { _, ok := w.commits[h]; return ok }
+
+// commit reads a commit the rewrite needs, from the bulk read when it has
+// it. Past prefetchAfter single reads, the next ancestors of h are read in
+// bulk, twice as many each time (at most twice what is needed).
+func (w *Rewriter) commit(h plumbing.Hash) (*object.Commit, error) {
+	if c, ok := w.pre[h]; ok {
+		delete(w.pre, h)
+		w.bulkHits++
+		return c, nil
+	}
+	w.reads++
+	if w.reads >= prefetchAfter && !w.noBulk {
+		if w.nextBatch == 0 {
+			w.nextBatch = 2 * prefetchAfter
+		}
+		w.reads = 0
+		w.prefetch(h, w.nextBatch)
+		w.nextBatch *= 2
+		if c, ok := w.pre[h]; ok {
+			delete(w.pre, h)
+			w.bulkHits++
+			return c, nil
+		}
+	}
+	return w.r.Commit(h)
+}
+
+// prefetch reads up to n ancestors of h (h included), and their trees
+// along the dropped paths, in bulk. It is a cache: anything it cannot read
+// is read one by one later.
+func (w *Rewriter) prefetch(h plumbing.Hash, n int) {
+	if !useCatFile || gitCLI() == "" {
+		return
+	}
+	cmd := exec.Command("git", "--git-dir", w.r.dir, "rev-list", "-n", strconv.Itoa(n), h.String())
+	cmd.Env = readerEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		return
+	}
+	var reqs []PathAt
+	for _, f := range strings.Fields(string(out)) {
+		if plumbing.IsHash(f) {
+			if x := plumbing.NewHash(f); !w.done(x) {
+				reqs = append(reqs, PathAt{Commit: x})
+			}
+		}
+	}
+	raw, ans, err := w.r.batchObjects(reqs)
+	if err != nil {
+		return
+	}
+	if w.pre == nil {
+		w.pre = map[plumbing.Hash]*object.Commit{}
+		w.preTree = map[plumbing.Hash]*object.Tree{}
+	}
+	type treeReq struct {
+		h    plumbing.Hash
+		node *pathTrie
+	}
+	var level []treeReq
+	for i, q := range reqs {
+		if !ans[i].found || ans[i].typ != "commit" {
+			continue
+		}
+		o := &plumbing.MemoryObject{}
+		o.SetType(plumbing.CommitObject)
+		o.Write(raw[i])
+		c := &object.Commit{}
+		if c.Decode(o) != nil || c.Hash != q.Commit {
+			continue
+		}
+		w.pre[c.Hash] = c
+		level = append(level, treeReq{c.TreeHash, w.drop})
+	}
+	// The trees along the paths, one level at a time.
+	for len(level) > 0 {
+		reqs = reqs[:0]
+		nodes := []*pathTrie{}
+		seen := map[plumbing.Hash]bool{}
+		for _, t := range level {
+			if _, ok := w.decoded[t.h]; ok || seen[t.h] || w.preTree[t.h] != nil {
+				continue
+			}
+			seen[t.h] = true
+			reqs = append(reqs, PathAt{Commit: t.h})
+			nodes = append(nodes, t.node)
+		}
+		level = level[:0]
+		if len(reqs) == 0 {
+			break
+		}
+		raw, ans, err := w.r.batchObjects(reqs)
+		if err != nil {
+			return
+		}
+		for i, q := range reqs {
+			if !ans[i].found || ans[i].typ != "tree" {
+				continue
+			}
+			o := &plumbing.MemoryObject{}
+			o.SetType(plumbing.TreeObject)
+			o.Write(raw[i])
+			t := &object.Tree{}
+			if t.Decode(o) != nil || o.Hash() != q.Commit {
+				continue
+			}
+			w.preTree[q.Commit] = t
+			for _, e := range t.Entries {
+				if k := nodes[i].kids[e.Name]; k != nil && e.Mode == filemode.Dir && len(k.kids) > 0 {
+					level = append(level, treeReq{e.Hash, k})
+				}
+			}
+		}
+	}
 }
 
 // decodedTrees bounds the Rewriter's decoded-tree memo (~100 bytes each
@@ -558,6 +703,7 @@ func (r *Repo) swapRewritten(w *Rewriter, tomb plumbing.Hash, timeout time.Durat
 			return err
 		}
 		before, after = head1, head1
+		w.noBulk = true
 		newTip, err := w.Rewrite(head1)
 		if err != nil {
 			return err

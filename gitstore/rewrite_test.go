@@ -89,6 +89,19 @@ func TestRewriteComposes(t *testing.T) {
 		if again := rewrite(all, once); again != once {
 			t.Fatalf("round %d: a rewritten history rewritten again changed: %s → %s", round, once, again)
 		}
+		// The same through the bulk reads (git cat-file), from the first
+		// commit on.
+		saved := prefetchAfter
+		prefetchAfter = 1
+		w := r.NewRewriter(all)
+		bulk, err := w.Rewrite(tip)
+		prefetchAfter = saved
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bulk != once || (len(all) > 0 && w.bulkHits == 0) {
+			t.Fatalf("round %d: with bulk reads (%d served) %s, without %s", round, w.bulkHits, bulk, once)
+		}
 		if got := rewrite(nil, tip); got != tip {
 			t.Fatalf("round %d: a rewrite dropping nothing changed the history", round)
 		}
