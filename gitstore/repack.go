@@ -68,6 +68,18 @@ func (r *Repo) estimateLoose() int {
 	return n * 256 / 8
 }
 
+// HoldPacks waits for a running repack or purge and keeps the next from
+// starting until unlock: `git mem check` reads every object and runs git
+// fsck, which reported a pack a background repack had just replaced
+// ("packfile … index not opened", a heavy test under load).
+func (r *Repo) HoldPacks(timeout time.Duration) (unlock func(), err error) {
+	l, err := LockFile(filepath.Join(r.MemDir(), "pack.lock"), timeout)
+	if err != nil {
+		return nil, err
+	}
+	return func() { l.Unlock() }, nil
+}
+
 // Repack runs the maintenance repack now, in this process, waiting for a
 // background one to finish first.
 func (r *Repo) Repack() error {

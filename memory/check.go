@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -57,7 +58,12 @@ func (m *Memory) Check(ctx context.Context, repair bool) (*CheckReport, error) {
 	if m.Repo.Pending() {
 		add("forget", "a forget or a sync that carried one was interrupted before it finished (mem/forget.pending): run `git mem check --repair`, or any add, sync or forget finishes it", true)
 	}
+	unlock, err := m.Repo.HoldPacks(10 * time.Minute)
+	if err != nil {
+		return nil, err
+	}
 	living, err := m.checkRepo(ctx, head, rep, add)
+	unlock()
 	if err != nil {
 		return nil, err
 	}

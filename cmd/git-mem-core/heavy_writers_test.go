@@ -83,13 +83,21 @@ func TestHeavyEightWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := 8000 + writers*batches*per
+	keep := func() {
+		if dir := os.Getenv("GIT_MEM_KEEP_FAILED"); dir != "" {
+			_ = exec.Command("cp", "-a", mem, dir).Run()
+			t.Logf("memory kept in %s", dir)
+		}
+	}
 	out, err := run("check", "--json")
 	if err != nil {
+		keep()
 		t.Fatalf("check: %v %s", err, out)
 	}
 	var full map[string]any
 	_ = json.Unmarshal(out, &full)
 	if int(full["exchanges"].(float64)) != want || int(full["index_docs"].(float64)) != want {
+		keep()
 		t.Fatalf("check: %s (want %d)", out, want)
 	}
 	if out, err := exec.Command("git", "--git-dir", mem, "fsck", "--strict", "--no-dangling").CombinedOutput(); err != nil {
