@@ -167,7 +167,14 @@ func (m *Memory) Forget(ctx context.Context, plan []*Entry, reason string) (Forg
 	if err != nil {
 		return rep, fmt.Errorf("forget: %w", err)
 	}
-	if rep.Index, err = m.UpdateIndex(ctx); err != nil {
+	if !inPlace {
+		// The in-place follow failed somewhere (its compaction, say): a
+		// half-followed index may still hold the forgotten words in a file
+		// even where it looks caught up, so it is rebuilt.
+		if rep.Index, err = m.Reindex(ctx); err != nil {
+			return rep, fmt.Errorf("forgotten, but the index was not rebuilt (run `git mem reindex`): %w", err)
+		}
+	} else if rep.Index, err = m.UpdateIndex(ctx); err != nil {
 		return rep, fmt.Errorf("forgotten, but the index was not rebuilt (run `git mem reindex`): %w", err)
 	}
 	if inPlace {
