@@ -248,17 +248,27 @@ func (r *Repo) CommitsSince(start, last plumbing.Hash) (commits []*object.Commit
 		if !ans[i].found || ans[i].typ != "commit" {
 			return nil, false, fmt.Errorf("%w: git cat-file: no commit %s", ErrNoGit, h)
 		}
-		o := &plumbing.MemoryObject{}
-		o.SetType(plumbing.CommitObject)
-		o.Write(raw[i])
-		c := &object.Commit{}
-		if err := c.Decode(o); err != nil {
-			return nil, false, fmt.Errorf("read commit %s: %w", h, err)
-		}
-		if c.Hash != h {
-			return nil, false, fmt.Errorf("read commit %s: git cat-file gave %s", h, c.Hash)
+		c, err := decodeCommit(raw[i], h)
+		if err != nil {
+			return nil, false, err
 		}
 		commits[i] = c
 	}
 	return commits, reached, nil
+}
+
+// decodeCommit parses a commit git cat-file gave for h, checking that its
+// content hashes to h.
+func decodeCommit(raw []byte, h plumbing.Hash) (*object.Commit, error) {
+	o := &plumbing.MemoryObject{}
+	o.SetType(plumbing.CommitObject)
+	o.Write(raw)
+	c := &object.Commit{}
+	if err := c.Decode(o); err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	if c.Hash != h {
+		return nil, fmt.Errorf("read commit %s: git cat-file gave %s", h, c.Hash)
+	}
+	return c, nil
 }

@@ -413,12 +413,9 @@ func (w *Rewriter) prefetch(h plumbing.Hash, n int) {
 		if !ans[i].found || ans[i].typ != "commit" {
 			continue
 		}
-		o := &plumbing.MemoryObject{}
-		o.SetType(plumbing.CommitObject)
-		o.Write(raw[i])
-		c := &object.Commit{}
-		if c.Decode(o) != nil || c.Hash != q.Commit {
-			continue
+		c, err := decodeCommit(raw[i], q.Commit)
+		if err != nil {
+			continue // read one by one later
 		}
 		w.pre[c.Hash] = c
 		level = append(level, treeReq{c.TreeHash, w.drop})
