@@ -22,7 +22,8 @@ type benchGroup struct {
 
 // loadBenchGroups reads every set the defaults are chosen on: LoCoMo dev,
 // coding dev, our queries over the other four coding folders, LongMemEval-S
-// dev, and the coding and LongMemEval folders pooled.
+// dev, our conceptual queries (testdata/concept-queries), and the coding
+// and LongMemEval folders pooled.
 func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 	root := sharedEval(t)
 	load := func(dir string) []Set {
@@ -42,6 +43,10 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 	for _, f := range []string{"paulukonis", "minsky", "docgen", "ktsu", "chefchopsky"} {
 		exact = append(exact, load(withQueries(t, filepath.Join(root, "coding", f), "exact-queries/"+f+".jsonl"))...)
 	}
+	var concept []Set
+	for _, f := range []string{"paulukonis", "minsky", "docgen", "ktsu", "chefchopsky"} {
+		concept = append(concept, load(withQueries(t, filepath.Join(root, "coding", f), "concept-queries/"+f+".jsonl"))...)
+	}
 	dev := load(filepath.Join(root, "coding/paulukonis"))
 	lme := load(filepath.Join(root, "longmemeval-dev"))
 	groups := []*benchGroup{
@@ -51,6 +56,8 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 		{name: "coding-pooled", sets: []Set{Pool("pooled", append(append([]Set(nil), dev...), ours...))}},
 		{name: "exact", sets: exact},
 		{name: "exact-pooled", sets: []Set{Pool("pooled", exact)}},
+		{name: "concept", sets: concept},
+		{name: "concept-pooled", sets: []Set{Pool("pooled", concept)}},
 		{name: "lme-dev", sets: lme},
 		{name: "lme-pooled", sets: []Set{Pool("pooled", lme)}},
 	}
