@@ -29,9 +29,12 @@ var docAgents = map[string]docAgent{
 	},
 	AgentCline: {
 		read:  ReadCline,
-		roots: func(home string) []string { return ClineTaskRoots(home, false) },
-		keep:  isClineTask,
-		sniff: func(p string, _ []byte) bool { return filepath.Base(p) == clineTaskFile },
+		roots: func(home string) []string { return append(ClineTaskRoots(home, false), ClineSessionRoots(home)...) },
+		keep:  func(p string, d fs.DirEntry) bool { return isClineTask(p, d) || isClineSession(p, d) },
+		sniff: func(p string, head []byte) bool {
+			return filepath.Base(p) == clineTaskFile ||
+				strings.HasSuffix(p, clineSessionSuffix) && bytes.Contains(head, []byte(`"sessionId"`)) && bytes.Contains(head, []byte(`"messages"`))
+		},
 	},
 	AgentRooCode: {
 		read:  ReadCline,

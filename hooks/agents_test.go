@@ -81,6 +81,10 @@ type agentCase struct {
 	markdown bool
 	// untimed: the format records no time.
 	untimed bool
+	// ended: a file beside the fixture (a manifest) says the session is
+	// over, so the open read gives every exchange; the growth test copies
+	// the fixture alone and still stores open.
+	ended bool
 }
 
 var agentCases = []agentCase{
@@ -109,6 +113,28 @@ var agentCases = []agentCase{
 		toolCalls: 8,
 		files:     []string{"src/slug.ts", "src/slug.ts"},
 		arrayPath: []string{},
+	},
+	{
+		// Cline SDK session, real (cline/cline's own test fixture,
+		// Apache-2.0): messages 0, 6, 10, 22 and 30 are user text (5
+		// prompts; 0 also attaches the file it names); the others are
+		// tool results and replies. tool_use blocks: editor, read_files |
+		// editor | run_commands, read_files ×3, editor | read_files,
+		// editor, read_files | none = 11; every editor call edits
+		// agent-sidebar.tsx (once in each of the first four exchanges).
+		// The manifest beside it says status completed: the open read
+		// gives all 5.
+		format: FormatCline, file: "testdata/cline/sessions/1784094124598_rruoq/1784094124598_rruoq.messages.json",
+		exchanges: 5, open: 4, ended: true,
+		prompts:   []string{"can you update @apps/examples/desktop-app/webview/components/agent-sidebar.tsx so that the filter icon comes after", "can you make the filter icon smaller?", "awesome! the Sessions button has a space", "can you also rmove that spacing", "hello"},
+		toolCalls: 11,
+		files: []string{
+			"/Users/example/dev/cline/apps/examples/desktop-app/webview/components/agent-sidebar.tsx",
+			"/Users/example/dev/cline/apps/examples/desktop-app/webview/components/agent-sidebar.tsx",
+			"/Users/example/dev/cline/apps/examples/desktop-app/webview/components/agent-sidebar.tsx",
+			"/Users/example/dev/cline/apps/examples/desktop-app/webview/components/agent-sidebar.tsx",
+		},
+		arrayPath: []string{"messages"},
 	},
 	{
 		// Roo Code, native tools: the <task> of message 0 and the
@@ -312,8 +338,12 @@ func TestAgentFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(open.Exchanges) != c.open {
-				t.Errorf("open session: %d exchanges, want %d", len(open.Exchanges), c.open)
+			wantOpen := c.open
+			if c.ended {
+				wantOpen = c.exchanges
+			}
+			if len(open.Exchanges) != wantOpen {
+				t.Errorf("open session: %d exchanges, want %d", len(open.Exchanges), wantOpen)
 			}
 			// The same file read again gives the same ids and bytes.
 			again, _ := ReadFile(c.file, c.format, Options{SessionEnded: true})
@@ -522,6 +552,10 @@ func FuzzCline(f *testing.F) {
 	fuzzFile(f, []string{"testdata/cline/*/*.json", "testdata/roo-code/*/*.json"}, []string{"1767080000000"}, "fuzz.json", ReadCline)
 }
 
+func FuzzClineSession(f *testing.F) {
+	fuzzFile(f, []string{"testdata/cline/sessions/*/*.messages.json", "testdata/cline/compacted/*/*/*.messages.json"}, []string{"sessions", "s1"}, "s1.messages.json", ReadCline)
+}
+
 func FuzzContinue(f *testing.F) {
 	fuzzFile(f, []string{"testdata/continue/sessions/*.json", "testdata/continue/real/sessions/*.json"}, []string{"sessions"}, "fuzz.json", ReadContinue)
 }
@@ -563,5 +597,73 @@ func TestCursorSlugPath(t *testing.T) {
 	p := filepath.Join("x", ".cursor", "projects", slug, "agent-transcripts", "c1", "c1.jsonl")
 	if got := cursorSlug(p); got != slug {
 		t.Errorf("cursorSlug = %q", got)
+	}
+}
+
+// TestClineSessionCompacted: Cline's SDK compacts a session by rewriting
+// its messages file (cline/cline's fixtures of the same real session after
+// a basic and an agentic compaction). The compacted files give no exchange
+// the full file does not (ids survive compaction, so nothing is stored
+// twice), and the compaction's summary and notices are not prompts.
+func TestClineSessionCompacted(t *testing.T) {
+	full, err := ReadCline("testdata/cline/sessions/1784094124598_rruoq/1784094124598_rruoq.messages.json", Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := map[string]string{}
+	for _, ex := range full.Exchanges {
+		prompt[ex.ID] = ex.UserText()
+	}
+	for _, c := range []struct {
+		kind string
+		ids  []string
+	}{
+		// basic: the five prompts kept, each with a <SYSTEM_NOTICE>
+		// block, and the last reply of each.
+		{"basic", []string{"msg_mr9sjimy_1", "msg_mr9soyef_1", "msg_mr9sqnuq_1", "msg_mr9szmu2_2q", "msg_mrb7vknq_4n"}},
+		// agentic: a compaction_summary user message, then "hello".
+		{"agentic", []string{"msg_mrb7vknq_4n"}},
+	} {
+		res, err := ReadCline(filepath.Join("testdata/cline/compacted", c.kind, "1784094124598_rruoq/1784094124598_rruoq.messages.json"), Options{SessionEnded: true})
+		if err != nil || len(res.Problems) != 0 {
+			t.Fatalf("%s: %v %v", c.kind, err, res.Problems)
+		}
+		var ids []string
+		for _, ex := range res.Exchanges {
+			ids = append(ids, strings.TrimPrefix(ex.ID, "cline:1784094124598_rruoq/"))
+			want, ok := prompt[ex.ID]
+			if !ok {
+				t.Errorf("%s: exchange %s is not in the full session", c.kind, ex.ID)
+			}
+			if got := ex.UserText(); got != want || strings.Contains(got, "SYSTEM_NOTICE") || strings.Contains(got, "Context summary") {
+				t.Errorf("%s: %s prompt %.80q, want %.80q", c.kind, ex.ID, got, want)
+			}
+		}
+		if !reflect.DeepEqual(ids, c.ids) {
+			t.Errorf("%s: ids %v, want %v", c.kind, ids, c.ids)
+		}
+	}
+}
+
+// TestClineSessionOps: an SDK tool's result is a list of operations, stored
+// as the list or as its JSON text; a failed edit (every operation failed)
+// touches nothing.
+func TestClineSessionOps(t *testing.T) {
+	for _, c := range []struct {
+		raw    string
+		text   string
+		failed bool
+	}{
+		{`[{"query":"a.go","result":"1 | x","success":true}]`, "a.go\n1 | x", false},
+		{`"{\"query\":\"edit:a.go\",\"result\":\"Edited a.go\",\"success\":true}"`, "edit:a.go\nEdited a.go", false},
+		{`"{\"query\":\"edit:a.go\",\"result\":null,\"error\":\"old_text not found\",\"success\":false}"`, "edit:a.go\nError: old_text not found", true},
+		{`[{"query":"a","result":"ok","success":true},{"query":"b","error":"gone","success":false}]`, "a\nok\n\nb\nError: gone", false},
+		{`[{"type":"text","text":"plain"}]`, "plain", false},
+		{`"just text"`, "just text", false},
+	} {
+		text, failed := clineOpsText(json.RawMessage(c.raw))
+		if text != c.text || failed != c.failed {
+			t.Errorf("%s: %q %v, want %q %v", c.raw, text, failed, c.text, c.failed)
+		}
 	}
 }

@@ -76,8 +76,12 @@ func clBlocks(raw json.RawMessage) ([]clBlock, error) {
 	return bs, err
 }
 
-// ReadCline reads a Cline or Roo Code task's api_conversation_history.json.
+// ReadCline reads a Cline or Roo Code task's api_conversation_history.json,
+// or a Cline SDK session's <id>.messages.json (ReadClineSession).
 func ReadCline(path string, opt Options) (Result, error) {
+	if strings.HasSuffix(path, clineSessionSuffix) {
+		return ReadClineSession(path, opt)
+	}
 	elems, res, ok, err := openDoc(path, "cline task", nil)
 	if !ok {
 		return res, err

@@ -298,6 +298,8 @@ var editTools = map[string][]string{
 	// Cline, Roo Code
 	"write_to_file": {"path"}, "replace_in_file": {"path"}, "apply_diff": {"path"},
 	"insert_content": {"path"}, "search_and_replace": {"path"},
+	// Cline SDK (apply_patch: through its headers, below)
+	"editor": {"path"},
 	// Cursor (database; its transcripts: StrReplace, Write, Delete by path)
 	"edit_file": {"target_file"}, "search_replace": {"file_path"}, "StrReplace": {"path"}, "Delete": {"path"},
 	// OpenCode (filePath), Copilot CLI (path)

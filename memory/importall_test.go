@@ -23,7 +23,8 @@ import (
 // user_message events, the Gemini chat 2 user messages; Cline, Roo Code,
 // Continue, Copilot Chat (its .json and its .jsonl log), Copilot CLI and
 // Cursor's transcript (no project: it names none) as counted in hooks
-// agentCases; the Cursor CLI's store.db as counted in hooks TestCursorCLI
+// agentCases; the Cline SDK session (real: cline/cline's own fixture) has 5
+// prompts, project from its manifest's cwd; the Cursor CLI's store.db as counted in hooks TestCursorCLI
 // (its workspace is not on this machine: no project); OpenCode's JSON storage
 // has user messages msg_001, msg_004 and msg_007, each with a text part,
 // the last closed by the session's end (an old file): 3. Those fixtures
@@ -64,6 +65,9 @@ func TestImportAllAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	place("../hooks/testdata/cline/1767080000000/api_conversation_history.json", ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1767080000000/api_conversation_history.json")
+	cs := "../hooks/testdata/cline/sessions/1784094124598_rruoq/"
+	place(cs+"1784094124598_rruoq.messages.json", ".cline/data/sessions/1784094124598_rruoq/1784094124598_rruoq.messages.json")
+	place(cs+"1784094124598_rruoq.json", ".cline/data/sessions/1784094124598_rruoq/1784094124598_rruoq.json")
 	place("../hooks/testdata/roo-code/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json", ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks/0199e0c1-7a2b-7c3d-8e4f-5a6b7c8d9e0f/api_conversation_history.json")
 	place("../hooks/testdata/continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json", ".continue/sessions/3b0f6c1e-2d4a-4e8b-9c7d-1a2b3c4d5e6f.json")
 	place("../hooks/testdata/copilot/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json", ".config/Code/User/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json")
@@ -91,6 +95,7 @@ func TestImportAllAgents(t *testing.T) {
 	want := []Found{
 		{Agent: "claude-code", Project: "JSSoundRecorder", Sessions: 1, Exchanges: 6},
 		{Agent: "cline", Project: "blog-engine", Sessions: 1, Exchanges: 3},
+		{Agent: "cline", Project: "cline", Sessions: 1, Exchanges: 5},
 		{Agent: "codex", Project: "spectora-labs-monorepo-v2", Sessions: 1, Exchanges: 2},
 		{Agent: "continue", Project: "http-client", Sessions: 1, Exchanges: 3},
 		{Agent: "copilot", Project: "calendar", Sessions: 1, Exchanges: 3},
@@ -121,8 +126,8 @@ func TestImportAllAgents(t *testing.T) {
 		}
 		added += rep.Added
 	}
-	if added != 38 {
-		t.Errorf("added %d, want 38", added)
+	if added != 43 {
+		t.Errorf("added %d, want 43", added)
 	}
 	// Again: nothing new.
 	for _, agent := range scan.Agents() {
