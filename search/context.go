@@ -544,6 +544,7 @@ type sessionScorer struct {
 	r     bleveindex.IndexReader
 	sc    *sessionCtx
 	cache map[uint64]int32
+	pr    *postingReader // over r and cache, made on first use
 	n     int
 	plain bool // verbatim-bm25: talk and output as one text, no neighbours
 
@@ -604,13 +605,16 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.tf == nil {
 		s.scores, s.tf, s.seen = make([]float64, s.n), make([]float64, s.n), make([]bool, s.n)
 	}
+	if s.pr == nil {
+		s.pr = newPostingReader(s.ix, s.r, s.cache)
+	}
 	if s.plain {
 		return s.plainTerm(ctx, t)
 	}
 	sc := s.sc
 	s.eff = s.eff[:0]
 	var err error
-	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldVerbatim, t, s.buf[:0]); err != nil {
+	if s.buf, err = s.pr.postings(ctx, fieldVerbatim, t, s.buf[:0]); err != nil {
 		return err
 	}
 	for _, p := range s.buf {
@@ -624,7 +628,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 			s.add(r.next, sc.weight[r.next]*p.f)
 		}
 	}
-	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldHead, t, s.buf[:0]); err != nil {
+	if s.buf, err = s.pr.postings(ctx, fieldHead, t, s.buf[:0]); err != nil {
 		return err
 	}
 	var titles, prompts []rowFreq
@@ -638,7 +642,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 			titles = append(titles, p)
 		}
 	}
-	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldAsked, t, s.buf[:0]); err != nil {
+	if s.buf, err = s.pr.postings(ctx, fieldAsked, t, s.buf[:0]); err != nil {
 		return err
 	}
 	for _, p := range s.buf {
@@ -665,7 +669,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if OutputWeight <= 0 {
 		return nil
 	}
-	if s.buf, err = s.ix.postings(ctx, s.r, s.cache, fieldOutput, t, s.buf[:0]); err != nil {
+	if s.buf, err = s.pr.postings(ctx, fieldOutput, t, s.buf[:0]); err != nil {
 		return err
 	}
 	for _, p := range s.buf {
@@ -679,32 +683,12 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 // cardTerm adds CardWeight × the BM25 of t over the distilled cards, with
 // the card lengths Bleve keeps as norms.
 func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
-	tfr, err := s.r.TermFieldReader(ctx, []byte(t), fieldDistilled, true, true, false)
-	if err != nil {
-		return fmt.Errorf("postings of %q in %s: %w", t, fieldDistilled, err)
-	}
-	defer tfr.Close()
 	// The postings are kept for a second pass (df first, then BM25) in a
 	// buffer reused across the query's terms.
-	ps := s.cardBuf[:0]
+	ps, err := s.pr.normPostings(ctx, fieldDistilled, t, s.cardBuf[:0])
 	defer func() { s.cardBuf = ps[:0] }()
-	tfd := &bleveindex.TermFieldDoc{}
-	for {
-		d, err := tfr.Next(tfd)
-		if err != nil {
-			return fmt.Errorf("postings of %q in %s: %w", t, fieldDistilled, err)
-		}
-		if d == nil {
-			break
-		}
-		row, err := s.ix.rowOf(s.r, s.cache, d.ID.Value())
-		if err != nil {
-			return err
-		}
-		if row >= 0 {
-			ps = append(ps, cardPosting{row, float64(d.Freq), d.Norm})
-		}
-		tfd = d
+	if err != nil {
+		return err
 	}
 	if len(ps) == 0 {
 		return nil
@@ -726,7 +710,7 @@ func (s *sessionScorer) plainTerm(ctx context.Context, t string) error {
 	s.eff = s.eff[:0]
 	var err error
 	for _, field := range []string{fieldVerbatim, fieldOutput} {
-		if s.buf, err = s.ix.postings(ctx, s.r, s.cache, field, t, s.buf[:0]); err != nil {
+		if s.buf, err = s.pr.postings(ctx, field, t, s.buf[:0]); err != nil {
 			return err
 		}
 		for _, p := range s.buf {

@@ -1,0 +1,198 @@
+package search
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// postingReader reads a term's postings for the session layer. On a scorch
+// snapshot it walks each segment's postings iterator itself instead of
+// Bleve's TermFieldReader, which wraps every posting in a TermFieldDoc
+// (internal id bytes, norm, bookkeeping of bytes read): at 100,000
+// exchanges that wrapper was half of the time spent reading postings
+// (docs/BENCHMARKS.md, "Search at 100,000: postings read directly").
+//
+// The postings come in the TermFieldReader's order (segments in the
+// snapshot's order, documents ascending within a segment) with the same
+// frequencies and norms, so every score is summed in the same order and
+// is the same float: TestDirectPostingsMatchTermFieldReader compares the two
+// readers posting by posting.
+type postingReader struct {
+	ix    *Index
+	r     bleveindex.IndexReader
+	cache map[uint64]int32
+
+	direct bool // r is a scorch snapshot whose segments are read directly
+	segs   []*scorch.SegmentSnapshot
+	offs   []uint64 // the first internal id of each segment
+	pls    []segment.PostingsList
+	its    []segment.PostingsIterator
+}
+
+func newPostingReader(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32) *postingReader {
+	p := &postingReader{ix: ix, r: r, cache: cache}
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok || disableDirectPostings {
+		return p
+	}
+	p.segs = snap.Segments()
+	p.offs = make([]uint64, len(p.segs))
+	var off uint64
+	for i, s := range p.segs {
+		// A segment whose field mappings were updated in place is read
+		// through Bleve, which knows what such an update hides.
+		if u, ok := s.Segment().(segment.UpdatableSegment); ok && len(u.GetUpdatedFields()) > 0 {
+			return p
+		}
+		// Internal ids number every document of every segment, deleted
+		// ones included (scorch's offsets).
+		p.offs[i] = off
+		off += s.Segment().Count()
+	}
+	p.pls = make([]segment.PostingsList, len(p.segs))
+	p.its = make([]segment.PostingsIterator, len(p.segs))
+	p.direct = true
+	return p
+}
+
+// disableDirectPostings makes every postingReader go through Bleve's
+// TermFieldReader (tests compare the two).
+var disableDirectPostings = false
+
+// open opens term's postings in field in every segment and returns how
+// many there are (deleted documents aside).
+func (p *postingReader) open(field, term string, norms bool) (int, error) {
+	n := 0
+	for i, s := range p.segs {
+		d, err := s.Segment().Dictionary(field)
+		if err != nil {
+			return 0, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+		}
+		pl, err := d.PostingsList([]byte(term), s.Deleted(), p.pls[i])
+		if err != nil {
+			return 0, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+		}
+		p.pls[i] = pl
+		p.its[i] = pl.Iterator(true, norms, false, p.its[i])
+		n += int(pl.Count())
+	}
+	return n, nil
+}
+
+// reserve returns buf with room for n more elements, grown at most once:
+// a buffer doubled while it is filled touches twice the memory, in fresh
+// pages (at 100,000 exchanges the growing buffers were a third of a
+// search's page faults).
+func reserve[T any](buf []T, n int) []T {
+	if cap(buf)-len(buf) >= n {
+		return buf
+	}
+	nb := make([]T, len(buf), len(buf)+n)
+	copy(nb, buf)
+	return nb
+}
+
+// row maps an internal id to its table row, -1 for none.
+func (p *postingReader) row(iid uint64) (int32, error) {
+	if m := p.ix.rowMap; iid < uint64(len(m)) {
+		return m[iid], nil
+	}
+	return p.ix.rowOf(p.r, p.cache, iid)
+}
+
+// postings appends the row and frequency of each posting of term in field
+// to buf.
+func (p *postingReader) postings(ctx context.Context, field, term string, buf []rowFreq) ([]rowFreq, error) {
+	if !p.direct {
+		return p.ix.postings(ctx, p.r, p.cache, field, term, buf)
+	}
+	n, err := p.open(field, term, false)
+	if err != nil {
+		return buf, err
+	}
+	buf = reserve(buf, n)
+	for i, it := range p.its {
+		off := p.offs[i]
+		for {
+			d, err := it.Next()
+			if err != nil {
+				return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+			}
+			if d == nil {
+				break
+			}
+			row, err := p.row(d.Number() + off)
+			if err != nil {
+				return buf, err
+			}
+			if row >= 0 {
+				buf = append(buf, rowFreq{row, float64(d.Frequency())})
+			}
+		}
+	}
+	return buf, nil
+}
+
+// normPostings appends each posting of term in field with its length norm.
+func (p *postingReader) normPostings(ctx context.Context, field, term string, buf []cardPosting) ([]cardPosting, error) {
+	if !p.direct {
+		return p.ix.normPostings(ctx, p.r, p.cache, field, term, buf)
+	}
+	n, err := p.open(field, term, true)
+	if err != nil {
+		return buf, err
+	}
+	buf = reserve(buf, n)
+	for i, it := range p.its {
+		off := p.offs[i]
+		for {
+			d, err := it.Next()
+			if err != nil {
+				return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+			}
+			if d == nil {
+				break
+			}
+			row, err := p.row(d.Number() + off)
+			if err != nil {
+				return buf, err
+			}
+			if row >= 0 {
+				buf = append(buf, cardPosting{row, float64(d.Frequency()), d.Norm()})
+			}
+		}
+	}
+	return buf, nil
+}
+
+// normPostings is postingReader.normPostings through Bleve's
+// TermFieldReader.
+func (ix *Index) normPostings(ctx context.Context, r bleveindex.IndexReader, cache map[uint64]int32, field, term string, buf []cardPosting) ([]cardPosting, error) {
+	tfr, err := r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+	if err != nil {
+		return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+	}
+	defer tfr.Close()
+	tfd := &bleveindex.TermFieldDoc{}
+	for {
+		d, err := tfr.Next(tfd)
+		if err != nil {
+			return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+		}
+		if d == nil {
+			return buf, nil
+		}
+		row, err := ix.rowOf(r, cache, d.ID.Value())
+		if err != nil {
+			return buf, err
+		}
+		if row >= 0 {
+			buf = append(buf, cardPosting{row, float64(d.Freq), d.Norm})
+		}
+		tfd = d
+	}
+}
