@@ -152,6 +152,7 @@ func TestForgetDocsDedupMapsAsRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	gotExact, gotBands := ix.exactIdx, ix.bands
+	ix.exactIdx, ix.bands = nil, nil
 	ix.buildDedupMaps()
 	if fmt.Sprint(gotExact) != fmt.Sprint(ix.exactIdx) {
 		t.Errorf("exact keys after forget %v, rebuilt %v", gotExact, ix.exactIdx)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -184,9 +185,10 @@ type Index struct {
 	lst  *linkState     // supersession links and events (links.go), guarded by mu for readers
 	dead map[int32]bool // man.Dead as a set, built on first use
 
-	// built lazily on the first Add
-	exactIdx map[uint64]int32
-	bands    map[uint64][]int32
+	// built lazily on the first Add of a large batch (see dedupScan)
+	sigsLoaded bool
+	exactIdx   map[uint64]int32
+	bands      map[uint64][]int32
 }
 
 // Open opens the index in dir (normally <gitdir>/mem/index) for writing,
@@ -554,8 +556,11 @@ func (ix *Index) addBatch(docs []Doc) error {
 		return fmt.Errorf("embedder %s returned %d vectors for %d texts", ix.emb.Name(), len(vecs), len(docs))
 	}
 	preps := prepare(docs)
-	if err := ix.ensureDedupMaps(); err != nil {
+	if err := ix.ensureSigs(); err != nil {
 		return err
+	}
+	if !ix.dedupScan(docs) {
+		ix.buildDedupMaps()
 	}
 	if err := ix.ensureLinkState(); err != nil {
 		return err
@@ -679,7 +684,16 @@ func prepare(docs []Doc) []prep {
 }
 
 func (ix *Index) ensureDedupMaps() error {
-	if ix.exactIdx != nil {
+	if err := ix.ensureSigs(); err != nil {
+		return err
+	}
+	ix.buildDedupMaps()
+	return nil
+}
+
+// ensureSigs reads the rows' MinHash signatures (once).
+func (ix *Index) ensureSigs() error {
+	if ix.sigsLoaded {
 		return nil
 	}
 	if len(ix.recs) > 0 {
@@ -689,12 +703,78 @@ func (ix *Index) ensureDedupMaps() error {
 		}
 		ix.sigs = sigs
 	}
-	ix.buildDedupMaps()
+	ix.sigsLoaded = true
 	return nil
+}
+
+// dedupScanPairs bounds the rows × new documents that assignGroup compares
+// one by one instead of through the maps. Building the maps at 100,000
+// rows took 0.74 s of the 2.3 s an add of one exchange cost (a hook's
+// append); scanning 100,000 signatures for one document takes about a
+// millisecond (docs/BENCHMARKS.md, "One add into 100k").
+var dedupScanPairs = 20_000_000
+
+// dedupScan reports whether docs are grouped by scanning every row rather
+// than through the maps. The scan finds exactly the rows the maps find:
+// the exact key of the earliest live row with the same text, else the
+// earliest live row whose signature is similar — and a similar row always
+// shares a band with it when fewer positions may differ than there are
+// bands (similarBandsSure), so the maps would have offered it too. It is
+// used only while the maps are unbuilt and the batch adds new ids: a
+// replaced row leaves its old keys in built maps, which a scan of the
+// current signatures would not see.
+func (ix *Index) dedupScan(docs []Doc) bool {
+	if ix.exactIdx != nil || !similarBandsSure() || len(docs)*(len(ix.recs)+len(docs)) > dedupScanPairs {
+		return false
+	}
+	for i := range docs {
+		if _, known := ix.byID[docs[i].ID]; known {
+			return false
+		}
+	}
+	return true
+}
+
+// similarBandsSure: two similar signatures differ in at most
+// sigLen-minSame positions, which can spoil at most that many bands.
+func similarBandsSure() bool {
+	return sigLen-minSimilar() < sigLen/bandRows
+}
+
+// minSimilar is the fewest equal positions similar accepts.
+func minSimilar() int { return int(math.Ceil(NearDupJaccard * sigLen)) }
+
+// scanGroupOf is assignGroup's search without the maps (see dedupScan).
+func (ix *Index) scanGroupOf(row int32, rec *docRec) int32 {
+	for r := int32(0); r < row; r++ {
+		if ix.recs[r].Exact == rec.Exact && !isDead(ix.recs[r].ID) {
+			return r
+		}
+	}
+	maxDiff := sigLen - minSimilar()
+	sig := &ix.sigs[row]
+	for r := int32(0); r < row; r++ {
+		o := &ix.sigs[r]
+		diff := 0
+		for i := range o {
+			if o[i] != sig[i] {
+				if diff++; diff > maxDiff {
+					break
+				}
+			}
+		}
+		if diff <= maxDiff && !isDead(ix.recs[r].ID) {
+			return r
+		}
+	}
+	return -1
 }
 
 // buildDedupMaps indexes the signatures in memory (emptied rows left out).
 func (ix *Index) buildDedupMaps() {
+	if ix.exactIdx != nil {
+		return
+	}
 	ix.exactIdx = make(map[uint64]int32, len(ix.recs))
 	ix.bands = make(map[uint64][]int32, len(ix.recs)*2)
 	for i := range ix.recs {
@@ -717,6 +797,12 @@ func (ix *Index) indexDedup(row int32, r *docRec) {
 // assignGroup puts rec in the group of the earliest-added document that is
 // identical or near-identical to it, else in a group of its own.
 func (ix *Index) assignGroup(row int32, rec *docRec) int32 {
+	if ix.exactIdx == nil { // a small batch of new ids: dedupScan
+		if best := ix.scanGroupOf(row, rec); best >= 0 {
+			return ix.groups[best]
+		}
+		return row
+	}
 	best := int32(-1)
 	if r, ok := ix.exactIdx[rec.Exact]; ok && r != row {
 		best = r
@@ -805,7 +891,7 @@ func (ix *Index) flush() error {
 	if err := ix.vecs.Write(filepath.Join(ix.dir, vectorsFile)); err != nil {
 		return err
 	}
-	if ix.exactIdx != nil || len(ix.recs) == 0 { // signatures loaded (or none yet)
+	if ix.sigsLoaded || len(ix.recs) == 0 { // signatures loaded (or none yet)
 		if err := writeSigs(filepath.Join(ix.dir, sigsFile), ix.sigs); err != nil {
 			return err
 		}

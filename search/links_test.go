@@ -3,6 +3,8 @@ package search
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -178,5 +180,76 @@ func TestLinkPrefiltersAreExact(t *testing.T) {
 		if strings.IndexAny(s, ":=") < 0 && assignment.FindStringSubmatchIndex(s) != nil {
 			t.Errorf("assignment matches %q without ':' or '='", s)
 		}
+	}
+}
+
+// TestLinksFileKeptWhenNothingLinks: a writer whose cards link nothing
+// leaves links.bin as it was (same file, not rewritten), and one whose card
+// links rewrites it with the new link, across reopened writers.
+func TestLinksFileKeptWhenNothingLinks(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	docs := []Doc{
+		{Seq: 0, ID: "p1", Time: day(1), Core: "Set port: 8080 in config/server.yaml for the API server.", Rooms: []string{"file:config_server"}, Files: []string{"config/server.yaml"}, Project: "atlas"},
+		{Seq: 1, ID: "p2", Time: day(2), Core: "Set port: 9090 in config/server.yaml for the API server.", Rooms: []string{"file:config_server"}, Files: []string{"config/server.yaml"}, Project: "atlas"},
+		{Seq: 2, ID: "n1", Time: day(3), Core: "Fixed a typo in the README.", Rooms: []string{"file:readme"}, Files: []string{"README.md"}, Project: "atlas"},
+		{Seq: 3, ID: "p3", Time: day(4), Core: "Set port: 7070 in config/server.yaml for the API server.", Rooms: []string{"file:config_server"}, Files: []string{"config/server.yaml"}, Project: "atlas"},
+	}
+	dir := t.TempDir()
+	add := func(d Doc) {
+		ix, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Add([]Doc{d}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.SetLastCommit("c", d.Seq); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stat := func() os.FileInfo {
+		fi, err := os.Stat(filepath.Join(dir, linksBinFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	links := func() []Link {
+		ro, err := OpenReadOnly(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		ls, _, err := ro.Links()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls
+	}
+	add(docs[0])
+	add(docs[1])
+	before := stat()
+	add(docs[2]) // links nothing
+	if after := stat(); !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("links.bin rewritten by an add that links nothing")
+	}
+	if ls := links(); len(ls) != 1 || ls[0].New != "p2" {
+		t.Fatalf("links after the unlinked add: %+v", ls)
+	}
+	add(docs[3])
+	if os.SameFile(before, stat()) {
+		t.Errorf("links.bin not rewritten by an add that links")
+	}
+	p3 := 0
+	for _, l := range links() {
+		if l.New == "p3" {
+			p3++
+		}
+	}
+	if p3 != 2 {
+		t.Fatalf("links after the linking add: %+v, want p3 over p1 and p2", links())
 	}
 }
