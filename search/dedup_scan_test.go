@@ -114,3 +114,28 @@ func TestDedupScanGroupsAsMaps(t *testing.T) {
 		t.Errorf("only %d rows joined an earlier group: the test does not exercise grouping", shared)
 	}
 }
+
+// BenchmarkDedupScan is one new row grouped by scanning 100,000 rows of
+// random signatures, against building the maps for them (dedupScanPairs).
+func BenchmarkDedupScan(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	const rows = 100_000
+	ix := &Index{recs: make([]docRec, rows+1), sigs: make([][sigLen]uint32, rows+1)}
+	for i := range ix.sigs {
+		for j := range ix.sigs[i] {
+			ix.sigs[i][j] = rng.Uint32()
+		}
+		ix.recs[i] = docRec{ID: fmt.Sprintf("r%d", i), Exact: rng.Uint64()}
+	}
+	b.Run("scan", func(b *testing.B) {
+		for b.Loop() {
+			ix.scanGroupOf(rows, &ix.recs[rows])
+		}
+	})
+	b.Run("maps", func(b *testing.B) {
+		for b.Loop() {
+			ix.exactIdx, ix.bands = nil, nil
+			ix.buildDedupMaps()
+		}
+	})
+}

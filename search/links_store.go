@@ -1,15 +1,16 @@
 package search
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 )
 
@@ -41,68 +42,107 @@ type eventsDisk struct {
 	Events    []Event `json:"events"`
 }
 
-func idHash(id string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return h.Sum64()
-}
+// idHash is FNV-1a 64 (hash/fnv's New64a, which hash64 computes in place).
+func idHash(id string) uint64 { return hash64(id) }
 
 // encodeLinks lays links out as links.bin; ids gives each row's exchange id.
+// Two sorted copies of the links (by the superseding row, by the superseded
+// one) give every node its entries without a map per row: re-encoding was
+// 0.46 s of an add of one exchange at 100,000 (270,000 links) with one.
 func encodeLinks(links []linkRec, ids func(int32) string) []byte {
-	type side struct{ sup, by []linkRec }
-	per := map[int32]*side{}
-	get := func(r int32) *side {
-		s := per[r]
-		if s == nil {
-			s = &side{}
-			per[r] = s
+	type ent struct {
+		row, other int32
+		sim        uint16
+	}
+	byEnt := func(a, b ent) int {
+		if c := cmp.Compare(a.row, b.row); c != 0 {
+			return c
 		}
-		return s
+		if c := cmp.Compare(a.other, b.other); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.sim, b.sim)
 	}
-	for _, l := range links {
-		get(l.New).sup = append(get(l.New).sup, l)
-		get(l.Old).by = append(get(l.Old).by, l)
+	sup := make([]ent, len(links))
+	by := make([]ent, len(links))
+	for i, l := range links {
+		s := uint16(math.Round(l.Sim * 1e4))
+		sup[i] = ent{l.New, l.Old, s}
+		by[i] = ent{l.Old, l.New, s}
 	}
+	// In row order: the file is a function of the links, not of the order
+	// a rebuild or a catch-up added them in.
+	sortEnts := func(es []ent) {
+		// Packed into one integer a sort is ten times faster than through
+		// a comparison function (0.25 s for 540,000 entries); rows up to 2^24.
+		keys := make([]uint64, len(es))
+		for i, e := range es {
+			if e.row >= 1<<24 || e.other >= 1<<24 {
+				slices.SortFunc(es, byEnt)
+				return
+			}
+			keys[i] = uint64(e.row)<<40 | uint64(e.other)<<16 | uint64(e.sim)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			es[i] = ent{int32(k >> 40), int32(k >> 16 & (1<<24 - 1)), uint16(k)}
+		}
+	}
+	sortEnts(sup)
+	sortEnts(by)
 	type node struct {
-		hash uint64
-		row  int32
+		hash        uint64
+		row         int32
+		supAt, supN int32
+		byAt, byN   int32
 	}
-	nodes := make([]node, 0, len(per))
-	for r := range per {
-		nodes = append(nodes, node{idHash(ids(r)), r})
-	}
-	sort.Slice(nodes, func(i, j int) bool {
-		if nodes[i].hash != nodes[j].hash {
-			return nodes[i].hash < nodes[j].hash
+	var nodes []node
+	for i, j := 0, 0; i < len(sup) || j < len(by); {
+		r := int32(math.MaxInt32)
+		if i < len(sup) {
+			r = sup[i].row
 		}
-		return nodes[i].row < nodes[j].row
+		if j < len(by) && by[j].row < r {
+			r = by[j].row
+		}
+		n := node{hash: idHash(ids(r)), row: r, supAt: int32(i), byAt: int32(j)}
+		for ; i < len(sup) && sup[i].row == r; i++ {
+			n.supN++
+		}
+		for ; j < len(by) && by[j].row == r; j++ {
+			n.byN++
+		}
+		nodes = append(nodes, n)
+	}
+	slices.SortFunc(nodes, func(a, b node) int {
+		if c := cmp.Compare(a.hash, b.hash); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.row, b.row)
 	})
 	nEnt := 2 * len(links)
-	b := make([]byte, linksHeader+len(nodes)*linkNodeSize+nEnt*linkEntSize)
+	base := linksHeader + len(nodes)*linkNodeSize
+	b := make([]byte, base+nEnt*linkEntSize)
 	copy(b, linksMagic)
 	binary.LittleEndian.PutUint32(b[8:], uint32(len(nodes)))
 	binary.LittleEndian.PutUint32(b[12:], uint32(nEnt))
-	ent := 0
-	putEnts := func(ls []linkRec, other func(linkRec) int32) (off, n uint32) {
-		// In row order: the file is a function of the links, not of the
-		// order a rebuild or a catch-up added them in.
-		sort.Slice(ls, func(i, j int) bool { return other(ls[i]) < other(ls[j]) })
-		off = uint32(ent)
-		for _, l := range ls {
-			p := linksHeader + len(nodes)*linkNodeSize + ent*linkEntSize
-			binary.LittleEndian.PutUint32(b[p:], uint32(other(l)))
-			binary.LittleEndian.PutUint16(b[p+4:], uint16(math.Round(l.Sim*1e4)))
-			ent++
+	at := 0
+	put := func(es []ent) (off, n uint32) {
+		off = uint32(at)
+		for _, e := range es {
+			p := base + at*linkEntSize
+			binary.LittleEndian.PutUint32(b[p:], uint32(e.other))
+			binary.LittleEndian.PutUint16(b[p+4:], e.sim)
+			at++
 		}
-		return off, uint32(len(ls))
+		return off, uint32(len(es))
 	}
 	for i, n := range nodes {
 		p := b[linksHeader+i*linkNodeSize:]
 		binary.LittleEndian.PutUint64(p, n.hash)
 		binary.LittleEndian.PutUint32(p[8:], uint32(n.row))
-		s := per[n.row]
-		so, sn := putEnts(s.sup, func(l linkRec) int32 { return l.Old })
-		bo, bn := putEnts(s.by, func(l linkRec) int32 { return l.New })
+		so, sn := put(sup[n.supAt : n.supAt+n.supN])
+		bo, bn := put(by[n.byAt : n.byAt+n.byN])
 		binary.LittleEndian.PutUint32(p[12:], so)
 		binary.LittleEndian.PutUint32(p[16:], sn)
 		binary.LittleEndian.PutUint32(p[20:], bo)
