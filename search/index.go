@@ -145,7 +145,8 @@ type docRec struct {
 	OutLen                  int32 // terms of the output field (VerbLen counts the talk only)
 	HeadLen, AskLen         int32 // terms of the head field and of the asked field (0: no question)
 	Exact                   uint64
-	Group                   int32 // row of the group's first member
+	Group                   int32     // row of the group's first member
+	Link                    *linkMeta // what the link rule reads of the card; nil: not yet worked out
 }
 
 func (r *docRec) doc() Doc {
@@ -187,6 +188,7 @@ type Index struct {
 
 	// built lazily on the first Add of a large batch (see dedupScan)
 	sigsLoaded bool
+	scanned    int // rows × documents grouped by dedupScan so far
 	exactIdx   map[uint64]int32
 	bands      map[uint64][]int32
 }
@@ -597,7 +599,8 @@ func (ix *Index) addBatch(docs []Doc) error {
 		rec := docRec{Seq: d.Seq, Commit: d.Commit, ID: d.ID, Time: d.Time, Core: d.Core, Context: d.Context,
 			Rooms: d.Rooms, Files: d.Files, Project: d.Project, Agent: d.Agent, Session: d.Session,
 			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)), OutLen: int32(len(p.out)),
-			HeadLen: int32(len(p.head)), AskLen: int32(len(p.asked)), Exact: p.exact}
+			HeadLen: int32(len(p.head)), AskLen: int32(len(p.asked)), Exact: p.exact,
+			Link: new(p.link)} // a copy: a pointer into preps would keep the batch's analysed text alive
 		if known {
 			old := &ix.recs[row]
 			ix.xorDigest(DocDigest(old.ID, old.Commit))
@@ -642,6 +645,7 @@ type prep struct {
 	head, asked []string
 	exact       uint64
 	sig         [sigLen]uint32
+	link        linkMeta
 }
 
 // prepare analyses docs on GOMAXPROCS goroutines; results are placed by
@@ -676,6 +680,7 @@ func prepare(docs []Doc) []prep {
 					src = d.Distilled()
 				}
 				p.exact, p.sig = signature(src)
+				p.link = linkMetaOf(strings.TrimSpace(d.Core + " " + d.Context))
 			}
 		}(w)
 	}
@@ -725,7 +730,8 @@ var dedupScanPairs = 18_000_000
 // replaced row leaves its old keys in built maps, which a scan of the
 // current signatures would not see.
 func (ix *Index) dedupScan(docs []Doc) bool {
-	if ix.exactIdx != nil || !similarBandsSure() || len(docs)*(len(ix.recs)+len(docs)) > dedupScanPairs {
+	pairs := len(docs) * (len(ix.recs) + len(docs))
+	if ix.exactIdx != nil || !similarBandsSure() || ix.scanned+pairs > dedupScanPairs {
 		return false
 	}
 	for i := range docs {
@@ -733,6 +739,7 @@ func (ix *Index) dedupScan(docs []Doc) bool {
 			return false
 		}
 	}
+	ix.scanned += pairs // a writer's batches together (a rebuild has hundreds)
 	return true
 }
 

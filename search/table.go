@@ -56,6 +56,20 @@ func encodeRec(b []byte, r *docRec) []byte {
 	b = binary.AppendUvarint(b, uint64(r.AskLen))
 	b = binary.AppendUvarint(b, uint64(r.OutLen))
 	b = binary.LittleEndian.AppendUint64(b, r.Exact)
+	// Optional, at the end: records without it (written before it was
+	// stored) still decode, and so do these in a binary that ignores it.
+	if r.Link != nil {
+		flag := byte(1)
+		if r.Link.Change {
+			flag |= 2
+		}
+		b = append(b, flag)
+		b = binary.AppendUvarint(b, uint64(len(r.Link.Facts)))
+		for _, kv := range r.Link.Facts {
+			str(kv[0])
+			str(kv[1])
+		}
+	}
 	return b
 }
 
@@ -129,6 +143,32 @@ func decodeRec(b []byte, r *docRec) error {
 		return errShort
 	}
 	r.Exact = binary.LittleEndian.Uint64(b[p:])
+	p += 8
+	r.Link = nil
+	if p == len(b) {
+		return nil
+	}
+	flag := b[p]
+	p++
+	if flag&1 == 0 || flag > 3 {
+		return fmt.Errorf("link flags %#x: %w", flag, errShort)
+	}
+	n, err := uv()
+	if err != nil || n > uint64(len(b)-p) {
+		return errShort
+	}
+	m := &linkMeta{Change: flag&2 != 0}
+	if n > 0 {
+		m.Facts = make([][2]string, n)
+	}
+	for i := range m.Facts {
+		for j := range m.Facts[i] {
+			if m.Facts[i][j], err = str(); err != nil {
+				return err
+			}
+		}
+	}
+	r.Link = m
 	return nil
 }
 
