@@ -24,6 +24,14 @@ type provenance struct {
 	Path        string `json:"path"`
 	License     string `json:"license"`
 	WrittenFrom string `json:"written_from"`
+	// Generated: the file was written by the agent itself (the released
+	// package, run by a script in the project against a scripted model
+	// server on localhost), not by hand: real in format, made up in content.
+	Generated *struct {
+		Agent   string `json:"agent"`   // e.g. "Gemini CLI 0.61.0 (npm package @google/gemini-cli)"
+		Script  string `json:"script"`  // path in this repository that regenerates it
+		License string `json:"license"` // the agent's license
+	} `json:"generated"`
 }
 
 func TestFixtureProvenance(t *testing.T) {
@@ -58,6 +66,13 @@ func TestFixtureProvenance(t *testing.T) {
 				t.Errorf("%s: fixture without provenance", f)
 			case p.Synthetic && p.WrittenFrom == "":
 				t.Errorf("%s: synthetic fixture does not say what it was written from", f)
+			case p.Generated != nil:
+				g := p.Generated
+				if p.Synthetic || g.Agent == "" || g.License == "" || g.Script == "" {
+					t.Errorf("%s: a generated fixture needs agent, license and script, and is not synthetic: %+v", f, *g)
+				} else if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(g.Script))); err != nil {
+					t.Errorf("%s: the script that generates it: %v", f, err)
+				}
 			case !p.Synthetic && (p.Repository == "" || len(p.Commit) != 40 || p.Path == "" || p.License == ""):
 				t.Errorf("%s: provenance needs repository, commit, path and license: %+v", f, p)
 			}
