@@ -380,7 +380,7 @@ func (b *built) search(ctx context.Context, text, mode string, opt Options) ([][
 	var slots [][]string
 	mode, rr := memory.SplitMode(mode)
 	if b.ix != nil {
-		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: opt.K, Mode: mode, Fusion: opt.Fusion, Verbatim: b.mem.Talk})
+		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: opt.K, Mode: mode, Fusion: opt.Fusion, Verbatim: b.mem.Talks})
 		if err != nil {
 			return nil, err
 		}

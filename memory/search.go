@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/gitstore"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -96,24 +96,7 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 // searchIn runs a checked query (mode and k filled in) on an open index;
 // Search and the long-lived View share it.
 func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
-	// The exact-recall tier reads a few exchanges back from git; the first
-	// read of a process loads the pack indexes and main's tree (tens of ms
-	// at 15,000 exchanges), so it starts now, beside the ranking.
-	var warm sync.WaitGroup
-	if search.ExactIntent(q.Text, q.Mode) {
-		warm.Add(1)
-		go func() {
-			defer warm.Done()
-			// A path no exchange has: it walks main's tree, finds nothing.
-			_, _, _ = m.Repo.ReadPath(plumbing.ZeroHash, exchange.BlobPath("\x00warm-up"))
-		}()
-	}
-	talk := func(id string) (string, string, error) {
-		warm.Wait()
-		return m.Talk(id)
-	}
-	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: talk})
-	warm.Wait()
+	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: m.Talks})
 	if err != nil {
 		return nil, err
 	}
@@ -156,14 +139,33 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 	return results, nil
 }
 
-// Talk returns a stored exchange's talk (its turns and tool calls) and its
-// tools' output apart, what search's exact-recall tier reads.
-func (m *Memory) Talk(id string) (talk, output string, err error) {
-	ex, _, err := m.Verbatim(id)
-	if err != nil {
-		return "", "", err
+// Talks returns the talk (turns and tool calls) and the tools' output of
+// stored exchanges, apart, what search's exact-recall tier reads. They are
+// read in one batch (gitstore.ReadPaths: one git cat-file for all), each
+// at the commit that added it: read one by one through go-git, the first
+// object read of a process decodes every pack index, +100 ms at 100,000
+// exchanges (docs/BENCHMARKS.md).
+func (m *Memory) Talks(refs []search.ExchangeRef) (talk, output []string, err error) {
+	reqs := make([]gitstore.PathAt, len(refs))
+	for i, r := range refs {
+		// An unknown commit (none recorded) reads from main.
+		reqs[i] = gitstore.PathAt{Commit: plumbing.NewHash(r.Commit), Path: exchange.BlobPath(r.ID)}
 	}
-	talk, output = ex.RenderSplit()
+	data, ok, err := m.Repo.ReadPaths(reqs)
+	if err != nil {
+		return nil, nil, err
+	}
+	talk, output = make([]string, len(refs)), make([]string, len(refs))
+	for i, r := range refs {
+		if !ok[i] {
+			return nil, nil, fmt.Errorf("%w %q", ErrNoSuchExchange, r.ID)
+		}
+		ex, err := exchange.Parse(data[i])
+		if err != nil {
+			return nil, nil, fmt.Errorf("stored exchange %s: %w", r.ID, err)
+		}
+		talk[i], output[i] = ex.RenderSplit()
+	}
 	return talk, output, nil
 }
 

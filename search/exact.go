@@ -1,10 +1,9 @@
 package search
 
 import (
-	"errors"
+	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -36,13 +35,12 @@ const (
 // ExactTierN is how many of the best results the tier reads back and
 // reorders; 0 switches the tier off. Measured in docs/bench/eval.md: 10, 20
 // and 50 give the same ranks on every set (the exchange a person pastes
-// from is already near the top); 10 reads the fewest exchanges. It is off
-// by default for its cost, not its ranking: the first git object read of
-// a process decodes the pack indexes (go-git's idxfile), +60 ms of CPU per
-// search at 15,000 exchanges and ~+100 ms (220 ms wall) at 100,000, which
-// breaks the search latency targets (docs/BENCHMARKS.md). Set it to 10
-// once that read is cheap.
-var ExactTierN = 0
+// from is already near the top); 10 reads the fewest exchanges. It was off
+// while its read cost more than the ranking: the first go-git object read
+// of a process decodes the pack indexes, ~+100 ms at 100,000 exchanges;
+// the candidates are now read in one git cat-file (memory.Talks), a few
+// ms (docs/BENCHMARKS.md).
+var ExactTierN = 10
 
 // Knobs of the tier, measured in docs/bench/eval.md: ExactTerms enables
 // the second rung (TierTerms); ExactQuestions lets a question (a query with
@@ -116,16 +114,13 @@ func quotedSpans(text string) []string {
 	return out
 }
 
-// exactRung is the rung of one exchange: 2 (TierPhrase), 1 (TierTerms) or 0.
-func exactRung(r *docRec, verbatim func(id string) (string, string, error), phrase string, spans, idents []string) (int, string, error) {
-	var talk, output string
-	var err error
+// exactRung is the rung of one exchange, given its talk and tool output:
+// 2 (TierPhrase), 1 (TierTerms) or 0.
+func exactRung(r *docRec, talk, output, phrase string, spans, idents []string) (int, string) {
 	if ExactCard {
-		talk = r.Core + "\n" + r.Context
-	} else if talk, output, err = verbatim(r.ID); err != nil {
-		return 0, "", err
+		talk, output = r.Core+"\n"+r.Context, ""
 	}
-	if ExactOutput {
+	if ExactOutput && output != "" {
 		talk += "\n" + output
 	}
 	t := normalizeExact(talk)
@@ -139,11 +134,11 @@ func exactRung(r *docRec, verbatim func(id string) (string, string, error), phra
 	}
 	switch {
 	case phrase != "" && holds(t, phrase), longSpan(spans) && all(spans):
-		return 2, TierPhrase, nil
+		return 2, TierPhrase
 	case ExactTerms && len(idents)+len(spans) > 0 && all(idents) && all(spans):
-		return 1, TierTerms, nil
+		return 1, TierTerms
 	}
-	return 0, "", nil
+	return 0, ""
 }
 
 // longSpan says whether a quoted span has two words or more: one quoted
@@ -197,7 +192,7 @@ func holds(t, n string) bool {
 
 // exactTier reorders the first ExactTierN of final by tier (see above) and
 // returns each candidate's tier ("" for none), in the new order.
-func (ix *Index) exactTier(final []cand, text string, verbatim func(id string) (string, string, error)) ([]cand, []string, error) {
+func (ix *Index) exactTier(final []cand, text string, verbatim func([]ExchangeRef) ([]string, []string, error)) ([]cand, []string, error) {
 	phrase, spans, idents, ok := exactNeedles(text)
 	if !ExactQuestions && strings.Contains(text, "?") {
 		spans, idents = nil, nil
@@ -209,33 +204,30 @@ func (ix *Index) exactTier(final []cand, text string, verbatim func(id string) (
 	n := min(ExactTierN, len(final))
 	rank := make([]int, n)
 	recs := make([]docRec, n)
+	refs := make([]ExchangeRef, n)
 	for i := range n {
 		r, err := ix.rec(final[i].row)
 		if err != nil {
 			return nil, nil, err
 		}
-		recs[i] = r
+		recs[i], refs[i] = r, ExchangeRef{ID: r.ID, Commit: r.Commit}
 	}
-	// The reads run on a few goroutines: each is a git object read.
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(4, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				rank[i], tiers[i], errs[i] = exactRung(&recs[i], verbatim, phrase, spans, idents)
-			}
-		}()
+	var talk, output []string
+	if !ExactCard {
+		// One call for all: the caller reads them in one batch (one git
+		// process), not one object read each.
+		var err error
+		if talk, output, err = verbatim(refs); err != nil {
+			return nil, nil, err
+		}
+		if len(talk) != n || len(output) != n {
+			return nil, nil, fmt.Errorf("read %d/%d exchanges back for %d candidates", len(talk), len(output), n)
+		}
+	} else {
+		talk, output = make([]string, n), make([]string, n)
 	}
 	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+		rank[i], tiers[i] = exactRung(&recs[i], talk[i], output[i], phrase, spans, idents)
 	}
 	idx := make([]int, n)
 	for i := range idx {

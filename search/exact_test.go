@@ -67,8 +67,18 @@ func TestExactTier(t *testing.T) {
 	for _, d := range docs {
 		text[d.ID] = d.Verbatim
 	}
-	reads := 0
-	verbatim := func(id string) (string, string, error) { reads++; return text[id], "", nil }
+	reads, calls := 0, 0
+	verbatim := func(refs []ExchangeRef) (talk, output []string, err error) {
+		calls++
+		for _, r := range refs {
+			if r.Commit != r.ID {
+				t.Errorf("exchange %s read back at commit %q, want its own commit", r.ID, r.Commit)
+			}
+			reads++
+			talk, output = append(talk, text[r.ID]), append(output, "")
+		}
+		return talk, output, nil
+	}
 	q := "Cannot read properties of undefined reading flip"
 	off, err := ix.Search(Query{Text: q, Mode: ModeSessionBM25})
 	if err != nil {
@@ -93,8 +103,8 @@ func TestExactTier(t *testing.T) {
 	if got := ids(on)[1:]; !reflect.DeepEqual(got, rest) {
 		t.Errorf("the others: %v, want their BM25 order %v", got, rest)
 	}
-	if reads == 0 || reads > ExactTierN {
-		t.Errorf("%d exchanges read back, want 1..%d", reads, ExactTierN)
+	if reads == 0 || reads > ExactTierN || calls != 1 {
+		t.Errorf("%d exchanges read back in %d calls, want 1..%d in one", reads, calls, ExactTierN)
 	}
 	// A question reads nothing back; neither does verbatim-bm25.
 	reads = 0
@@ -111,8 +121,13 @@ func TestExactTier(t *testing.T) {
 	}
 	// A failing read is an error, not a silent ranking.
 	boom := errors.New("blob gone")
-	_, err = ix.Search(Query{Text: q, Mode: ModeSessionBM25, Verbatim: func(string) (string, string, error) { return "", "", boom }})
+	_, err = ix.Search(Query{Text: q, Mode: ModeSessionBM25, Verbatim: func([]ExchangeRef) ([]string, []string, error) { return nil, nil, boom }})
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "exact tier") {
 		t.Errorf("read error: %v", err)
+	}
+	// So is a reader that answers for fewer exchanges than asked.
+	_, err = ix.Search(Query{Text: q, Mode: ModeSessionBM25, Verbatim: func([]ExchangeRef) ([]string, []string, error) { return []string{""}, []string{""}, nil }})
+	if err == nil || !strings.Contains(err.Error(), "exact tier") {
+		t.Errorf("short answer: %v", err)
 	}
 }

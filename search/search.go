@@ -83,10 +83,17 @@ type Query struct {
 	Mode   string // one of Modes; "" means DefaultMode
 	Filter Filter
 	Fusion *FusionConfig // nil means DefaultFusion
-	// Verbatim returns an exchange's talk and tool output
-	// (exchange.RenderSplit) for the exact-recall tier of session-bm25 (see
-	// ExactTierN); nil skips the tier.
-	Verbatim func(id string) (talk, output string, err error)
+	// Verbatim returns the talk and tool output (exchange.RenderSplit) of
+	// each exchange, in order, for the exact-recall tier of session-bm25
+	// (see ExactTierN); nil skips the tier. It is called once per search
+	// with every candidate, so that the caller reads them in one batch.
+	Verbatim func(refs []ExchangeRef) (talk, output []string, err error)
+}
+
+// ExchangeRef names a stored exchange: its id and the commit that added it
+// (Doc.Commit), whose tree holds it.
+type ExchangeRef struct {
+	ID, Commit string
 }
 
 // Filter narrows every layer before ranking. Empty fields do not filter.
