@@ -96,7 +96,15 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 // searchIn runs a checked query (mode and k filled in) on an open index;
 // Search and the long-lived View share it.
 func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
-	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: m.Talks})
+	// The exact-recall tier reads a few exchanges back from git: its git
+	// process starts now, beside the ranking (a few ms saved on the wall).
+	talks := m.Talks
+	if search.ExactIntent(q.Text, q.Mode) {
+		cat := m.Repo.StartCatFile()
+		defer cat.Close()
+		talks = func(refs []search.ExchangeRef) ([]string, []string, error) { return m.talksWith(cat, refs) }
+	}
+	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: talks})
 	if err != nil {
 		return nil, err
 	}
@@ -146,12 +154,17 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 // object read of a process decodes every pack index, +100 ms at 100,000
 // exchanges (docs/BENCHMARKS.md).
 func (m *Memory) Talks(refs []search.ExchangeRef) (talk, output []string, err error) {
+	return m.talksWith(nil, refs)
+}
+
+// talksWith is Talks through a git process already started (nil: its own).
+func (m *Memory) talksWith(cat *gitstore.CatFile, refs []search.ExchangeRef) (talk, output []string, err error) {
 	reqs := make([]gitstore.PathAt, len(refs))
 	for i, r := range refs {
 		// An unknown commit (none recorded) reads from main.
 		reqs[i] = gitstore.PathAt{Commit: plumbing.NewHash(r.Commit), Path: exchange.BlobPath(r.ID)}
 	}
-	data, ok, err := m.Repo.ReadPaths(reqs)
+	data, ok, err := m.Repo.ReadPathsWith(cat, reqs)
 	if err != nil {
 		return nil, nil, err
 	}
