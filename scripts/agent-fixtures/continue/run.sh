@@ -5,12 +5,16 @@
 # session files it wrote (~/.continue/sessions/<id>.json and the
 # sessions.json index beside them).
 #
-# Offline: the model is a local config.yaml (provider openai, apiBase on
-# 127.0.0.1), so cn needs no login to Continue's hub; CONTINUE_API_BASE points
-# the hub client at server.js too (which answers 404), so nothing leaves the
-# machine; telemetry is off (CONTINUE_CLI_ENABLE_TELEMETRY=0,
-# CONTINUE_METRICS_ENABLED=0; it is OpenTelemetry, only on when an OTLP
-# endpoint is set anyway). Headless (-p) with --auto (every tool allowed);
+# Offline: the model is a local ~/.continue/config.yaml (provider openai,
+# apiBase on 127.0.0.1), so cn needs no login to Continue's hub (it loads
+# that file before any hub config); CONTINUE_API_BASE points its hub client
+# at server.js too (which would answer 404; cn 1.5.47 made no such request
+# here); telemetry is off (CONTINUE_CLI_ENABLE_TELEMETRY=0,
+# CONTINUE_METRICS_ENABLED=0; it is OpenTelemetry, on only when an OTLP
+# endpoint is set anyway). cn also asks api.continue.dev for its latest
+# version at start, with a hard-coded address and no setting: offline.cjs,
+# preloaded with NODE_OPTIONS, makes that fail at once (blocked.log lists
+# what it stopped). Headless (-p) with --auto (every tool allowed);
 # three prompts in one session (--resume takes the newest session file), and
 # a second session of one prompt. CONTINUE_CLI_TEST_SESSION_ID (cn's own
 # hook for tests) fixes the session ids so a rerun writes the same names.
@@ -70,6 +74,7 @@ run() {
 	local id=$1
 	shift
 	(cd "$PROJECT" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$FHOME" TERM=dumb LANG=C.UTF-8 \
+		NODE_OPTIONS="--require $HERE/offline.cjs" FIXTURE_BLOCKED_LOG="$ROOT/blocked.log" \
 		CONTINUE_API_BASE="http://127.0.0.1:$PORT/" \
 		CONTINUE_CLI_ENABLE_TELEMETRY=0 CONTINUE_METRICS_ENABLED=0 \
 		CONTINUE_CLI_TEST_SESSION_ID="$id" \
@@ -87,3 +92,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT/sessions"
 cp "$SRC/$SESSION.json" "$SRC/$SESSION2.json" "$SRC/sessions.json" "$OUT/sessions/"
 echo "wrote $OUT/sessions" >&2
+if [ -s "$ROOT/blocked.log" ]; then
+	echo "blocked (kept offline):" >&2
+	sort "$ROOT/blocked.log" | uniq -c >&2
+fi
