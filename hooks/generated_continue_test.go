@@ -24,13 +24,16 @@ func init() {
 			arrayPath: []string{"history"},
 		},
 		agentCase{
-			// A second session in the same folder: history[3], user at 0,
-			// a Read at 1, the reply at 2; 1 call, nothing edited. Its
-			// only exchange is the last: open gives 0.
+			// A second session in the same folder, run with a model name cn
+			// does not deem capable, so it offers Edit, not MultiEdit:
+			// history[4], user at 0, Read at 1, Edit of notes.md at 2
+			// (done), the reply at 3; 2 calls. Its only exchange is the
+			// last: open gives 0.
 			format: FormatContinue, file: "testdata/continue/generated/sessions/6a2d3b4c-5e6f-4a71-9b8c-0d1e2f3a4b5c.json",
 			exchanges: 1, open: 0,
-			prompts:   []string{"What does notes.md say?"},
-			toolCalls: 1,
+			prompts:   []string{"Mark the first task in notes.md as done."},
+			toolCalls: 2,
+			files:     []string{"/tmp/git-mem-fixture/continue/project/notes.md"},
 			arrayPath: []string{"history"},
 		},
 	)

@@ -14,10 +14,11 @@
 # endpoint is set anyway). cn also asks api.continue.dev for its latest
 # version at start, with a hard-coded address and no setting: offline.cjs,
 # preloaded with NODE_OPTIONS, makes that fail at once (blocked.log lists
-# what it stopped). Headless (-p) with --auto (every tool allowed);
-# three prompts in one session (--resume takes the newest session file), and
-# a second session of one prompt. CONTINUE_CLI_TEST_SESSION_ID (cn's own
-# hook for tests) fixes the session ids so a rerun writes the same names.
+# what it stopped). Headless (-p) with --auto (every tool allowed); three
+# prompts in one session (--resume takes the newest session file), and a
+# second session of one prompt with a model that gets Edit, not MultiEdit.
+# CONTINUE_CLI_TEST_SESSION_ID (cn's own hook for tests) fixes the session
+# ids so a rerun writes the same names.
 #
 # usage: scripts/agent-fixtures/continue/run.sh   (from anywhere; needs node, npm, git)
 set -euo pipefail
@@ -53,6 +54,10 @@ models:
     roles: [chat, edit, apply]
     capabilities: [tool_use]
 YAML
+# For the second session: a model name cn does not count as capable
+# (src/utils/modelCapability.ts), so it offers Edit instead of MultiEdit.
+sed -e 's/name: fixture-model/name: fixture-small/' -e 's/model: gpt-4.1/model: fixture-small/' \
+	"$FHOME/.continue/config.yaml" >"$ROOT/config-small.yaml"
 
 # The project the agent works in.
 cat >"$PROJECT/notes.md" <<'NOTES'
@@ -85,7 +90,7 @@ run() {
 run "$SESSION" "What does notes.md say?"
 run "$SESSION" --resume "Fix the greeting in hello.sh, it should print Hello, world."
 run "$SESSION" --resume "Add a test script test.sh that checks the greeting, and run it."
-run "$SESSION2" "What does notes.md say?"
+run "$SESSION2" --config "$ROOT/config-small.yaml" "Mark the first task in notes.md as done."
 
 SRC=$FHOME/.continue/sessions
 rm -rf "$OUT"

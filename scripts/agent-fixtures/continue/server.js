@@ -50,6 +50,16 @@ const script = [
       { text: 'Added test.sh; it runs hello.sh and checks the greeting. It prints PASS.' },
     ],
   },
+  {
+    // The second session's model is one cn deems less capable: it offers
+    // Edit, not MultiEdit.
+    key: 'Mark the first task',
+    steps: [
+      call('Read', { filepath: p('notes.md') }),
+      call('Edit', { file_path: p('notes.md'), old_string: '- fix the greeting in hello.sh', new_string: '- [x] fix the greeting in hello.sh' }),
+      { text: 'Marked the first task in notes.md as done.' },
+    ],
+  },
 ];
 
 function textOf(content) {
