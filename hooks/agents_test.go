@@ -163,7 +163,11 @@ var agentCases = []agentCase{
 		arrayPath: []string{},
 	},
 	{
-		// Continue: history items 0, 7 and 10 are user messages (7's
+		// Continue, synthetic: the main Continue case is the generated CLI
+		// fixture (generated_continue_test.go); this one stays for the IDE
+		// extension's shape, which the CLI does not write (parts content,
+		// contextItems, thinking, role tool items, a canceled call).
+		// History items 0, 7 and 10 are user messages (7's
 		// git-mem-context is cut; 10, "thanks", has no reply yet); calls
 		// read_file, edit_existing_file | create_new_file,
 		// run_terminal_command (canceled) = 4.
@@ -572,7 +576,7 @@ func FuzzClineSession(f *testing.F) {
 }
 
 func FuzzContinue(f *testing.F) {
-	fuzzFile(f, []string{"testdata/continue/sessions/*.json", "testdata/continue/real/sessions/*.json"}, []string{"sessions"}, "fuzz.json", ReadContinue)
+	fuzzFile(f, []string{"testdata/continue/sessions/*.json", "testdata/continue/real/sessions/*.json", "testdata/continue/generated/sessions/*.json"}, []string{"sessions"}, "fuzz.json", ReadContinue)
 }
 
 func FuzzSpecStory(f *testing.F) {

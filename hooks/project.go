@@ -291,7 +291,9 @@ func ListSessions(kind, root string) ([]string, error) {
 // editTools name the tools that modify the file named in their input, by
 // agent, with the input keys that may hold its path (first found wins).
 var editTools = map[string][]string{
-	"Edit": {"file_path"}, "MultiEdit": {"file_path"}, "Write": {"file_path", "path"},
+	// (Continue's CLI names its tools Edit, MultiEdit and Write too, but
+	// its Write takes "filepath".)
+	"Edit": {"file_path"}, "MultiEdit": {"file_path"}, "Write": {"file_path", "path", "filepath"},
 	"NotebookEdit": {"notebook_path"},
 	// Gemini CLI
 	"replace": {"file_path"}, "write_file": {"file_path"},
