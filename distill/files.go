@@ -12,9 +12,9 @@ import (
 const MaxFiles = 20
 
 // pathKeys are the tool-input keys that name a file across agents
-// (Claude Code, Codex, Cursor exports).
+// (Claude Code, Codex, Cursor exports; "filepath": Continue).
 var pathKeys = map[string]bool{"file_path": true, "path": true, "filePath": true,
-	"notebook_path": true, "target_file": true, "filename": true}
+	"notebook_path": true, "target_file": true, "filename": true, "filepath": true}
 
 // editTools are tool names that change a file: their paths are "edited".
 var editTools = map[string]bool{"edit_file": true, "search_replace": true, "write": true,

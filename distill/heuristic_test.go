@@ -220,13 +220,14 @@ func TestFilesTouched(t *testing.T) {
 		user("See app/(protected)/teams/[id]/route.ts and README.md, e.g. the v1.2.3 notes at https://example.com/docs/guide.html. Node.js 20 and console.log are not files; call res.json() too."),
 		tool("NotebookEdit", map[string]any{"notebook_path": "nb/analysis.ipynb"}, ""),
 		tool("Read", map[string]any{"filePath": "./src/app.ts"}, ""),
+		tool("Write", map[string]any{"filepath": "scripts/test.sh", "content": "#!/bin/sh"}, ""), // Continue's CLI
 		tool("grep", map[string]any{"query": "x"}, "src/app.ts:3: x\nlib/other.go:9: x\ngit@github.com:owner/repo.git"),
 		assistant("Updated `src/app.ts` and the Makefile. Version 2.0.1 ships next."),
 	)
 	got := FilesTouched(e)
 	// Order of first appearance: the prompt, the tool inputs, the reply,
 	// then paths seen only in tool output.
-	want := []string{"app/(protected)/teams/[id]/route.ts", "README.md", "nb/analysis.ipynb", "src/app.ts", "Makefile", "lib/other.go"}
+	want := []string{"app/(protected)/teams/[id]/route.ts", "README.md", "nb/analysis.ipynb", "src/app.ts", "scripts/test.sh", "Makefile", "lib/other.go"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FilesTouched =\n%q\nwant\n%q", got, want)
 	}
