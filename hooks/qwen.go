@@ -284,9 +284,7 @@ func QwenRuntimeDirs(home string) []string {
 		if d == "" {
 			continue
 		}
-		if strings.HasPrefix(d, "~/") {
-			d = filepath.Join(home, d[2:])
-		}
+		d = qwenHome(home, d)
 		dup := false
 		for _, o := range out {
 			dup = dup || o == d
