@@ -149,7 +149,15 @@ func TestQwenCodeThread(t *testing.T) {
 	// An artifact record is never the leaf.
 	artifact := map[string]any{"uuid": "art-1", "parentUuid": "x", "sessionId": recs[0]["sessionId"], "timestamp": "2026-12-03T08:00:03.000Z",
 		"type": "system", "subtype": "session_artifact_event", "cwd": recs[0]["cwd"], "version": "0.24.4"}
-	data := strings.Join(append(lines, enc(rewind), enc(prompt), enc(reply), enc(more), enc(artifact)), "\n") + "\n"
+	// Typed while the agent worked: part of its turn; a scheduled (cron)
+	// prompt: an exchange of its own.
+	mid := map[string]any{"uuid": "new-3", "parentUuid": "new-2", "sessionId": recs[0]["sessionId"], "timestamp": "2026-12-03T08:00:04.000Z",
+		"type": "user", "subtype": "mid_turn_user_message", "cwd": recs[0]["cwd"], "version": "0.24.4", "message": map[string]any{"role": "user", "parts": []any{map[string]any{"text": "and wave"}}}}
+	cron := map[string]any{"uuid": "new-4", "parentUuid": "new-3", "sessionId": recs[0]["sessionId"], "timestamp": "2026-12-03T08:00:05.000Z",
+		"type": "user", "subtype": "cron", "cwd": recs[0]["cwd"], "version": "0.24.4", "message": map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Check the build."}}}}
+	cronReply := map[string]any{"uuid": "new-5", "parentUuid": "new-4", "sessionId": recs[0]["sessionId"], "timestamp": "2026-12-03T08:00:06.000Z",
+		"type": "assistant", "cwd": recs[0]["cwd"], "version": "0.24.4", "message": map[string]any{"role": "model", "parts": []any{map[string]any{"text": "It builds."}}}}
+	data := strings.Join(append(lines, enc(rewind), enc(prompt), enc(reply), enc(more), enc(mid), enc(artifact), enc(cron), enc(cronReply)), "\n") + "\n"
 	dir := filepath.Join(t.TempDir(), "projects", "-p", "chats")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -162,12 +170,15 @@ func TestQwenCodeThread(t *testing.T) {
 	if err != nil || len(res.Problems) != 0 {
 		t.Fatal(err, res.Problems)
 	}
-	if got := prompts(res.Exchanges); len(got) != 2 || got[0] != "greet.js ignores the name it is given: fix it." || got[1] != "Say hi instead." {
+	if got := prompts(res.Exchanges); len(got) != 3 || got[0] != "greet.js ignores the name it is given: fix it." || !strings.HasPrefix(got[1], "Say hi instead.") || got[2] != "Check the build." {
 		t.Fatalf("prompts %q", got)
 	}
 	last := res.Exchanges[1].Turns
-	if len(last) != 3 || last[1].Text != "Hi" || last[2].Text != "there." || last[1].Role != exchange.RoleAssistant {
+	if len(last) != 4 || last[1].Text != "Hi" || last[2].Text != "there." || last[1].Role != exchange.RoleAssistant || last[3].Role != exchange.RoleUser || last[3].Text != "and wave" {
 		t.Errorf("rewound exchange turns %+v", last)
+	}
+	if cr := res.Exchanges[2].Turns; len(cr) != 2 || cr[1].Text != "It builds." {
+		t.Errorf("cron exchange turns %+v", cr)
 	}
 	// Which files are sessions.
 	for name, want := range map[string]bool{

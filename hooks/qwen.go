@@ -26,8 +26,10 @@ import (
 // [...]}). Types:
 //   - user: a prompt (no subtype; provenance "real_user"), its text in
 //     parts; systemPayload.displayText, when present, is what was typed
-//     and hookContext what hooks added. Subtypes notification, cron,
-//     mid_turn_user_message, goal_runtime … are not typed prompts.
+//     and hookContext what hooks added. Subtype cron is a scheduled
+//     prompt (an exchange of its own); mid_turn_user_message (typed while
+//     the agent worked), notification and goal_runtime join the turn
+//     they arrive in.
 //   - assistant: the model's reply: parts of text, thoughts ({"text": …,
 //     "thought": true}) and functionCall {id, name, args}.
 //   - tool_result: parts of functionResponse {id, name, response: {output}
@@ -180,9 +182,9 @@ func ReadQwenCode(path string, opt Options) (Result, error) {
 		}
 		switch rec.Type {
 		case "user":
-			if rec.Subtype != "" {
-				// Not typed by the user: notifications, scheduled and
-				// goal prompts, messages typed while the agent worked.
+			if rec.Subtype != "" && rec.Subtype != "cron" {
+				// Not a prompt: notifications, goal prompts, messages
+				// typed while the agent worked (part of its turn).
 				if cur != nil {
 					role := exchange.RoleSystem
 					if rec.Subtype == "mid_turn_user_message" {
