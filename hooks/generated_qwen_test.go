@@ -49,7 +49,20 @@ func TestQwenCodeTurns(t *testing.T) {
 		t.Fatalf("%v %v", res.Exchanges, err)
 	}
 	ex := res.Exchanges[0]
-	if !strings.HasPrefix(ex.ID, "7e1d9c4b-2a3f-4e5d-8c6b-1f0a9e8d7c65/4e283bd3-") || ex.Agent != AgentQwenCode || ex.Project != "project" || ex.Time == "" {
+	// The id is the session's and the prompt record's (line 1) uuid: a
+	// rerun of the script gives other uuids.
+	b, err := os.ReadFile(qwenChats + "7e1d9c4b-2a3f-4e5d-8c6b-1f0a9e8d7c65.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first struct {
+		UUID string `json:"uuid"`
+	}
+	first1, _, _ := strings.Cut(string(b), "\n")
+	if err := json.Unmarshal([]byte(first1), &first); err != nil || first.UUID == "" {
+		t.Fatalf("line 1: %v", err)
+	}
+	if ex.ID != "7e1d9c4b-2a3f-4e5d-8c6b-1f0a9e8d7c65/"+first.UUID || ex.Agent != AgentQwenCode || ex.Project != "project" || ex.Time == "" {
 		t.Errorf("exchange %s agent %s project %q time %q", ex.ID, ex.Agent, ex.Project, ex.Time)
 	}
 	if res.Cwd != "/tmp/git-mem-fixture/qwen-code/project" {
