@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitmem/git-mem/exchange"
 )
@@ -38,6 +39,16 @@ func init() {
 			exchanges: 1, open: 0,
 			prompts:   []string{"What does greet.js print with no name?"},
 			toolCalls: 2,
+		},
+		agentCase{
+			// Session C, the interactive UI, 9 records: one user record
+			// (line 1), a file_history_snapshot (3) the headless runs do
+			// not write, one functionCall (5, read_file) = 1; no file
+			// modified. /quit is not recorded.
+			format: FormatQwenCode, file: qwenChats + "3c9a7f2e-6b1d-4e8a-9f5c-2d4b6a8c0e13.jsonl",
+			exchanges: 1, open: 0,
+			prompts:   []string{"What does the README say?"},
+			toolCalls: 1,
 		},
 	)
 }
@@ -126,6 +137,29 @@ func TestQwenCodeStopHook(t *testing.T) {
 	}
 	if res, _ := ReadQwenCode(p, Options{LastAssistantMessage: "something else"}); len(res.Exchanges) != 2 {
 		t.Errorf("another reply closes the last turn: %d exchanges", len(res.Exchanges))
+	}
+}
+
+// TestQwenCodeSessionEnd: the SessionEnd payload of the interactive
+// session (/quit) names its transcript; the session's end closes its one
+// exchange, which a Stop-less read leaves open.
+func TestQwenCodeSessionEnd(t *testing.T) {
+	f, err := os.Open("testdata/qwen-code/generated/session-end-hook.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in, err := ParseQwenHook(f, time.Second)
+	if err != nil || in.HookEventName != "SessionEnd" || in.LastAssistantMessage != "" {
+		t.Fatalf("%+v %v", in, err)
+	}
+	p := qwenChats + filepath.Base(in.TranscriptPath)
+	if open, err := ReadQwenCode(p, Options{Cwd: in.Cwd}); err != nil || len(open.Exchanges) != 0 {
+		t.Fatalf("before the end: %d exchanges, %v", len(open.Exchanges), err)
+	}
+	res, err := ReadQwenCode(p, Options{SessionEnded: true, Cwd: in.Cwd})
+	if err != nil || len(res.Exchanges) != 1 || res.Exchanges[0].Session != in.SessionID {
+		t.Fatalf("after SessionEnd: %v, %v", res.Exchanges, err)
 	}
 }
 

@@ -28,8 +28,8 @@ import (
 // (its workspace is not on this machine: no project); OpenCode's JSON storage
 // has user messages msg_001, msg_004 and msg_007, each with a text part,
 // the last closed by the session's end (an old file): 3. Those fixtures
-// are synthetic (no real public one was found). Qwen Code's two sessions
-// (real, generated) have 3 and 1 prompts, all closed by the session's end.
+// are synthetic (no real public one was found). Qwen Code's three sessions
+// (real, generated) have 3, 1 and 1 prompts, all closed by the session's end.
 func TestImportAllAgents(t *testing.T) {
 	fixtures := filepath.Join(shared.Dir(), "fixtures")
 	claude := filepath.Join(fixtures, "claude-code", "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
@@ -66,7 +66,7 @@ func TestImportAllAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	qw := "../hooks/testdata/qwen-code/generated/projects/-tmp-git-mem-fixture-qwen-code-project/chats/"
-	for _, id := range []string{"0b6f3c2a-5d4e-4f1a-9b8c-7d6e5f4a3b21", "7e1d9c4b-2a3f-4e5d-8c6b-1f0a9e8d7c65"} {
+	for _, id := range []string{"0b6f3c2a-5d4e-4f1a-9b8c-7d6e5f4a3b21", "7e1d9c4b-2a3f-4e5d-8c6b-1f0a9e8d7c65", "3c9a7f2e-6b1d-4e8a-9f5c-2d4b6a8c0e13"} {
 		place(qw+id+".jsonl", ".qwen/projects/-tmp-git-mem-fixture-qwen-code-project/chats/"+id+".jsonl")
 	}
 	place("../hooks/testdata/cline/1767080000000/api_conversation_history.json", ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1767080000000/api_conversation_history.json")
@@ -109,7 +109,7 @@ func TestImportAllAgents(t *testing.T) {
 		{Agent: "cursor", Project: "", Sessions: 2, Exchanges: 6},
 		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
 		{Agent: "opencode", Project: "todo-api", Sessions: 1, Exchanges: 3},
-		{Agent: "qwen-code", Project: "project", Sessions: 2, Exchanges: 4},
+		{Agent: "qwen-code", Project: "project", Sessions: 3, Exchanges: 5},
 		{Agent: "roo-code", Project: "stats-cli", Sessions: 1, Exchanges: 2},
 	}
 	if !reflect.DeepEqual(scan.Found, want) || len(scan.Skipped) != 0 || scan.HeldBack != 0 {
@@ -132,8 +132,8 @@ func TestImportAllAgents(t *testing.T) {
 		}
 		added += rep.Added
 	}
-	if added != 47 {
-		t.Errorf("added %d, want 47", added)
+	if added != 48 {
+		t.Errorf("added %d, want 48", added)
 	}
 	// Again: nothing new.
 	for _, agent := range scan.Agents() {

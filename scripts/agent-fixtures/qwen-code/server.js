@@ -1,12 +1,12 @@
 // A scripted OpenAI-compatible model server for generating Qwen Code
 // fixtures (scripts/agent-fixtures/qwen-code/run.sh). It replays fixed
 // replies from script.json beside it: a list of tasks {"match": "<words of
-// a prompt>", "replies": [...]}. A request goes to the task whose match the
-// last real user prompt of the request contains (a resumed session sends
-// the earlier prompts too), and gets the reply numbered by how many
-// assistant messages follow that prompt, so a rerun of the same prompts
-// gives the same conversation. Requests no task matches (the agent's own
-// side questions) get a short fixed text. Node built-ins only.
+// a prompt>", "replies": [...]}. A request goes to the task whose match its
+// last user message contains (a resumed session sends the earlier prompts
+// too), and gets the reply numbered by how many assistant messages follow
+// that message, so a rerun of the same prompts gives the same
+// conversation. Requests no task matches (the agent's own side questions)
+// get a short fixed text. Node built-ins only.
 //
 //   node server.js <port> [script.json] [logdir]
 //
@@ -30,8 +30,10 @@ function text(m) {
   return (m.content || []).map((b) => b.text || "").join("\n");
 }
 
-// lastPrompt finds the last user message that a task matches, and counts
-// the assistant messages after it.
+// lastPrompt finds the task of the request's last user message (the
+// prompt: tool results come as role "tool") and counts the assistant
+// messages after it. A last user message no task matches is the agent's
+// own side question.
 function lastPrompt(messages) {
   messages = messages || [];
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -39,7 +41,7 @@ function lastPrompt(messages) {
     if (m.role !== "user") continue;
     const t = text(m);
     const task = script.find((k) => t.includes(k.match));
-    if (!task) continue;
+    if (!task) return null;
     const after = messages.slice(i + 1).filter((x) => x.role === "assistant").length;
     return { task, after };
   }
