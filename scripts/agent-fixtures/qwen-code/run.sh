@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generates the Qwen Code fixtures in hooks/testdata/qwen-code/generated/:
 # installs the pinned @qwen-code/qwen-code from the npm registry into a temp
-# dir, runs it non-interactively (qwen --yolo "<prompt>") in a temp HOME and
+# dir, runs it (qwen --yolo "<prompt>", and once its interactive UI) in a temp HOME and
 # a fixed project folder against server.js (a scripted OpenAI-compatible
 # model on 127.0.0.1), and copies the session files it wrote.
 #
@@ -15,9 +15,9 @@
 # A's last turn and session C's SessionEnd are kept.
 #
 # Offline: telemetry, usage statistics, auto update, auto titles, follow-up
-# suggestions and the feedback dialog are off;
-# the model is the local server. Needs node (>= 20 ran it; the package asks
-# for 22) and npm.
+# suggestions and the feedback dialog are off; the model is the local
+# server (strace -e connect of a run: its only TCP connection). Needs node (>= 20 ran it; the package asks
+# for 22), npm and script(1) (util-linux).
 set -euo pipefail
 
 VERSION=0.24.4
