@@ -114,6 +114,9 @@ func ReadQwenCode(path string, opt Options) (Result, error) {
 			res.Problems = append(res.Problems, Problem{path, l.n, "record without a uuid; skipped"})
 			return
 		}
+		if rec.Type != "user" {
+			rec.SystemPayload = nil // only a prompt's is read; others hold snapshots
+		}
 		if first, ok := byID[rec.UUID]; ok {
 			// A fragment of a message already seen: its parts follow.
 			if rec.Message != nil {

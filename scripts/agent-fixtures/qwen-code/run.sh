@@ -16,8 +16,8 @@
 #
 # Offline: telemetry, usage statistics, auto update, auto titles, follow-up
 # suggestions and the feedback dialog are off; the model is the local
-# server (strace -e connect of a run: its only TCP connection). Needs node (>= 20 ran it; the package asks
-# for 22), npm and script(1) (util-linux).
+# server (strace -e connect of a run: its only TCP connection). Needs node
+# (>= 20 ran it; the package asks for 22), npm and script(1) (util-linux).
 set -euo pipefail
 
 VERSION=0.24.4
