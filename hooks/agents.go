@@ -27,6 +27,12 @@ var docAgents = map[string]docAgent{
 				(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl"))
 		},
 	},
+	FormatQwenCode: {
+		read:  ReadQwenCode,
+		roots: QwenProjectsDirs,
+		keep:  isQwenSession,
+		sniff: func(_ string, head []byte) bool { return isQwenHead(head) },
+	},
 	AgentCline: {
 		read:  ReadCline,
 		roots: func(home string) []string { return append(ClineTaskRoots(home, false), ClineSessionRoots(home)...) },
@@ -106,7 +112,7 @@ const clineTaskFile = "api_conversation_history.json"
 func isClineTask(p string, d fs.DirEntry) bool { return d.Name() == clineTaskFile }
 
 // docAgentOrder is the order Detect tries the sniffers in.
-var docAgentOrder = []string{FormatGemini, AgentCline, AgentRooCode, AgentContinue, AgentCursor, AgentCopilot, AgentCopilotCLI, AgentOpenCode, FormatSpecStory}
+var docAgentOrder = []string{FormatGemini, FormatQwenCode, AgentCline, AgentRooCode, AgentContinue, AgentCursor, AgentCopilot, AgentCopilotCLI, AgentOpenCode, FormatSpecStory}
 
 // Formats lists the transcript formats ReadFile reads.
 func Formats() []string {

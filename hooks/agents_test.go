@@ -15,7 +15,7 @@ import (
 
 // agentDirs are the fixture folders of the readers added for issue 16;
 // each fixture in them has an entry in the folder's PROVENANCE.json.
-var agentDirs = []string{"gemini", "cline", "roo-code", "continue", "specstory", "cursor", "copilot", "copilot-cli", "opencode"}
+var agentDirs = []string{"gemini", "qwen-code", "cline", "roo-code", "continue", "specstory", "cursor", "copilot", "copilot-cli", "opencode"}
 
 type provenance struct {
 	Synthetic   bool   `json:"synthetic"`

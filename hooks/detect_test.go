@@ -18,6 +18,9 @@ func TestDetectCutAndBOM(t *testing.T) {
 		{"long exchange", `{"id":"big","turns":[{"role":"user","text":"` + big + `"}]}` + "\n", FormatExchange},
 		{"long exchange quoting a transcript", `{"turns":[{"role":"user","text":"\"sessionId\" ` + big + `"}]}` + "\n", FormatExchange},
 		{"long claude record", `{"parentUuid":null,"sessionId":"s","type":"user","message":{"content":"` + big + `"}}` + "\n", FormatClaudeCode},
+		{"long qwen-code record", `{"uuid":"u","parentUuid":null,"sessionId":"s","timestamp":"t","type":"user","cwd":"/p","version":"0.24.4","message":{"role":"user","parts":[{"text":"` + big + `"}]}}` + "\n", FormatQwenCode},
+		{"qwen-code system record first", `{"uuid":"u","parentUuid":null,"sessionId":"s","timestamp":"t","type":"system","subtype":"session_source","cwd":"/p","version":"0.24.4","systemPayload":{"sourceType":"cli"}}` + "\n", FormatQwenCode},
+		{"claude record with a version", `{"parentUuid":null,"sessionId":"s","version":"2.0.1","type":"user","message":{"role":"user","content":"hi"}}` + "\n", FormatClaudeCode},
 		{"long codex record", `{"timestamp":"t","type":"session_meta","payload":{"x":"` + big + `"}}` + "\n", FormatCodex},
 	} {
 		p := filepath.Join(t.TempDir(), "in.jsonl")

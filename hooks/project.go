@@ -295,7 +295,7 @@ var editTools = map[string][]string{
 	// its Write takes "filepath".)
 	"Edit": {"file_path"}, "MultiEdit": {"file_path"}, "Write": {"file_path", "path", "filepath"},
 	"NotebookEdit": {"notebook_path"},
-	// Gemini CLI
+	// Gemini CLI (Qwen Code: write_file, and edit below)
 	"replace": {"file_path"}, "write_file": {"file_path"},
 	// Cline, Roo Code
 	"write_to_file": {"path"}, "replace_in_file": {"path"}, "apply_diff": {"path"},
@@ -304,8 +304,8 @@ var editTools = map[string][]string{
 	"editor": {"path"},
 	// Cursor (database; its transcripts: StrReplace, Write, Delete by path)
 	"edit_file": {"target_file"}, "search_replace": {"file_path"}, "StrReplace": {"path"}, "Delete": {"path"},
-	// OpenCode (filePath), Copilot CLI (path)
-	"edit": {"filePath", "path"}, "write": {"filePath"}, "multiedit": {"filePath"},
+	// OpenCode (filePath), Copilot CLI (path), Qwen Code (file_path)
+	"edit": {"filePath", "path", "file_path"}, "write": {"filePath"}, "multiedit": {"filePath"},
 	"create": {"path"}, "str_replace_editor": {"path"},
 	// Continue
 	"edit_existing_file": {"filepath"}, "create_new_file": {"filepath"},

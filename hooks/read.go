@@ -1,5 +1,5 @@
 // Package hooks turns coding-agent transcripts (Claude Code, Codex, Aider,
-// Gemini CLI, Cline and Roo Code, Continue, Cursor, Copilot Chat and CLI, OpenCode,
+// Gemini CLI, Qwen Code, Cline and Roo Code, Continue, Cursor, Copilot Chat and CLI, OpenCode,
 // SpecStory exports; docs/AGENTS.md) into exchanges — one real user prompt
 // plus the agent's whole reply — and installs the agent hooks that feed
 // them to git mem.
@@ -181,6 +181,11 @@ func Detect(path string) (string, error) {
 	// line too long to parse whole would pass for Claude Code's.
 	if isCopilotLogHead(head[:n]) {
 		return FormatCopilot, nil
+	}
+	// Qwen Code's records look like Claude Code's (uuid, parentUuid,
+	// sessionId) around Gemini's message shape.
+	if isQwenHead(head[:n]) {
+		return FormatQwenCode, nil
 	}
 	if format := detectBytes(head[:n]); format != "" {
 		return format, nil

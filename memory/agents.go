@@ -68,6 +68,14 @@ func GeminiHookJob(r io.Reader) (Job, error) {
 	return job, err
 }
 
+// QwenCodeHookJob reads Qwen Code's hook JSON (stdin; Stop, SessionEnd):
+// Claude Code's shape, so Stop's final reply closes its turn.
+func QwenCodeHookJob(r io.Reader) (Job, error) {
+	in, err := hooks.ParseQwenHook(r, time.Second)
+	return Job{Job: queue.Job{Kind: hooks.FormatQwenCode, Transcript: in.TranscriptPath, SessionID: in.SessionID,
+		Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.LastAssistantMessage}}, err
+}
+
 // CursorHookJob reads Cursor's hook JSON (stdin; the stop event). The
 // status rides in Event: "stop" when the turn completed, "stop:<status>"
 // when it was aborted or failed (the turn then stays open for the next).

@@ -28,7 +28,8 @@ import (
 // (its workspace is not on this machine: no project); OpenCode's JSON storage
 // has user messages msg_001, msg_004 and msg_007, each with a text part,
 // the last closed by the session's end (an old file): 3. Those fixtures
-// are synthetic (no real public one was found).
+// are synthetic (no real public one was found). Qwen Code's three sessions
+// (real, generated) have 3, 1 and 1 prompts, all closed by the session's end.
 func TestImportAllAgents(t *testing.T) {
 	fixtures := filepath.Join(shared.Dir(), "fixtures")
 	claude := filepath.Join(fixtures, "claude-code", "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
@@ -63,6 +64,10 @@ func TestImportAllAgents(t *testing.T) {
 	place("../hooks/testdata/gemini/session-2025-12-30T07-44-a1c91f1a.json", ".gemini/tmp/helium-fix/chats/session-2025-12-30T07-44-a1c91f1a.json")
 	if err := os.WriteFile(filepath.Join(home, ".gemini/tmp/helium-fix/.project_root"), []byte("/nonexistent/helium-fix\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	qw := "../hooks/testdata/qwen-code/generated/projects/-tmp-git-mem-fixture-qwen-code-project/chats/"
+	for _, id := range []string{"0b6f3c2a-5d4e-4f1a-9b8c-7d6e5f4a3b21", "7e1d9c4b-2a3f-4e5d-8c6b-1f0a9e8d7c65", "3c9a7f2e-6b1d-4e8a-9f5c-2d4b6a8c0e13"} {
+		place(qw+id+".jsonl", ".qwen/projects/-tmp-git-mem-fixture-qwen-code-project/chats/"+id+".jsonl")
 	}
 	place("../hooks/testdata/cline/1767080000000/api_conversation_history.json", ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1767080000000/api_conversation_history.json")
 	cs := "../hooks/testdata/cline/sessions/1784094124598_rruoq/"
@@ -104,6 +109,7 @@ func TestImportAllAgents(t *testing.T) {
 		{Agent: "cursor", Project: "", Sessions: 2, Exchanges: 6},
 		{Agent: "gemini", Project: "helium-fix", Sessions: 1, Exchanges: 2},
 		{Agent: "opencode", Project: "todo-api", Sessions: 1, Exchanges: 3},
+		{Agent: "qwen-code", Project: "project", Sessions: 3, Exchanges: 5},
 		{Agent: "roo-code", Project: "stats-cli", Sessions: 1, Exchanges: 2},
 	}
 	if !reflect.DeepEqual(scan.Found, want) || len(scan.Skipped) != 0 || scan.HeldBack != 0 {
@@ -126,8 +132,8 @@ func TestImportAllAgents(t *testing.T) {
 		}
 		added += rep.Added
 	}
-	if added != 43 {
-		t.Errorf("added %d, want 43", added)
+	if added != 48 {
+		t.Errorf("added %d, want 48", added)
 	}
 	// Again: nothing new.
 	for _, agent := range scan.Agents() {
