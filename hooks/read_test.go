@@ -291,6 +291,7 @@ func TestGrowingTranscripts(t *testing.T) {
 	add("testdata/codex/*.jsonl", FormatCodex)
 	add("testdata/aider/*.md", FormatAider)
 	add("testdata/gemini/*.jsonl", FormatGemini)
+	add("testdata/gemini/generated/tmp/*/chats/*.jsonl", FormatGemini)
 	add("testdata/copilot-cli/session-state/*/events.jsonl", FormatCopilotCLI)
 	add("testdata/copilot/workspaceStorage/*/chatSessions/*.jsonl", FormatCopilot)
 	add("testdata/copilot/real/*/chatSessions/*.jsonl", FormatCopilot)

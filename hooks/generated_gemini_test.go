@@ -1,0 +1,177 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
+// geminiGenerated is the chat Gemini CLI 0.61.0 wrote against the scripted
+// model of scripts/agent-fixtures/gemini (run.sh names the file by the
+// time of the run, so it is found by pattern).
+func geminiGenerated() string {
+	const pattern = "testdata/gemini/generated/tmp/project/chats/session-*-0f1e2d3c.jsonl"
+	if m, _ := filepath.Glob(pattern); len(m) == 1 {
+		return m[0]
+	}
+	return pattern // no such file: the tests that read it fail
+}
+
+func init() {
+	agentCases = append(agentCases, agentCase{
+		// Gemini CLI 0.61.0, real (generated): one session of four runs
+		// (-p, then --resume three times). Line 2 is the CLI's own
+		// <session_context> user message (no prompt); prompts are the user
+		// text messages of lines 3, 16, 29 and 42 (4); the user messages of
+		// lines 8, 21, 34 and 47 hold functionResponse parts only (tool
+		// results, no prompt). toolCalls of lines 7, 20, 33, 46: read_file
+		// | replace, write_file | run_shell_command | read_file (status
+		// error) = 5. The replace edits notes.txt, the write_file creates
+		// count.sh. Lines 13/15, 26/28 and 39/41 are the resumes' $set of
+		// the whole history (rebuilt, see TestGeminiGeneratedResume). No
+		// marker ends the last turn: open gives 3.
+		format: FormatGemini, file: geminiGenerated(),
+		exchanges: 4, open: 3,
+		prompts:   []string{"What does notes.txt say?", "Mark the milk as done in notes.txt, and write a count.sh", "Run count.sh.", "What is in todo.txt?"},
+		toolCalls: 5,
+		files:     []string{"/tmp/git-mem-fixture/gemini/project/notes.txt", "/tmp/git-mem-fixture/gemini/project/count.sh"},
+	})
+}
+
+// finalReplies are the script's last reply to each prompt
+// (scripts/agent-fixtures/gemini/script.json).
+var geminiFinalReplies = []string{
+	`notes.txt has two lines: "buy milk" and "call the plumber about the kitchen tap".`,
+	"I marked the milk as done in notes.txt and wrote count.sh, which counts the lines of notes.txt.",
+	"count.sh prints 2: notes.txt has two lines.",
+	"There is no todo.txt in the project; the notes are all in notes.txt.",
+}
+
+// checkGeminiGenerated asserts what every read of the generated session
+// must give: each exchange ends with the model's final reply (a tool
+// round's functionResponse message does not end the turn), every call has
+// its result once, and the failed read is an error.
+func checkGeminiGenerated(t *testing.T, exs []*exchange.Exchange) {
+	t.Helper()
+	if len(exs) != 4 {
+		t.Fatalf("got %d exchanges %q, want 4", len(exs), prompts(exs))
+	}
+	var calls []string
+	for i, ex := range exs {
+		last := ex.Turns[len(ex.Turns)-1]
+		if last.Role != exchange.RoleAssistant || last.Text != geminiFinalReplies[i] {
+			t.Errorf("exchange %d ends with %s %.80q, want the final reply %q", i, last.Role, last.Text, geminiFinalReplies[i])
+		}
+		for _, tu := range ex.Turns {
+			if tu.Role != exchange.RoleTool {
+				continue
+			}
+			calls = append(calls, tu.Name)
+			if tu.Text == "" || strings.Count(tu.Text, "Successfully") > 1 || strings.Count(tu.Text, "File not found") > 1 {
+				t.Errorf("exchange %d: %s result %.200q, want it once", i, tu.Name, tu.Text)
+			}
+			if (tu.Extra["is_error"] == true) != (i == 3) {
+				t.Errorf("exchange %d: %s is_error = %v", i, tu.Name, tu.Extra["is_error"])
+			}
+		}
+		if strings.Contains(ex.UserText(), "session_context") {
+			t.Errorf("exchange %d: the CLI's session context read as a prompt", i)
+		}
+	}
+	want := []string{"read_file", "replace", "write_file", "run_shell_command", "read_file"}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("calls %q, want %q", calls, want)
+	}
+	if !strings.Contains(exs[2].Turns[1].Text, "Output: 2") {
+		t.Errorf("shell result %q, want the command's output", exs[2].Turns[1].Text)
+	}
+}
+
+// TestGeminiGeneratedResume: each resume rewrites the history in a $set
+// (new timestamps, thoughts and calls folded into content parts, no
+// toolCalls); the exchanges still read as first recorded.
+func TestGeminiGeneratedResume(t *testing.T) {
+	path := geminiGenerated()
+	res, err := ReadGemini(path, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGeminiGenerated(t, res.Exchanges)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	var first struct {
+		Timestamp string `json:"timestamp"`
+	}
+	if err := json.Unmarshal(lines[2], &first); err != nil { // line 3: the first prompt
+		t.Fatal(err)
+	}
+	if res.Exchanges[0].Time != first.Timestamp {
+		t.Errorf("first exchange at %s, want %s as first recorded (not a resume's rewrite)", res.Exchanges[0].Time, first.Timestamp)
+	}
+	th := res.Exchanges[0].Turns[1]
+	if th.Extra["thinking"] != true || th.Text != "Reading the notes: The user wants to know what notes.txt says, so I will read it." {
+		t.Errorf("first reply's thought %+v", th)
+	}
+	if res.Exchanges[0].Project != "project" {
+		t.Errorf("project %q, want the folder of .project_root", res.Exchanges[0].Project)
+	}
+}
+
+// TestGeminiRebuiltHistory reads a file holding only the rebuilt history
+// (the metadata line and the last resume's $set, then what followed), as
+// when no earlier record of the messages is in the file: calls come from
+// functionCall parts, their results from the functionResponse messages
+// after them (once, though the rebuilt list repeats each), thoughts from
+// thought parts.
+func TestGeminiRebuiltHistory(t *testing.T) {
+	data, err := os.ReadFile(geminiGenerated())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	last := -1
+	for i, l := range lines {
+		if bytes.HasPrefix(l, []byte(`{"$set":{"messages":`)) {
+			last = i
+		}
+	}
+	if last < 0 {
+		t.Fatal("no $set of messages in the fixture")
+	}
+	rebuilt := bytes.Join(append([][]byte{lines[0]}, lines[last:]...), nil)
+	name := filepath.Join(t.TempDir(), "project", "chats", "session-rebuilt.jsonl")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, rebuilt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadGemini(name, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) != 0 {
+		t.Errorf("problems: %v", res.Problems)
+	}
+	checkGeminiGenerated(t, res.Exchanges)
+	th := res.Exchanges[0].Turns[1]
+	if th.Extra["thinking"] != true || !strings.Contains(th.Text, "Reading the notes") {
+		t.Errorf("first reply's thought part %+v", th)
+	}
+	var files []string
+	for _, ex := range res.Exchanges {
+		files = append(files, FilesTouched(ex)...)
+	}
+	if want := []string{"/tmp/git-mem-fixture/gemini/project/notes.txt", "/tmp/git-mem-fixture/gemini/project/count.sh"}; !reflect.DeepEqual(files, want) {
+		t.Errorf("files touched %q, want %q", files, want)
+	}
+}

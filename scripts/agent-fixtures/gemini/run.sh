@@ -1,0 +1,80 @@
+#!/bin/sh
+# Makes hooks/testdata/gemini/generated/: real Gemini CLI chat files,
+# written by the released CLI against a scripted model (server.js) on
+# 127.0.0.1. Run from anywhere: scripts/agent-fixtures/gemini/run.sh
+#
+# Needs node and npm; the npm registry is reached once, to install the
+# pinned CLI into a temp dir (not into the project). Nothing else leaves
+# this machine: the CLI's API base is the local server, telemetry, usage
+# statistics, auto update and IDE integration are off in its settings.
+#
+# One session of four prompts (the first run starts it with a fixed
+# session id, the others resume it): a read, an edit and a write in one
+# reply, a shell command, and a read of a missing file (a failed call).
+set -eu
+
+VERSION=0.61.0
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+out="$repo/hooks/testdata/gemini/generated"
+
+root=/tmp/git-mem-fixture/gemini
+project=$root/project
+home=$root/home
+npmdir=$root/npm
+session=0f1e2d3c-4b5a-4697-8877-665544332211
+
+rm -rf "$project" "$home" "$root/server.log" "$root/port"
+mkdir -p "$project" "$home/.gemini" "$npmdir"
+
+if [ ! -x "$npmdir/node_modules/.bin/gemini" ] || ! grep -q "\"version\": \"$VERSION\"" "$npmdir/node_modules/@google/gemini-cli/package.json"; then
+	npm install --prefix "$npmdir" --no-audit --no-fund --loglevel=error "@google/gemini-cli@$VERSION"
+fi
+gemini=$npmdir/node_modules/.bin/gemini
+
+cat >"$home/.gemini/settings.json" <<'JSON'
+{
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false},
+  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+  "ide": {"enabled": false}
+}
+JSON
+
+printf 'buy milk\ncall the plumber about the kitchen tap\n' >"$project/notes.txt"
+
+node "$here/server.js" "$here/script.json" "$root/port" "$root/server.log" &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT INT TERM
+i=0
+while [ ! -s "$root/port" ]; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || { echo "server did not start" >&2; exit 1; }
+	sleep 0.1
+done
+port=$(cat "$root/port")
+
+run() {
+	(cd "$project" && env -i PATH="$PATH" HOME="$home" TERM=dumb LANG=C.UTF-8 TZ=UTC \
+		GEMINI_API_KEY=sk-test-fixture \
+		GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" \
+		timeout 120 "$gemini" -m gemini-2.5-flash --yolo "$@" </dev/null)
+}
+
+run --session-id "$session" -p "What does notes.txt say?"
+run --resume "$session" -p "Mark the milk as done in notes.txt, and write a count.sh that counts its lines."
+run --resume "$session" -p "Run count.sh."
+run --resume "$session" -p "What is in todo.txt?"
+
+echo "--- server log" >&2
+cat "$root/server.log" >&2
+
+rm -rf "$out"
+mkdir -p "$out"
+(cd "$home/.gemini" && find tmp -path '*/chats/*' -o -name .project_root) | while read -r f; do
+	[ -f "$home/.gemini/$f" ] || continue
+	mkdir -p "$out/$(dirname "$f")"
+	cp "$home/.gemini/$f" "$out/$f"
+done
+find "$out" -type f >&2
