@@ -77,4 +77,17 @@ mkdir -p "$out"
 	mkdir -p "$out/$(dirname "$f")"
 	cp "$home/.gemini/$f" "$out/$f"
 done
+
+# The file is named by the time of the run: name the new files in
+# PROVENANCE.json in place of the old generated ones.
+(cd "$out" && find . -type f | sed 's|^\./|generated/|' | sort) | node -e '
+const fs = require("node:fs");
+const [file, agent, script] = process.argv.slice(1);
+const prov = JSON.parse(fs.readFileSync(file, "utf8"));
+for (const k of Object.keys(prov)) if (k.startsWith("generated/")) delete prov[k];
+for (const name of fs.readFileSync(0, "utf8").split("\n").filter(Boolean)) {
+  prov[name] = { synthetic: false, generated: { agent, script, license: "Apache-2.0" } };
+}
+fs.writeFileSync(file, JSON.stringify(prov, null, 2) + "\n");
+' "$repo/hooks/testdata/gemini/PROVENANCE.json" "Gemini CLI $VERSION (npm package @google/gemini-cli)" scripts/agent-fixtures/gemini/run.sh
 find "$out" -type f >&2
