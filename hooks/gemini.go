@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // Gemini CLI records each session under ~/.gemini/tmp/<project>/chats/:
@@ -21,17 +22,22 @@ import (
 // thoughts, toolCalls with their results), info / warning / error (the
 // UI's own notes). Tool results live in the call that made them.
 //
-// As Gemini CLI 0.61 writes it (seen in the generated fixture): the first
+// As Gemini CLI 0.61 writes it (seen in the generated fixtures): the first
 // message is a user message of the CLI's own <session_context> (not a
-// prompt); every tool round adds a user message of functionResponse parts
-// (not a prompt either: it must not end the turn); and a resumed session
-// appends a new metadata line and a $set of the whole history rebuilt from
-// the model's view of it: new timestamps, each gemini message's thoughts
-// and calls as thought / functionCall parts of its content (no toolCalls),
-// and an extra "<id>_response" user message of the results. The reader
-// keeps the records as first written for every id it has seen (so an
-// exchange reads the same before and after a resume) and takes the $set
-// only for the list's order and for ids it has not seen.
+// prompt); text from hooks' additionalContext is wrapped in <hook_context>
+// (SessionStart's prepended to the prompt in -p mode, BeforeAgent's a part
+// after it: not the user's words); every tool round adds a user message of
+// functionResponse parts (not a prompt either: it must not end the turn);
+// and a resumed session appends a new metadata line and a $set of the
+// whole history rebuilt from the model's view of it: new timestamps, each
+// gemini message's thoughts and calls as thought / functionCall parts of
+// its content (no toolCalls), an extra "<id>_response" user message of the
+// results, and without any prompt that began with <hook_context> (the CLI
+// drops those when it rebuilds). So a $set of the list is merged, not
+// obeyed: a message the reader knows keeps its record (an exchange reads
+// the same before and after a resume), none is dropped (only $rewindTo
+// drops), and a message it does not know goes in after the known one
+// before it in the list.
 
 // AgentGemini is Exchange.Agent for Gemini CLI.
 const (
@@ -57,6 +63,10 @@ type gmMessage struct {
 	} `json:"toolCalls"`
 	line int
 }
+
+// geminiHookContextRe matches the text Gemini CLI adds from a hook's
+// additionalContext.
+var geminiHookContextRe = lazy.Regexp(`(?s)<hook_context>.*?(?:</hook_context>|\z)`)
 
 // ReadGemini reads a Gemini CLI chat file, legacy JSON or JSON Lines.
 func ReadGemini(path string, opt Options) (Result, error) {
@@ -124,10 +134,18 @@ func ReadGemini(path string, opt Options) (Result, error) {
 				continue
 			}
 			text := strings.TrimSpace(partsText(m.Content))
-			if strings.HasPrefix(text, "<session_context>") || strings.HasPrefix(text, "<hook_context>") {
+			if strings.HasPrefix(text, "<session_context>") {
 				continue // the CLI's own context, not a prompt
 			}
+			// Hooks' additionalContext (SessionStart's prepended to the
+			// prompt in -p mode, BeforeAgent's as a part after it, or a
+			// message of its own) is not the user's.
 			prompt := strings.TrimSpace(cutGitMemContext(text))
+			if strings.Contains(prompt, "<hook_context>") {
+				if prompt = strings.TrimSpace(geminiHookContextRe().ReplaceAllString(prompt, "")); prompt == "" {
+					continue
+				}
+			}
 			cur = endTurn(cur)
 			if prompt == "" {
 				continue
@@ -191,25 +209,34 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 	session := ""
 	var order []string
 	byID := map[string]*gmMessage{}
-	// written: each message as last appended on a line of its own; a $set
-	// of the whole list keeps these over its rebuilt copies.
-	written := map[string]*gmMessage{}
-	setAll := func(raws []json.RawMessage, line int) {
-		order, byID = nil, map[string]*gmMessage{}
+	// mergeAll takes a $set of the whole list: ids not yet known go in
+	// after the known one before them in the list; none is dropped, and a
+	// known message keeps its record (see the top of the file).
+	mergeAll := func(raws []json.RawMessage, line int) {
+		after := map[string][]string{} // known id ("" = the start) -> new ids after it
+		anchor := ""
 		for _, r := range raws {
 			var m gmMessage
-			if json.Unmarshal(r, &m) == nil && m.ID != "" {
-				m.line = line
-				if _, ok := byID[m.ID]; !ok {
-					order = append(order, m.ID)
-				}
-				if w, ok := written[m.ID]; ok {
-					byID[m.ID] = w
-				} else {
-					byID[m.ID] = &m
-				}
+			if json.Unmarshal(r, &m) != nil || m.ID == "" {
+				continue
 			}
+			if _, ok := byID[m.ID]; ok {
+				anchor = m.ID
+				continue
+			}
+			m.line = line
+			byID[m.ID] = &m
+			after[anchor] = append(after[anchor], m.ID)
 		}
+		if len(after) == 0 {
+			return
+		}
+		merged := append([]string(nil), after[""]...)
+		for _, id := range order {
+			merged = append(merged, id)
+			merged = append(merged, after[id]...)
+		}
+		order = merged
 	}
 	_ = readLines(bytes.NewReader(data), name, &res.Problems, func(l line) {
 		var probe struct {
@@ -244,7 +271,7 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 					session = set.SessionID
 				}
 				if set.Messages != nil {
-					setAll(*set.Messages, l.n)
+					mergeAll(*set.Messages, l.n)
 				}
 			}
 		case probe.ID != nil:
@@ -258,7 +285,6 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 				order = append(order, m.ID)
 			}
 			byID[m.ID] = &m
-			written[m.ID] = &m
 		case probe.SessionID != "":
 			session = probe.SessionID
 		}

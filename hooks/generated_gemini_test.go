@@ -12,16 +12,20 @@ import (
 	"github.com/gitmem/git-mem/exchange"
 )
 
-// geminiGenerated is the chat Gemini CLI 0.61.0 wrote against the scripted
-// model of scripts/agent-fixtures/gemini (run.sh names the file by the
-// time of the run, so it is found by pattern).
-func geminiGenerated() string {
-	const pattern = "testdata/gemini/generated/tmp/project/chats/session-*-0f1e2d3c.jsonl"
+// geminiGeneratedFile is a chat Gemini CLI 0.61.0 wrote against the
+// scripted model of scripts/agent-fixtures/gemini (run.sh's session ids
+// begin id8; the file is named by the time of the run, so it is found by
+// pattern).
+func geminiGeneratedFile(id8 string) string {
+	pattern := "testdata/gemini/generated/tmp/project/chats/session-*-" + id8 + ".jsonl"
 	if m, _ := filepath.Glob(pattern); len(m) == 1 {
 		return m[0]
 	}
 	return pattern // no such file: the tests that read it fail
 }
+
+// geminiGenerated is the first session: four runs, three resumed.
+func geminiGenerated() string { return geminiGeneratedFile("0f1e2d3c") }
 
 func init() {
 	agentCases = append(agentCases, agentCase{
@@ -41,7 +45,40 @@ func init() {
 		prompts:   []string{"What does notes.txt say?", "Mark the milk as done in notes.txt, and write a count.sh", "Run count.sh.", "What is in todo.txt?"},
 		toolCalls: 5,
 		files:     []string{"/tmp/git-mem-fixture/gemini/project/notes.txt", "/tmp/git-mem-fixture/gemini/project/count.sh"},
+	}, agentCase{
+		// Gemini CLI 0.61.0, real (generated), the second session: run
+		// with a SessionStart and a BeforeAgent hook that add context.
+		// Line 2 the <session_context>; the user messages of lines 3 and
+		// 16 are prompts, each "<hook_context>…</hook_context>\n\n" +
+		// the prompt, then a part of BeforeAgent's <hook_context> (the
+		// prompts below have neither); line 8 the shell call's result.
+		// toolCalls: line 7's run_shell_command = 1; no edits. Line 12 on
+		// is the resume; its rebuilt history (line 15) leaves out the
+		// first prompt (the CLI drops a prompt that begins with
+		// <hook_context>), which still counts: 2 exchanges.
+		format: FormatGemini, file: geminiGeneratedFile("5a6b7c8d"),
+		exchanges: 2, open: 1,
+		prompts:   []string{"Show the last line of notes.txt.", "Thanks, that is all."},
+		toolCalls: 1,
 	})
+}
+
+// TestGeminiHookContext: what hooks add to a prompt (<hook_context>) is
+// not the user's prompt; the exchange keeps the user's words only.
+func TestGeminiHookContext(t *testing.T) {
+	res, err := ReadGemini(geminiGeneratedFile("5a6b7c8d"), Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Show the last line of notes.txt.", "Thanks, that is all."}
+	if got := prompts(res.Exchanges); !reflect.DeepEqual(got, want) {
+		t.Fatalf("prompts %q, want %q", got, want)
+	}
+	for _, ex := range res.Exchanges {
+		if strings.Contains(ex.UserText(), "Recalled") || strings.Contains(ex.UserText(), "hook_context") {
+			t.Errorf("prompt keeps the hooks' context: %q", ex.UserText())
+		}
+	}
 }
 
 // finalReplies are the script's last reply to each prompt

@@ -67,6 +67,22 @@ run --resume "$session" -p "Mark the milk as done in notes.txt, and write a coun
 run --resume "$session" -p "Run count.sh."
 run --resume "$session" -p "What is in todo.txt?"
 
+# A second session, with hooks that add context as a git mem hook could:
+# SessionStart's is prepended to the prompt (-p mode), BeforeAgent's is a
+# part after it; both <hook_context>, neither the user's words.
+node -e '
+const fs = require("node:fs");
+const f = process.argv[1];
+const s = JSON.parse(fs.readFileSync(f, "utf8"));
+const say = (ev, text) => [{ hooks: [{ type: "command", timeout: 5000,
+  command: "echo \x27" + JSON.stringify({ hookSpecificOutput: { hookEventName: ev, additionalContext: text } }) + "\x27" }] }];
+s.hooks = { SessionStart: say("SessionStart", "Recalled: the notes live in notes.txt."), BeforeAgent: say("BeforeAgent", "Recalled: the user likes short answers.") };
+fs.writeFileSync(f, JSON.stringify(s, null, 2) + "\n");
+' "$home/.gemini/settings.json"
+session2=5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d
+run --session-id "$session2" -p "Show the last line of notes.txt."
+run --resume "$session2" -p "Thanks, that is all."
+
 echo "--- server log" >&2
 cat "$root/server.log" >&2
 
