@@ -27,17 +27,16 @@ import (
 // prompt); text from hooks' additionalContext is wrapped in <hook_context>
 // (SessionStart's prepended to the prompt in -p mode, BeforeAgent's a part
 // after it: not the user's words); every tool round adds a user message of
-// functionResponse parts (not a prompt either: it must not end the turn);
-// and a resumed session appends a new metadata line and a $set of the
-// whole history rebuilt from the model's view of it: new timestamps, each
-// gemini message's thoughts and calls as thought / functionCall parts of
-// its content (no toolCalls), an extra "<id>_response" user message of the
-// results, and without any prompt that began with <hook_context> (the CLI
-// drops those when it rebuilds). So a $set of the list is merged, not
-// obeyed: a message the reader knows keeps its record (an exchange reads
-// the same before and after a resume), none is dropped (only $rewindTo
-// drops), and a message it does not know goes in after the known one
-// before it in the list.
+// functionResponse parts (not a prompt either: it must not end the turn).
+// Whole-list $sets are the CLI syncing the file with the model's history:
+// on resume (with its original records, or, when the resumed session's
+// stub lands in the same file, rebuilt: new timestamps, calls and thoughts
+// as functionCall / thought parts, an extra "<id>_response" message, and
+// without prompts that began with <hook_context>) and after compression
+// (a <state_snapshot> user message, a canned reply, and the kept turns
+// under new ids). None adds anything the lines did not already record, so
+// once a message has been appended on a line of its own, later $sets of
+// the list are ignored (only $rewindTo drops messages).
 
 // AgentGemini is Exchange.Agent for Gemini CLI.
 const (
@@ -134,8 +133,8 @@ func ReadGemini(path string, opt Options) (Result, error) {
 				continue
 			}
 			text := strings.TrimSpace(partsText(m.Content))
-			if strings.HasPrefix(text, "<session_context>") {
-				continue // the CLI's own context, not a prompt
+			if strings.HasPrefix(text, "<session_context>") || strings.HasPrefix(text, "<state_snapshot>") {
+				continue // the CLI's own context or its summary of a compressed history, not a prompt
 			}
 			// Hooks' additionalContext (SessionStart's prepended to the
 			// prompt in -p mode, BeforeAgent's as a part after it, or a
@@ -209,34 +208,26 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 	session := ""
 	var order []string
 	byID := map[string]*gmMessage{}
-	// mergeAll takes a $set of the whole list: ids not yet known go in
-	// after the known one before them in the list; none is dropped, and a
-	// known message keeps its record (see the top of the file).
-	mergeAll := func(raws []json.RawMessage, line int) {
-		after := map[string][]string{} // known id ("" = the start) -> new ids after it
-		anchor := ""
-		for _, r := range raws {
-			var m gmMessage
-			if json.Unmarshal(r, &m) != nil || m.ID == "" {
-				continue
-			}
-			if _, ok := byID[m.ID]; ok {
-				anchor = m.ID
-				continue
-			}
-			m.line = line
-			byID[m.ID] = &m
-			after[anchor] = append(after[anchor], m.ID)
-		}
-		if len(after) == 0 {
+	// fromSet takes a $set of the whole list, but only while no message
+	// has been appended on a line of its own: once one has, the lines are
+	// the record and a $set is the CLI's rebuilt copy (see the top of the
+	// file), which adds nothing of the user's and may lose some.
+	written := false
+	fromSet := func(raws []json.RawMessage, line int) {
+		if written {
 			return
 		}
-		merged := append([]string(nil), after[""]...)
-		for _, id := range order {
-			merged = append(merged, id)
-			merged = append(merged, after[id]...)
+		order, byID = nil, map[string]*gmMessage{}
+		for _, r := range raws {
+			var m gmMessage
+			if json.Unmarshal(r, &m) == nil && m.ID != "" {
+				m.line = line
+				if _, ok := byID[m.ID]; !ok {
+					order = append(order, m.ID)
+				}
+				byID[m.ID] = &m
+			}
 		}
-		order = merged
 	}
 	_ = readLines(bytes.NewReader(data), name, &res.Problems, func(l line) {
 		var probe struct {
@@ -271,7 +262,7 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 					session = set.SessionID
 				}
 				if set.Messages != nil {
-					mergeAll(*set.Messages, l.n)
+					fromSet(*set.Messages, l.n)
 				}
 			}
 		case probe.ID != nil:
@@ -285,6 +276,7 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 				order = append(order, m.ID)
 			}
 			byID[m.ID] = &m
+			written = true
 		case probe.SessionID != "":
 			session = probe.SessionID
 		}

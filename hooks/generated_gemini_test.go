@@ -13,15 +13,21 @@ import (
 )
 
 // geminiGeneratedFile is a chat Gemini CLI 0.61.0 wrote against the
-// scripted model of scripts/agent-fixtures/gemini (run.sh's session ids
-// begin id8; the file is named by the time of the run, so it is found by
-// pattern).
+// scripted model of scripts/agent-fixtures/gemini: the session's file
+// among those whose names end in id8 (a run.sh session id's first 8
+// characters; files are named by the minute of a run, so found by
+// pattern). A resume in a later minute leaves a stub file of its own (the
+// session context only); the session's file is the largest.
 func geminiGeneratedFile(id8 string) string {
 	pattern := "testdata/gemini/generated/tmp/project/chats/session-*-" + id8 + ".jsonl"
-	if m, _ := filepath.Glob(pattern); len(m) == 1 {
-		return m[0]
+	m, _ := filepath.Glob(pattern)
+	best, size := pattern, int64(-1) // no such file: the tests that read it fail
+	for _, p := range m {
+		if st, err := os.Stat(p); err == nil && st.Size() > size {
+			best, size = p, st.Size()
+		}
 	}
-	return pattern // no such file: the tests that read it fail
+	return best
 }
 
 // geminiGenerated is the first session: four runs, three resumed.
@@ -60,7 +66,75 @@ func init() {
 		exchanges: 2, open: 1,
 		prompts:   []string{"Show the last line of notes.txt.", "Thanks, that is all."},
 		toolCalls: 1,
+	}, agentCase{
+		// Gemini CLI 0.61.0, real (generated), the third session: two runs
+		// a minute apart, so the resume's stub went to a file of its own
+		// (TestGeminiStubs) and this file has no second metadata line;
+		// line 8 is the resume's $set of the list with the original
+		// records. Prompts: user text messages of lines 3 and 9. The
+		// model's call (line 13, run_shell_command = 1 call) reported a
+		// 900,000-token prompt, so before sending its result (line 16)
+		// the CLI compressed: line 15's $set holds a <state_snapshot> user
+		// message, a canned "Got it" reply and the second prompt and its
+		// call again under new ids; none of them is an exchange of its
+		// own. No edits.
+		format: FormatGemini, file: geminiGeneratedFile("7b8c9d0e"),
+		exchanges: 2, open: 1,
+		prompts:   []string{"Keep notes.txt short from now on.", "How many lines does notes.txt have now?"},
+		toolCalls: 1,
 	})
+}
+
+// TestGeminiStubs: every generated chat file but the sessions' own is a
+// stub a resumed run left (its metadata and session context): no
+// exchange, no problem.
+func TestGeminiStubs(t *testing.T) {
+	main := map[string]bool{}
+	for _, id8 := range []string{"0f1e2d3c", "5a6b7c8d", "7b8c9d0e"} {
+		main[geminiGeneratedFile(id8)] = true
+	}
+	all, _ := filepath.Glob("testdata/gemini/generated/tmp/project/chats/session-*.jsonl")
+	stubs := 0
+	for _, p := range all {
+		if main[p] {
+			continue
+		}
+		stubs++
+		res, err := ReadGemini(p, Options{SessionEnded: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Exchanges) != 0 || len(res.Problems) != 0 {
+			t.Errorf("%s: %d exchanges %q, problems %v; want none", p, len(res.Exchanges), prompts(res.Exchanges), res.Problems)
+		}
+	}
+	if stubs == 0 {
+		t.Error("no stub file: the third session's resume (a minute later) leaves one")
+	}
+}
+
+// TestGeminiCompressed: the compression's rebuilt list (a snapshot, a
+// canned reply, the kept turn under new ids) adds no exchange and keeps
+// the second exchange's call and final reply as recorded.
+func TestGeminiCompressed(t *testing.T) {
+	res, err := ReadGemini(geminiGeneratedFile("7b8c9d0e"), Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Exchanges) != 2 {
+		t.Fatalf("got %d exchanges %q, want 2", len(res.Exchanges), prompts(res.Exchanges))
+	}
+	for _, ex := range res.Exchanges {
+		for _, tu := range ex.Turns {
+			if strings.Contains(tu.Text, "state_snapshot") || strings.Contains(tu.Text, "Got it. Thanks") {
+				t.Errorf("%s: the compression's text %.80q read as part of an exchange", ex.ID, tu.Text)
+			}
+		}
+	}
+	second := res.Exchanges[1].Turns
+	if len(second) != 3 || second[1].Name != "run_shell_command" || !strings.Contains(second[1].Text, "Output: 2") || second[2].Text != "notes.txt has 2 lines." {
+		t.Errorf("second exchange %+v, want the prompt, the call with its result, the reply", second)
+	}
 }
 
 // TestGeminiHookContext: what hooks add to a prompt (<hook_context>) is

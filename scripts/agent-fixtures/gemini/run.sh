@@ -8,9 +8,12 @@
 # this machine: the CLI's API base is the local server, telemetry, usage
 # statistics, auto update and IDE integration are off in its settings.
 #
-# One session of four prompts (the first run starts it with a fixed
-# session id, the others resume it): a read, an edit and a write in one
-# reply, a shell command, and a read of a missing file (a failed call).
+# Three sessions (each first run starts one with a fixed session id, the
+# others resume it): four prompts with a read, an edit and a write in one
+# reply, a shell command, and a read of a missing file (a failed call);
+# two prompts under hooks that add context; two prompts a minute apart,
+# the second making the CLI compress its history. Takes about four
+# minutes (it waits for the minute to turn, see below).
 set -eu
 
 VERSION=0.61.0
@@ -34,13 +37,27 @@ gemini=$npmdir/node_modules/.bin/gemini
 
 cat >"$home/.gemini/settings.json" <<'JSON'
 {
-  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false, "sessionRetention": {"enabled": false}},
   "privacy": {"usageStatisticsEnabled": false},
   "telemetry": {"enabled": false},
   "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
   "ide": {"enabled": false}
 }
 JSON
+
+# Session cleanup is off: at startup 0.61.0 deletes a file with no
+# prompt (such as the stub a resume in a later minute leaves) together
+# with every file of the same short id, so the third session below would
+# be deleted by the next CLI started in this project.
+cp "$home/.gemini/settings.json" "$root/settings.base.json"
+
+# Chat files are named by the minute their run starts and the session id's
+# first 8 characters: a session's runs within one minute share one file.
+# Start each of the first two sessions at the top of a minute, so a rerun
+# gives the same files.
+top_of_minute() {
+	while [ "$(date -u +%S)" -gt 1 ]; do sleep 1; done
+}
 
 printf 'buy milk\ncall the plumber about the kitchen tap\n' >"$project/notes.txt"
 
@@ -60,8 +77,13 @@ run() {
 		GEMINI_API_KEY=sk-test-fixture \
 		GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" \
 		timeout 120 "$gemini" -m gemini-2.5-flash --yolo "$@" </dev/null)
+	if [ -n "${GEMINI_FIXTURE_DEBUG:-}" ]; then
+		date -u +%T >&2
+		wc -l "$home"/.gemini/tmp/*/chats/* >&2
+	fi
 }
 
+top_of_minute
 run --session-id "$session" -p "What does notes.txt say?"
 run --resume "$session" -p "Mark the milk as done in notes.txt, and write a count.sh that counts its lines."
 run --resume "$session" -p "Run count.sh."
@@ -80,8 +102,21 @@ s.hooks = { SessionStart: say("SessionStart", "Recalled: the notes live in notes
 fs.writeFileSync(f, JSON.stringify(s, null, 2) + "\n");
 ' "$home/.gemini/settings.json"
 session2=5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d
+top_of_minute
 run --session-id "$session2" -p "Show the last line of notes.txt."
 run --resume "$session2" -p "Thanks, that is all."
+
+# A third session, resumed in a later minute (so the resumed run's stub, a
+# file of its own named by that minute, does not land in the session's
+# file as it does above), where the model reports a prompt of 900,000
+# tokens: the CLI compresses its history (two side calls for a
+# <state_snapshot>) before it sends the tool's result.
+cp "$root/settings.base.json" "$home/.gemini/settings.json"
+session3=7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d0e
+run --session-id "$session3" -p "Keep notes.txt short from now on."
+minute=$(date -u +%M)
+while [ "$(date -u +%M)" = "$minute" ]; do sleep 1; done
+run --resume "$session3" -p "How many lines does notes.txt have now?"
 
 echo "--- server log" >&2
 cat "$root/server.log" >&2

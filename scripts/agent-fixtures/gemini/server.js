@@ -56,6 +56,11 @@ function wantsJSON(body) {
 // which model to use (JSON with a reasoning and a model choice); other
 // JSON asks get an empty object's worth of fields they commonly want.
 function sideAnswer(body) {
+  const asked = JSON.stringify(body.contents || []);
+  if (asked.includes('state_snapshot')) {
+    // The history compressor (a summary, then its check): a snapshot.
+    return [{ text: '<state_snapshot>\n<overall_goal>Keep notes.txt tidy.</overall_goal>\n<key_knowledge>notes.txt has two lines; count.sh counts them.</key_knowledge>\n</state_snapshot>' }];
+  }
   if (!wantsJSON(body)) return [{ text: 'Scripted fixture session' }];
   const gc = body.generationConfig || {};
   const schema = gc.responseJsonSchema || gc.responseSchema || {};
@@ -111,16 +116,25 @@ const server = http.createServer((req, res) => {
     }
     let parts;
     let kind;
+    let tokens;
     if (hasTools(body)) {
       kind = `agent #${next}`;
-      parts = next < script.length ? script[next] : [{ text: '(the script is over)' }];
+      const step = next < script.length ? script[next] : [{ text: '(the script is over)' }];
       next++;
+      // A step is a list of parts, or {parts, promptTokenCount}: the
+      // prompt size the reply reports (a large one makes the CLI compress
+      // its history before the next request).
+      parts = Array.isArray(step) ? step : step.parts;
+      tokens = Array.isArray(step) ? undefined : step.promptTokenCount;
     } else {
       kind = 'side';
       parts = sideAnswer(body);
     }
     log(`${req.method} ${path} ${kind} last=[${lastUserDigest(body)}] -> ${JSON.stringify(parts).slice(0, 120)}`);
     const reply = candidate(parts);
+    if (tokens !== undefined) {
+      reply.usageMetadata = { promptTokenCount: tokens, candidatesTokenCount: 10, totalTokenCount: tokens + 10 };
+    }
     if (stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end('data: ' + JSON.stringify(reply) + '\r\n\r\n');
