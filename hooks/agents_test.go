@@ -564,7 +564,7 @@ func fuzzFile(f *testing.F, seeds []string, dirs []string, name string, read fun
 }
 
 func FuzzGemini(f *testing.F) {
-	fuzzFile(f, []string{"testdata/gemini/session-*"}, []string{"chats"}, "fuzz.json", ReadGemini)
+	fuzzFile(f, []string{"testdata/gemini/session-*", "testdata/gemini/generated/tmp/*/chats/session-*"}, []string{"chats"}, "fuzz.json", ReadGemini)
 }
 
 func FuzzCline(f *testing.F) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // Gemini CLI records each session under ~/.gemini/tmp/<project>/chats/:
@@ -20,6 +21,22 @@ import (
 // Messages: type user (a prompt), gemini (the model's reply: content,
 // thoughts, toolCalls with their results), info / warning / error (the
 // UI's own notes). Tool results live in the call that made them.
+//
+// As Gemini CLI 0.61 writes it (seen in the generated fixtures): the first
+// message is a user message of the CLI's own <session_context> (not a
+// prompt); text from hooks' additionalContext is wrapped in <hook_context>
+// (SessionStart's prepended to the prompt in -p mode, BeforeAgent's a part
+// after it: not the user's words); every tool round adds a user message of
+// functionResponse parts (not a prompt either: it must not end the turn).
+// Whole-list $sets are the CLI syncing the file with the model's history:
+// on resume (with its original records, or, when the resumed session's
+// stub lands in the same file, rebuilt: new timestamps, calls and thoughts
+// as functionCall / thought parts, an extra "<id>_response" message, and
+// without prompts that began with <hook_context>) and after compression
+// (a <state_snapshot> user message, a canned reply, and the kept turns
+// under new ids). None adds anything the lines did not already record, so
+// once a message has been appended on a line of its own, later $sets of
+// the list are ignored (only $rewindTo drops messages).
 
 // AgentGemini is Exchange.Agent for Gemini CLI.
 const (
@@ -45,6 +62,10 @@ type gmMessage struct {
 	} `json:"toolCalls"`
 	line int
 }
+
+// geminiHookContextRe matches the text Gemini CLI adds from a hook's
+// additionalContext.
+var geminiHookContextRe = lazy.Regexp(`(?s)<hook_context>.*?(?:</hook_context>|\z)`)
 
 // ReadGemini reads a Gemini CLI chat file, legacy JSON or JSON Lines.
 func ReadGemini(path string, opt Options) (Result, error) {
@@ -94,10 +115,36 @@ func ReadGemini(path string, opt Options) (Result, error) {
 	project := geminiProject(path, opt.Cwd)
 	var bs []*builder
 	var cur *builder
+	resulted := map[string]bool{} // tool call ids whose result is read
 	for _, m := range msgs {
 		switch m.Type {
 		case "user":
-			prompt := strings.TrimSpace(cutGitMemContext(partsText(m.Content)))
+			parts := geminiParts(m.Content)
+			if len(parts.responses) > 0 {
+				// Tool results sent back to the model: part of the turn.
+				if cur != nil {
+					for _, r := range parts.responses {
+						if r.id != "" && !resulted[r.id] {
+							resulted[r.id] = true
+							cur.toolResult(r.id, r.text, r.isError)
+						}
+					}
+				}
+				continue
+			}
+			text := strings.TrimSpace(partsText(m.Content))
+			if strings.HasPrefix(text, "<session_context>") || strings.HasPrefix(text, "<state_snapshot>") {
+				continue // the CLI's own context or its summary of a compressed history, not a prompt
+			}
+			// Hooks' additionalContext (SessionStart's prepended to the
+			// prompt in -p mode, BeforeAgent's as a part after it, or a
+			// message of its own) is not the user's.
+			prompt := strings.TrimSpace(cutGitMemContext(text))
+			if strings.Contains(prompt, "<hook_context>") {
+				if prompt = strings.TrimSpace(geminiHookContextRe().ReplaceAllString(prompt, "")); prompt == "" {
+					continue
+				}
+			}
 			cur = endTurn(cur)
 			if prompt == "" {
 				continue
@@ -116,19 +163,35 @@ func ReadGemini(path string, opt Options) (Result, error) {
 			if cur == nil {
 				continue
 			}
+			parts := geminiParts(m.Content)
 			var th []string
 			for _, t := range m.Thoughts {
 				th = append(th, strings.TrimSpace(validUTF8(t.Subject+": "+t.Description)))
 			}
+			th = append(th, parts.thoughts...)
 			cur.text(exchange.RoleAssistant, clip(strings.Join(th, "\n")), map[string]any{"thinking": true})
-			cur.text(exchange.RoleAssistant, clip(partsText(m.Content)), nil)
+			cur.text(exchange.RoleAssistant, clip(parts.text), nil)
+			called := map[string]bool{}
 			for _, tc := range m.ToolCalls {
 				var input any
 				if v, err := decodeAny(tc.Args); err == nil {
 					input = v
 				}
+				called[tc.ID] = true
 				cur.toolCall(tc.ID, validUTF8(tc.Name), input)
+				if len(tc.Result) > 0 && string(tc.Result) != "null" {
+					resulted[tc.ID] = true
+				}
 				cur.toolResult(tc.ID, geminiResult(tc.Result), tc.Status == "error" || tc.Status == "cancelled")
+			}
+			// A rebuilt history keeps its calls as functionCall parts; their
+			// results come in the user message after it.
+			for _, fc := range parts.calls {
+				if fc.id != "" && called[fc.id] {
+					continue
+				}
+				called[fc.id] = true
+				cur.toolCall(fc.id, fc.name, fc.input)
 			}
 		case "error":
 			if cur != nil {
@@ -145,7 +208,15 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 	session := ""
 	var order []string
 	byID := map[string]*gmMessage{}
-	setAll := func(raws []json.RawMessage, line int) {
+	// fromSet takes a $set of the whole list, but only while no message
+	// has been appended on a line of its own: once one has, the lines are
+	// the record and a $set is the CLI's rebuilt copy (see the top of the
+	// file), which adds nothing of the user's and may lose some.
+	written := false
+	fromSet := func(raws []json.RawMessage, line int) {
+		if written {
+			return
+		}
 		order, byID = nil, map[string]*gmMessage{}
 		for _, r := range raws {
 			var m gmMessage
@@ -191,7 +262,7 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 					session = set.SessionID
 				}
 				if set.Messages != nil {
-					setAll(*set.Messages, l.n)
+					fromSet(*set.Messages, l.n)
 				}
 			}
 		case probe.ID != nil:
@@ -205,6 +276,7 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 				order = append(order, m.ID)
 			}
 			byID[m.ID] = &m
+			written = true
 		case probe.SessionID != "":
 			session = probe.SessionID
 		}
@@ -214,6 +286,79 @@ func readGeminiLines(data []byte, name string, res *Result) (string, []*gmMessag
 		out = append(out, byID[id])
 	}
 	return session, out
+}
+
+// gmParts is a message's content split by kind of part.
+type gmParts struct {
+	text     string   // the text parts (and markers for images), thoughts excluded
+	thoughts []string // parts with "thought": true
+	calls    []struct {
+		id, name string
+		input    any
+	}
+	responses []struct {
+		id, text string
+		isError  bool
+	}
+}
+
+// geminiParts splits content (a string or a list of parts) into text,
+// thoughts, functionCall and functionResponse parts.
+func geminiParts(raw json.RawMessage) gmParts {
+	var out gmParts
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		out.text = partsText(raw)
+		return out
+	}
+	var plain []json.RawMessage
+	for _, p := range list {
+		var part struct {
+			Text         *string `json:"text"`
+			Thought      bool    `json:"thought"`
+			FunctionCall *struct {
+				ID   string          `json:"id"`
+				Name string          `json:"name"`
+				Args json.RawMessage `json:"args"`
+			} `json:"functionCall"`
+			FunctionResponse *struct {
+				ID       string                     `json:"id"`
+				Response map[string]json.RawMessage `json:"response"`
+			} `json:"functionResponse"`
+		}
+		if json.Unmarshal(p, &part) != nil {
+			plain = append(plain, p)
+			continue
+		}
+		switch {
+		case part.FunctionCall != nil:
+			var input any
+			if v, err := decodeAny(part.FunctionCall.Args); err == nil {
+				input = v
+			}
+			out.calls = append(out.calls, struct {
+				id, name string
+				input    any
+			}{part.FunctionCall.ID, validUTF8(part.FunctionCall.Name), input})
+		case part.FunctionResponse != nil:
+			_, isErr := part.FunctionResponse.Response["error"]
+			out.responses = append(out.responses, struct {
+				id, text string
+				isError  bool
+			}{part.FunctionResponse.ID, geminiResult(p), isErr})
+		case part.Thought && part.Text != nil:
+			if t := strings.TrimSpace(validUTF8(*part.Text)); t != "" {
+				out.thoughts = append(out.thoughts, t)
+			}
+		default:
+			plain = append(plain, p)
+		}
+	}
+	if len(plain) > 0 {
+		b, _ := json.Marshal(plain)
+		out.text = partsText(b)
+	}
+	return out
 }
 
 // geminiResult renders what a tool returned to the model: the text of its

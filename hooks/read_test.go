@@ -292,6 +292,7 @@ func TestGrowingTranscripts(t *testing.T) {
 	add("testdata/aider/*.md", FormatAider)
 	add("testdata/gemini/*.jsonl", FormatGemini)
 	add("testdata/qwen-code/generated/projects/*/chats/*.jsonl", FormatQwenCode)
+	add("testdata/gemini/generated/tmp/*/chats/*.jsonl", FormatGemini)
 	add("testdata/copilot-cli/session-state/*/events.jsonl", FormatCopilotCLI)
 	add("testdata/copilot/workspaceStorage/*/chatSessions/*.jsonl", FormatCopilot)
 	add("testdata/copilot/real/*/chatSessions/*.jsonl", FormatCopilot)
