@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Regenerates hooks/testdata/copilot-cli/generated/: runs the released GitHub
+# Copilot CLI (npm package @github/copilot, pinned below), installed into a
+# temp dir, in a temp HOME, against server.js on 127.0.0.1 (its BYOK mode:
+# COPILOT_PROVIDER_BASE_URL, with COPILOT_OFFLINE=true so it skips GitHub
+# login, telemetry and update checks), three prompts in one session, and
+# copies the session files it wrote.
+#
+# usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git)
+set -euo pipefail
+
+VERSION=1.0.102
+SESSION=7c0f1e2d-3b4a-4c5d-8e6f-0a1b2c3d4e5f
+PORT=${PORT:-18321}
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../../.." && pwd)
+OUT=$REPO/hooks/testdata/copilot-cli/generated
+ROOT=/tmp/git-mem-fixture/copilot-cli
+PROJECT=$ROOT/project
+FHOME=$ROOT/home
+
+rm -rf "$ROOT"
+mkdir -p "$PROJECT" "$FHOME" "$ROOT/install" "$ROOT/cache"
+
+echo "installing @github/copilot@$VERSION" >&2
+npm install --prefix "$ROOT/install" --no-audit --no-fund --loglevel=error "@github/copilot@$VERSION" >&2
+COPILOT=$ROOT/install/node_modules/.bin/copilot
+
+# The project the agent works in.
+cat >"$PROJECT/notes.md" <<'NOTES'
+# Notes
+
+- fix the greeting in hello.sh
+- add a test script
+NOTES
+printf '#!/bin/sh\necho "Helo world"\n' >"$PROJECT/hello.sh"
+git -C "$PROJECT" init -q -b main
+
+node "$HERE/server.js" "$PORT" "$PROJECT" "$ROOT/server.log" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 50); do [ -s "$ROOT/server.log" ] && break; sleep 0.1; done
+
+run() {
+	(cd "$PROJECT" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$FHOME" TERM=dumb LANG=C.UTF-8 \
+		XDG_CACHE_HOME="$ROOT/cache" \
+		COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false \
+		COPILOT_PROVIDER_TYPE=openai COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$PORT/v1" \
+		COPILOT_PROVIDER_API_KEY=sk-test-fixture COPILOT_MODEL=gpt-4.1 \
+		timeout 180 "$COPILOT" "$@" --allow-all-tools --no-auto-update --disable-client-telemetry </dev/null)
+}
+
+run --session-id "$SESSION" -p "What does notes.md say?"
+run --resume "$SESSION" -p "Fix the greeting in hello.sh, it should print Hello, world."
+run --resume "$SESSION" -p "Add a test script test.sh that checks the greeting, and run it."
+
+SRC=$FHOME/.copilot/session-state/$SESSION
+rm -rf "$OUT"
+mkdir -p "$OUT/session-state/$SESSION"
+cp "$SRC/events.jsonl" "$SRC/workspace.yaml" "$OUT/session-state/$SESSION/"
+echo "wrote $OUT/session-state/$SESSION" >&2

@@ -1,0 +1,125 @@
+// Scripted model server for generating a GitHub Copilot CLI fixture.
+//
+// Copilot CLI's BYOK mode (COPILOT_PROVIDER_BASE_URL, type "openai") sends
+// OpenAI chat completions to <base>/chat/completions, streamed. This server
+// answers them from a fixed script: each prompt of run.sh has a list of
+// steps, and the step is the number of assistant messages the request
+// already has after that prompt. A request with no tools (a title or a
+// summary) gets a short text. Node built-ins only.
+//
+// usage: node server.js PORT PROJECT_DIR LOG_FILE
+'use strict';
+const http = require('http');
+const fs = require('fs');
+const path = require('path');
+
+const port = Number(process.argv[2] || 18321);
+const project = process.argv[3] || '/tmp/git-mem-fixture/copilot-cli/project';
+const logFile = process.argv[4] || '';
+const p = (f) => path.join(project, f);
+
+function call(name, args) {
+  return { tool: { name, args } };
+}
+
+// key: a phrase of the prompt; steps: one reply per model call.
+const script = [
+  {
+    key: 'What does notes.md say',
+    steps: [
+      call('view', { path: p('notes.md') }),
+      { text: 'notes.md lists two tasks: fix the greeting in hello.sh and add a test script.' },
+    ],
+  },
+  {
+    key: 'Fix the greeting',
+    steps: [
+      // The first edit names a string that is not there: the tool fails.
+      call('edit', { path: p('hello.sh'), old_str: 'echo "Helo, world"', new_str: 'echo "Hello, world"' }),
+      call('edit', { path: p('hello.sh'), old_str: 'echo "Helo world"', new_str: 'echo "Hello, world"' }),
+      { text: 'Fixed the greeting in hello.sh: it now prints "Hello, world".' },
+    ],
+  },
+  {
+    key: 'Add a test script',
+    steps: [
+      call('create', { path: p('test.sh'), file_text: '#!/bin/sh\nset -e\nout=$(sh hello.sh)\n[ "$out" = "Hello, world" ] && echo PASS\n' }),
+      call('bash', { command: 'sh test.sh', description: 'Run the test script' }),
+      { text: 'Added test.sh; it runs hello.sh and checks the greeting. It prints PASS.' },
+    ],
+  },
+];
+
+function textOf(content) {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((c) => (c && c.text) || '').join('');
+  return '';
+}
+
+function reply(body) {
+  const msgs = body.messages || [];
+  if (!body.tools || body.tools.length === 0) return { text: 'Fixture session' };
+  // The last user message that is one of the script's prompts.
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    if (msgs[i].role !== 'user') continue;
+    const t = textOf(msgs[i].content);
+    const s = script.find((s) => t.includes(s.key));
+    if (!s) continue;
+    const step = msgs.slice(i + 1).filter((m) => m.role === 'assistant').length;
+    return s.steps[Math.min(step, s.steps.length - 1)];
+  }
+  return { text: 'Done.' };
+}
+
+let n = 0;
+function log(o) {
+  if (logFile) fs.appendFileSync(logFile, JSON.stringify(o) + '\n');
+}
+
+http
+  .createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      n++;
+      if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
+        log({ n, method: req.method, url: req.url, status: 404 });
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end('{"error":{"message":"not found"}}');
+        return;
+      }
+      let body = {};
+      try {
+        body = JSON.parse(raw);
+      } catch (e) {}
+      const r = reply(body);
+      log({ n, url: req.url, messages: (body.messages || []).length, tools: (body.tools || []).length, reply: r });
+      const id = 'chatcmpl-fixture-' + n;
+      const base = { id, object: 'chat.completion.chunk', created: 1764748800, model: body.model || 'gpt-4.1' };
+      const usage = { prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240 };
+      let delta, finish;
+      if (r.tool) {
+        delta = {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ index: 0, id: 'call_fixture_' + n, type: 'function', function: { name: r.tool.name, arguments: JSON.stringify(r.tool.args) } }],
+        };
+        finish = 'tool_calls';
+      } else {
+        delta = { role: 'assistant', content: r.text };
+        finish = 'stop';
+      }
+      if (body.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        res.write('data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] }) + '\n\n');
+        res.write('data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage }) + '\n\n');
+        res.end('data: [DONE]\n\n');
+        return;
+      }
+      const message = { role: 'assistant', content: delta.content };
+      if (delta.tool_calls) message.tool_calls = delta.tool_calls.map(({ index, ...t }) => t);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }));
+    });
+  })
+  .listen(port, '127.0.0.1', () => log({ listening: port }));
