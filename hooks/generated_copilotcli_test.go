@@ -1,31 +1,171 @@
 package hooks
 
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitmem/git-mem/exchange"
+)
+
 // The Copilot CLI fixture written by the released agent itself (GitHub
 // Copilot CLI 1.0.102, npm package @github/copilot) against the scripted
 // model server of scripts/agent-fixtures/copilot-cli; see PROVENANCE.json.
+const genCopilotCLI = "testdata/copilot-cli/generated/session-state/7c0f1e2d-3b4a-4c5d-8e6f-0a1b2c3d4e5f/events.jsonl"
+
+// genCopilotCLIAgent is the subagent of the fixture's 4th prompt (the
+// envelope's agentId of lines 61-76 and 78).
+const genCopilotCLIAgent = "2199eade-610d-4f1a-b282-ea3c4d222e4b"
 
 func init() {
 	agentCases = append(agentCases, agentCase{
-		// Counted in the file (52 lines, one session, resumed twice):
-		// user.message at lines 2, 16 and 35 (3 prompts); toolRequests
-		// view (l6) | edit (l19, fails: "No match found", l21), edit (l25)
-		// | create (l38), bash (l44) = 5 calls. Files: the edit of
+		// Counted in the file (84 lines, one session started once and
+		// resumed three times, each -p run ending in session.shutdown):
+		// user.message of the main agent at lines 2, 18, 37, 56 (4
+		// prompts; the one at 65 is the subagent's task, with agentId).
+		// Calls: view, view (one message, l6) | edit (l21, fails "No
+		// match found" l23), edit (l27) | create (l40), bash (l46) | task
+		// (l59), and the subagent's bash (l69) = 8. Files: the edit of
 		// hello.sh that succeeded (the failed one left it as it was) and
-		// the create of test.sh. Every prompt's last model step
-		// (l12, l31, l50) asks for no tool and is followed by
-		// assistant.turn_end, so even the open read gives all 3.
-		format:    FormatCopilotCLI,
-		file:      "testdata/copilot-cli/generated/session-state/7c0f1e2d-3b4a-4c5d-8e6f-0a1b2c3d4e5f/events.jsonl",
-		exchanges: 3, open: 3,
+		// the create of test.sh. Every prompt's last main step (l14, l33,
+		// l52, l82) asks for no tool and is followed by assistant.turn_end,
+		// so even the open read gives all 4.
+		format: FormatCopilotCLI, file: genCopilotCLI,
+		exchanges: 4, open: 4,
 		prompts: []string{
 			"What does notes.md say?",
 			"Fix the greeting in hello.sh, it should print Hello, world.",
 			"Add a test script test.sh that checks the greeting, and run it.",
+			"Have a subagent count the lines of notes.md.",
 		},
-		toolCalls: 5,
+		toolCalls: 8,
 		files: []string{
 			"/tmp/git-mem-fixture/copilot-cli/project/hello.sh",
 			"/tmp/git-mem-fixture/copilot-cli/project/test.sh",
 		},
 	})
+}
+
+func thinking(ex *exchange.Exchange) []string {
+	var out []string
+	for _, t := range ex.Turns {
+		if t.Role == exchange.RoleAssistant && t.Extra["thinking"] == true {
+			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
+// The reasoning streamed with a chat-completions reply is only the
+// message's reasoningText (line 6); an assistant.reasoning event of the
+// same text (as other providers write) is the same reasoning, kept once.
+func TestCopilotCLIReasoningText(t *testing.T) {
+	const want = "The user asks about notes.md; read it, and hello.sh which it names."
+	res, err := ReadCopilotCLI(genCopilotCLI, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := res.Exchanges[0]
+	if got := thinking(ex); len(got) != 1 || got[0] != want {
+		t.Fatalf("thinking %q, want [%q]", got, want)
+	}
+	if ex.Turns[1].Extra["thinking"] != true || ex.Turns[2].Name != "view" {
+		t.Errorf("the reasoning is not between the prompt and the calls it led to: %+v", ex.Turns[:3])
+	}
+
+	data, err := os.ReadFile(genCopilotCLI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	ev := []byte(`{"type":"assistant.reasoning","data":{"reasoningId":"r1","content":"` + want + `"},"id":"r1","timestamp":"2026-12-03T07:48:20.000Z","parentId":null}` + "\n")
+	both := bytes.Join(append(append(append([][]byte{}, lines[:5]...), ev), lines[5:]...), nil)
+	name := filepath.Join(t.TempDir(), "session-state", "s", "events.jsonl")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, both, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = ReadCopilotCLI(name, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := thinking(res.Exchanges[0]); len(got) != 1 {
+		t.Errorf("reasoning event and reasoningText of the same text: thinking %q, want it once", got)
+	}
+}
+
+// A subagent writes into the same file: its user.message is no prompt, its
+// steps follow the task call that launched it, marked with its agentId, and
+// its turn_end does not end the main agent's exchange.
+func TestCopilotCLISubagent(t *testing.T) {
+	res, err := ReadCopilotCLI(genCopilotCLI, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range res.Exchanges {
+		if strings.HasPrefix(ex.UserText(), "Count the lines of") {
+			t.Fatalf("the subagent's task read as a prompt: %s", ex.ID)
+		}
+	}
+	ex := res.Exchanges[3]
+	type turn struct{ role, name, text, agent string }
+	var got []turn
+	for _, tr := range ex.Turns {
+		a, _ := tr.Extra["subagent"].(string)
+		got = append(got, turn{tr.Role, tr.Name, strings.SplitN(tr.Text, "\n", 2)[0], a})
+	}
+	want := []turn{
+		{exchange.RoleUser, "", "Have a subagent count the lines of notes.md.", ""},
+		{exchange.RoleTool, "task", "4", ""},
+		{exchange.RoleTool, "bash", "4", genCopilotCLIAgent},
+		{exchange.RoleAssistant, "", "4", genCopilotCLIAgent},
+		{exchange.RoleAssistant, "", "The subagent counted 4 lines in notes.md.", ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("turns %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("turn %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if s := ex.Turns[3].Extra["speaker"]; s != "subagent "+genCopilotCLIAgent {
+		t.Errorf("subagent reply speaker %v", s)
+	}
+
+	// Cut right after the subagent's last assistant.turn_end (line 76):
+	// the main agent still waits for the task's result, so its exchange
+	// is open.
+	data, err := os.ReadFile(genCopilotCLI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	cut := -1
+	for i, l := range lines {
+		if bytes.HasPrefix(l, []byte(`{"type":"assistant.turn_end"`)) && bytes.Contains(l, []byte(`"agentId":"`+genCopilotCLIAgent+`"`)) {
+			cut = i + 1
+		}
+	}
+	if cut != 76 {
+		t.Fatalf("the subagent's last turn_end is at line %d, want 76", cut)
+	}
+	name := filepath.Join(t.TempDir(), "session-state", "s", "events.jsonl")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, bytes.Join(lines[:cut], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open, err := ReadCopilotCLI(name, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(open.Exchanges) != 3 {
+		t.Errorf("open read while the subagent has just answered: %d exchanges %q, want 3", len(open.Exchanges), prompts(open.Exchanges))
+	}
 }

@@ -3,7 +3,7 @@
 # Copilot CLI (npm package @github/copilot, pinned below), installed into a
 # temp dir, in a temp HOME, against server.js on 127.0.0.1 (its BYOK mode:
 # COPILOT_PROVIDER_BASE_URL, with COPILOT_OFFLINE=true so it skips GitHub
-# login, telemetry and update checks), three prompts in one session, and
+# login, telemetry and update checks), four prompts in one session (the last one through a subagent), and
 # copies the session files it wrote.
 #
 # usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git)
@@ -53,6 +53,7 @@ run() {
 run --session-id "$SESSION" -p "What does notes.md say?"
 run --resume "$SESSION" -p "Fix the greeting in hello.sh, it should print Hello, world."
 run --resume "$SESSION" -p "Add a test script test.sh that checks the greeting, and run it."
+run --resume "$SESSION" -p "Have a subagent count the lines of notes.md."
 
 SRC=$FHOME/.copilot/session-state/$SESSION
 rm -rf "$OUT"

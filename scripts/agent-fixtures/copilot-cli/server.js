@@ -19,7 +19,7 @@ const logFile = process.argv[4] || '';
 const p = (f) => path.join(project, f);
 
 function call(name, args) {
-  return { tool: { name, args } };
+  return { tools: [{ name, args }] };
 }
 
 // key: a phrase of the prompt; steps: one reply per model call.
@@ -27,8 +27,15 @@ const script = [
   {
     key: 'What does notes.md say',
     steps: [
-      call('view', { path: p('notes.md') }),
-      { text: 'notes.md lists two tasks: fix the greeting in hello.sh and add a test script.' },
+      // Reasoning, then two reads at once.
+      {
+        reasoning: 'The user asks about notes.md; read it, and hello.sh which it names.',
+        tools: [
+          { name: 'view', args: { path: p('notes.md') } },
+          { name: 'view', args: { path: p('hello.sh') } },
+        ],
+      },
+      { text: 'notes.md lists two tasks: fix the greeting in hello.sh (it prints "Helo world") and add a test script.' },
     ],
   },
   {
@@ -46,6 +53,21 @@ const script = [
       call('create', { path: p('test.sh'), file_text: '#!/bin/sh\nset -e\nout=$(sh hello.sh)\n[ "$out" = "Hello, world" ] && echo PASS\n' }),
       call('bash', { command: 'sh test.sh', description: 'Run the test script' }),
       { text: 'Added test.sh; it runs hello.sh and checks the greeting. It prints PASS.' },
+    ],
+  },
+  {
+    key: 'Have a subagent count',
+    steps: [
+      call('task', { name: 'line-counter', description: 'Count lines in notes.md', agent_type: 'explore', mode: 'sync', prompt: 'Count the lines of ' + p('notes.md') + ' and answer with the number only.' }),
+      { text: 'The subagent counted 4 lines in notes.md.' },
+    ],
+  },
+  {
+    // The subagent's own prompt (the task above).
+    key: 'Count the lines of',
+    steps: [
+      call('bash', { command: 'wc -l < notes.md', description: 'Count lines' }),
+      { text: '4' },
     ],
   },
 ];
@@ -98,17 +120,18 @@ http
       const base = { id, object: 'chat.completion.chunk', created: 1764748800, model: body.model || 'gpt-4.1' };
       const usage = { prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240 };
       let delta, finish;
-      if (r.tool) {
+      if (r.tools) {
         delta = {
           role: 'assistant',
           content: null,
-          tool_calls: [{ index: 0, id: 'call_fixture_' + n, type: 'function', function: { name: r.tool.name, arguments: JSON.stringify(r.tool.args) } }],
+          tool_calls: r.tools.map((t, i) => ({ index: i, id: 'call_fixture_' + n + '_' + i, type: 'function', function: { name: t.name, arguments: JSON.stringify(t.args) } })),
         };
         finish = 'tool_calls';
       } else {
         delta = { role: 'assistant', content: r.text };
         finish = 'stop';
       }
+      if (r.reasoning) delta.reasoning_text = r.reasoning;
       if (body.stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         res.write('data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] }) + '\n\n');
@@ -117,6 +140,7 @@ http
         return;
       }
       const message = { role: 'assistant', content: delta.content };
+      if (delta.reasoning_text) message.reasoning_text = delta.reasoning_text;
       if (delta.tool_calls) message.tool_calls = delta.tool_calls.map(({ index, ...t }) => t);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }));
