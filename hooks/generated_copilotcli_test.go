@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +16,23 @@ import (
 // model server of scripts/agent-fixtures/copilot-cli; see PROVENANCE.json.
 const genCopilotCLI = "testdata/copilot-cli/generated/session-state/7c0f1e2d-3b4a-4c5d-8e6f-0a1b2c3d4e5f/events.jsonl"
 
-// genCopilotCLIAgent is the subagent of the fixture's 4th prompt (the
-// envelope's agentId of lines 61-76 and 78).
-const genCopilotCLIAgent = "2199eade-610d-4f1a-b282-ea3c4d222e4b"
+// genCopilotCLIAbort: a second session, its first prompt interrupted by
+// SIGINT while its shell command ran.
+const genCopilotCLIAbort = "testdata/copilot-cli/generated/session-state/3b9d5f7a-1c2e-4f6a-8b0d-2e4f6a8c0e1f/events.jsonl"
+
+// genCopilotCLIAgent is the subagent of the fixture's 4th prompt: the
+// envelope's agentId of its subagent.started (line 61; also on 62-76, 78).
+func genCopilotCLIAgent(t *testing.T, data []byte) string {
+	t.Helper()
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		var ev ghEvent
+		if json.Unmarshal(l, &ev) == nil && ev.Type == "subagent.started" && ev.AgentID != "" {
+			return ev.AgentID
+		}
+	}
+	t.Fatal("no subagent.started with an agentId")
+	return ""
+}
 
 func init() {
 	agentCases = append(agentCases, agentCase{
@@ -45,7 +60,33 @@ func init() {
 			"/tmp/git-mem-fixture/copilot-cli/project/hello.sh",
 			"/tmp/git-mem-fixture/copilot-cli/project/test.sh",
 		},
+	}, agentCase{
+		// Counted in the file (17 lines): user.message at 2 and 12 (2
+		// prompts); one call, the bash of l6, started (l7) and never
+		// completed: abort (l9, reason "user_abort") after the step's
+		// turn_end (l8), then session.shutdown; resumed (l11), the second
+		// prompt's reply asks for no tool and its turn_end (l16) closes it.
+		// No file touched.
+		format: FormatCopilotCLI, file: genCopilotCLIAbort,
+		exchanges: 2, open: 2,
+		prompts:   []string{"Run the slow build.", "Skip the build, it is not needed."},
+		toolCalls: 1,
 	})
+}
+
+// The interrupted command is kept as a failed call.
+func TestCopilotCLIAbort(t *testing.T) {
+	res, err := ReadCopilotCLI(genCopilotCLIAbort, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Exchanges[0].Turns[1]
+	if tr.Name != "bash" || tr.Text != "(aborted by the user)" || tr.Extra["is_error"] != true {
+		t.Errorf("aborted call %+v", tr)
+	}
+	if got := res.Exchanges[0].Turns; len(got) != 2 {
+		t.Errorf("aborted exchange has %d turns, want the prompt and the call", len(got))
+	}
 }
 
 func thinking(ex *exchange.Exchange) []string {
@@ -102,6 +143,11 @@ func TestCopilotCLIReasoningText(t *testing.T) {
 // steps follow the task call that launched it, marked with its agentId, and
 // its turn_end does not end the main agent's exchange.
 func TestCopilotCLISubagent(t *testing.T) {
+	data, err := os.ReadFile(genCopilotCLI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := genCopilotCLIAgent(t, data)
 	res, err := ReadCopilotCLI(genCopilotCLI, Options{SessionEnded: true})
 	if err != nil {
 		t.Fatal(err)
@@ -121,8 +167,8 @@ func TestCopilotCLISubagent(t *testing.T) {
 	want := []turn{
 		{exchange.RoleUser, "", "Have a subagent count the lines of notes.md.", ""},
 		{exchange.RoleTool, "task", "4", ""},
-		{exchange.RoleTool, "bash", "4", genCopilotCLIAgent},
-		{exchange.RoleAssistant, "", "4", genCopilotCLIAgent},
+		{exchange.RoleTool, "bash", "4", agent},
+		{exchange.RoleAssistant, "", "4", agent},
 		{exchange.RoleAssistant, "", "The subagent counted 4 lines in notes.md.", ""},
 	}
 	if len(got) != len(want) {
@@ -133,21 +179,17 @@ func TestCopilotCLISubagent(t *testing.T) {
 			t.Errorf("turn %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if s := ex.Turns[3].Extra["speaker"]; s != "subagent "+genCopilotCLIAgent {
+	if s := ex.Turns[3].Extra["speaker"]; s != "subagent "+agent {
 		t.Errorf("subagent reply speaker %v", s)
 	}
 
 	// Cut right after the subagent's last assistant.turn_end (line 76):
 	// the main agent still waits for the task's result, so its exchange
 	// is open.
-	data, err := os.ReadFile(genCopilotCLI)
-	if err != nil {
-		t.Fatal(err)
-	}
 	lines := bytes.SplitAfter(data, []byte("\n"))
 	cut := -1
 	for i, l := range lines {
-		if bytes.HasPrefix(l, []byte(`{"type":"assistant.turn_end"`)) && bytes.Contains(l, []byte(`"agentId":"`+genCopilotCLIAgent+`"`)) {
+		if bytes.HasPrefix(l, []byte(`{"type":"assistant.turn_end"`)) && bytes.Contains(l, []byte(`"agentId":"`+agent+`"`)) {
 			cut = i + 1
 		}
 	}

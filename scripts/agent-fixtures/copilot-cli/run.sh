@@ -3,14 +3,16 @@
 # Copilot CLI (npm package @github/copilot, pinned below), installed into a
 # temp dir, in a temp HOME, against server.js on 127.0.0.1 (its BYOK mode:
 # COPILOT_PROVIDER_BASE_URL, with COPILOT_OFFLINE=true so it skips GitHub
-# login, telemetry and update checks), four prompts in one session (the last one through a subagent), and
-# copies the session files it wrote.
+# login, telemetry and update checks), four prompts in one session (the last one through a subagent) and a
+# second session whose first prompt is interrupted, and copies the session
+# files it wrote.
 #
 # usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git)
 set -euo pipefail
 
 VERSION=1.0.102
 SESSION=7c0f1e2d-3b4a-4c5d-8e6f-0a1b2c3d4e5f
+SESSION2=3b9d5f7a-1c2e-4f6a-8b0d-2e4f6a8c0e1f
 PORT=${PORT:-18321}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -41,13 +43,15 @@ SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true' EXIT
 for _ in $(seq 50); do [ -s "$ROOT/server.log" ] && break; sleep 0.1; done
 
+# The agent's whole environment: nothing of the caller's.
+ENV=(PATH=/usr/local/bin:/usr/bin:/bin HOME="$FHOME" TERM=dumb LANG=C.UTF-8
+	XDG_CACHE_HOME="$ROOT/cache"
+	COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false
+	COPILOT_PROVIDER_TYPE=openai COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$PORT/v1"
+	COPILOT_PROVIDER_API_KEY=sk-test-fixture COPILOT_MODEL=gpt-4.1)
+FLAGS=(--allow-all-tools --no-auto-update --disable-client-telemetry)
 run() {
-	(cd "$PROJECT" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$FHOME" TERM=dumb LANG=C.UTF-8 \
-		XDG_CACHE_HOME="$ROOT/cache" \
-		COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false \
-		COPILOT_PROVIDER_TYPE=openai COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$PORT/v1" \
-		COPILOT_PROVIDER_API_KEY=sk-test-fixture COPILOT_MODEL=gpt-4.1 \
-		timeout 180 "$COPILOT" "$@" --allow-all-tools --no-auto-update --disable-client-telemetry </dev/null)
+	(cd "$PROJECT" && env -i "${ENV[@]}" timeout 180 "$COPILOT" "$@" "${FLAGS[@]}" </dev/null)
 }
 
 run --session-id "$SESSION" -p "What does notes.md say?"
@@ -55,8 +59,24 @@ run --resume "$SESSION" -p "Fix the greeting in hello.sh, it should print Hello,
 run --resume "$SESSION" -p "Add a test script test.sh that checks the greeting, and run it."
 run --resume "$SESSION" -p "Have a subagent count the lines of notes.md."
 
-SRC=$FHOME/.copilot/session-state/$SESSION
+# A second session: the first prompt is interrupted (SIGINT, as Ctrl-C in a
+# terminal) while its shell command runs; a resumed run says to skip it.
+# The platform binary is run directly (the npm loader runs it with
+# spawnSync), in a process group of its own.
+NATIVE=$ROOT/install/node_modules/@github/copilot-linux-x64/copilot
+EV2=$FHOME/.copilot/session-state/$SESSION2/events.jsonl
+(cd "$PROJECT" && exec setsid env -i "${ENV[@]}" timeout 180 "$NATIVE" --session-id "$SESSION2" -p "Run the slow build." "${FLAGS[@]}" </dev/null) &
+AGENT=$!
+for _ in $(seq 300); do grep -q '"type":"tool.execution_start"' "$EV2" 2>/dev/null && break; sleep 0.1; done
+sleep 1
+kill -INT -- "-$AGENT" 2>/dev/null || true
+wait "$AGENT" || true
+run --resume "$SESSION2" -p "Skip the build, it is not needed."
+
 rm -rf "$OUT"
-mkdir -p "$OUT/session-state/$SESSION"
-cp "$SRC/events.jsonl" "$SRC/workspace.yaml" "$OUT/session-state/$SESSION/"
-echo "wrote $OUT/session-state/$SESSION" >&2
+for s in "$SESSION" "$SESSION2"; do
+	SRC=$FHOME/.copilot/session-state/$s
+	mkdir -p "$OUT/session-state/$s"
+	cp "$SRC/events.jsonl" "$SRC/workspace.yaml" "$OUT/session-state/$s/"
+	echo "wrote $OUT/session-state/$s" >&2
+done

@@ -63,6 +63,19 @@ const script = [
     ],
   },
   {
+    // A second session: run.sh interrupts the agent (SIGINT) while this
+    // command runs.
+    key: 'Run the slow build',
+    steps: [
+      call('bash', { command: 'sleep 60 && echo built', description: 'Run the slow build' }),
+      { text: 'The build finished.' },
+    ],
+  },
+  {
+    key: 'Skip the build',
+    steps: [{ text: 'Skipped the build; nothing else to do.' }],
+  },
+  {
     // The subagent's own prompt (the task above).
     key: 'Count the lines of',
     steps: [
