@@ -33,7 +33,11 @@ import (
 // events into the same file, each with the envelope's agentId (and, past
 // its user.message and system.message, data.parentToolCallId): its
 // user.message is its task, already the launching call's input, and its
-// turn_start/turn_end say nothing of the main agent's step. Its steps
+// turn_start/turn_end say nothing of the main agent's step ("agentId:
+// Sub-agent instance identifier. Absent for events from the root/main
+// agent", the package's copilot-sdk/generated/session-events.d.ts). A
+// model call that fails writes turn_start, turn_end and then
+// session.error, with no assistant.message between. Its steps
 // are kept after the launching call (subagent.started {toolCallId} names
 // it), marked Extra["subagent"] = agentId, as for Claude Code.
 
@@ -135,6 +139,9 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 	// askedTools: the last model step asked for tools, so another step
 	// follows their results.
 	askedTools := false
+	// replied: the main agent's current model step gave a message; one
+	// that failed (a provider error, then session.error) gave none.
+	replied := false
 	// reasoned: the reasoning texts of this exchange's assistant.reasoning
 	// events; an assistant.message's reasoningText repeating one is the
 	// same reasoning.
@@ -198,6 +205,7 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			cur.text(exchange.RoleSystem, strings.Join(side, "\n"), nil)
 			bs = append(bs, cur)
 		case "assistant.turn_start":
+			replied = false
 			if cur != nil {
 				cur.closed = false
 			}
@@ -208,10 +216,14 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			if asked, ok := ghStep(cur, ev.Type, d, reasoned); ok {
 				askedTools = asked
 			}
+			if ev.Type == "assistant.message" {
+				replied = true
+			}
 		case "assistant.turn_end":
-			// The agent waits for the user once a model step ends without
-			// asking for tools.
-			if cur != nil && !askedTools {
+			// The agent waits for the user once a model step ends with a
+			// reply that asks for no tools. A step without a message
+			// failed: its session.error (or a retry) follows.
+			if cur != nil && replied && !askedTools {
 				cur.closed = true
 			}
 		case "abort", "session.shutdown":

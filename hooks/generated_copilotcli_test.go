@@ -61,15 +61,18 @@ func init() {
 			"/tmp/git-mem-fixture/copilot-cli/project/test.sh",
 		},
 	}, agentCase{
-		// Counted in the file (17 lines): user.message at 2 and 12 (2
-		// prompts); one call, the bash of l6, started (l7) and never
-		// completed: abort (l9, reason "user_abort") after the step's
-		// turn_end (l8), then session.shutdown; resumed (l11), the second
-		// prompt's reply asks for no tool and its turn_end (l16) closes it.
-		// No file touched.
+		// Counted in the file (23 lines, started once, resumed twice):
+		// user.message at 2, 12 and 18 (3 prompts). One call, the bash of
+		// l6, started (l7) and never completed: abort (l8, reason
+		// "user_initiated"; other runs write it after the step's
+		// turn_end), turn_end (l9), session.shutdown. The second prompt's
+		// model call fails: turn_start, turn_end with no message (l13-14),
+		// session.error (l15, "400 fixture: …") kept as a system turn,
+		// closed by session.shutdown. The third's reply asks for no tool
+		// and its turn_end (l22) closes it. No file touched.
 		format: FormatCopilotCLI, file: genCopilotCLIAbort,
-		exchanges: 2, open: 2,
-		prompts:   []string{"Run the slow build.", "Skip the build, it is not needed."},
+		exchanges: 3, open: 3,
+		prompts:   []string{"Run the slow build.", "Check the build log.", "Skip the build, it is not needed."},
 		toolCalls: 1,
 	})
 }
@@ -86,6 +89,42 @@ func TestCopilotCLIAbort(t *testing.T) {
 	}
 	if got := res.Exchanges[0].Turns; len(got) != 2 {
 		t.Errorf("aborted exchange has %d turns, want the prompt and the call", len(got))
+	}
+}
+
+// A model call that fails ends its step (turn_end) with no message; the
+// session.error after it belongs to the exchange, so the turn_end does
+// not close it.
+func TestCopilotCLIProviderError(t *testing.T) {
+	res, err := ReadCopilotCLI(genCopilotCLIAbort, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := res.Exchanges[1]
+	if len(ex.Turns) != 2 || ex.Turns[1].Role != exchange.RoleSystem || ex.Turns[1].Text != "400 fixture: the model refused this request" {
+		t.Fatalf("failed exchange %+v", ex.Turns)
+	}
+	data, err := os.ReadFile(genCopilotCLIAbort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if !bytes.HasPrefix(lines[14], []byte(`{"type":"session.error"`)) || !bytes.HasPrefix(lines[13], []byte(`{"type":"assistant.turn_end"`)) {
+		t.Fatalf("line 15 is not the session.error after a turn_end")
+	}
+	name := filepath.Join(t.TempDir(), "session-state", "s", "events.jsonl")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, bytes.Join(lines[:14], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open, err := ReadCopilotCLI(name, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(open.Exchanges) != 1 {
+		t.Errorf("cut after the failed step's turn_end: %d exchanges %q, want only the aborted one", len(open.Exchanges), prompts(open.Exchanges))
 	}
 }
 

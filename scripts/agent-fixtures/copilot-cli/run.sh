@@ -60,7 +60,8 @@ run --resume "$SESSION" -p "Add a test script test.sh that checks the greeting, 
 run --resume "$SESSION" -p "Have a subagent count the lines of notes.md."
 
 # A second session: the first prompt is interrupted (SIGINT, as Ctrl-C in a
-# terminal) while its shell command runs; a resumed run says to skip it.
+# terminal) while its shell command runs; in a resumed run the provider
+# refuses the request (HTTP 400); a third run says to skip the build.
 # The platform binary is run directly (the npm loader runs it with
 # spawnSync), in a process group of its own.
 NATIVE=$ROOT/install/node_modules/@github/copilot-linux-x64/copilot
@@ -71,6 +72,7 @@ for _ in $(seq 300); do grep -q '"type":"tool.execution_start"' "$EV2" 2>/dev/nu
 sleep 1
 kill -INT -- "-$AGENT" 2>/dev/null || true
 wait "$AGENT" || true
+run --resume "$SESSION2" -p "Check the build log." || true # the provider answers 400: copilot exits 1
 run --resume "$SESSION2" -p "Skip the build, it is not needed."
 
 rm -rf "$OUT"

@@ -72,6 +72,11 @@ const script = [
     ],
   },
   {
+    // The provider refuses the request (no retry: a 400).
+    key: 'Check the build log',
+    steps: [{ status: 400, error: 'fixture: the model refused this request' }],
+  },
+  {
     key: 'Skip the build',
     steps: [{ text: 'Skipped the build; nothing else to do.' }],
   },
@@ -129,6 +134,12 @@ http
       } catch (e) {}
       const r = reply(body);
       log({ n, url: req.url, messages: (body.messages || []).length, tools: (body.tools || []).length, reply: r });
+      if (r.status) {
+        // A provider error, as an OpenAI-compatible server sends it.
+        res.writeHead(r.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: r.error, type: 'invalid_request_error', code: null } }));
+        return;
+      }
       const id = 'chatcmpl-fixture-' + n;
       const base = { id, object: 'chat.completion.chunk', created: 1764748800, model: body.model || 'gpt-4.1' };
       const usage = { prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240 };
