@@ -20,6 +20,10 @@ const genCopilotCLI = "testdata/copilot-cli/generated/session-state/7c0f1e2d-3b4
 // SIGINT while its shell command ran.
 const genCopilotCLIAbort = "testdata/copilot-cli/generated/session-state/3b9d5f7a-1c2e-4f6a-8b0d-2e4f6a8c0e1f/events.jsonl"
 
+// genCopilotCLIAnthropic: a third session, through an Anthropic-compatible
+// provider whose replies start with a thinking block.
+const genCopilotCLIAnthropic = "testdata/copilot-cli/generated/session-state/5d1f3b5c-7e9a-4b2c-9d4e-6f8a0b2c4d6e/events.jsonl"
+
 // genCopilotCLIAgent is the subagent of the fixture's 4th prompt: the
 // envelope's agentId of its subagent.started (line 61; also on 62-76, 78).
 func genCopilotCLIAgent(t *testing.T, data []byte) string {
@@ -74,7 +78,38 @@ func init() {
 		exchanges: 3, open: 3,
 		prompts:   []string{"Run the slow build.", "Check the build log.", "Skip the build, it is not needed."},
 		toolCalls: 1,
+	}, agentCase{
+		// Counted in the file (14 lines): one user.message (l2); the view
+		// of l6, completed at l8; the reply of l12 asks for no tool, its
+		// turn_end (l13) closes the exchange. Both assistant.message lines
+		// carry reasoningText (and the thinking block's signature as
+		// reasoningOpaque); there is no assistant.reasoning event.
+		format: FormatCopilotCLI, file: genCopilotCLIAnthropic,
+		exchanges: 1, open: 1,
+		prompts:   []string{"Explain hello.sh."},
+		toolCalls: 1,
 	})
+}
+
+// Through an Anthropic provider, each step's thinking block is the
+// message's reasoningText: a thinking turn before what the step did.
+func TestCopilotCLIAnthropicThinking(t *testing.T) {
+	res, err := ReadCopilotCLI(genCopilotCLIAnthropic, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range res.Exchanges[0].Turns {
+		k := tr.Role + ":" + tr.Name
+		if tr.Extra["thinking"] == true {
+			k = "thinking:" + tr.Text
+		}
+		got = append(got, k)
+	}
+	want := []string{"user:", "thinking:Read hello.sh before explaining it.", "tool:view", "thinking:It is a one-line shell script.", "assistant:"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("turns %q, want %q", got, want)
+	}
 }
 
 // The interrupted command is kept as a failed call.

@@ -4,8 +4,9 @@
 # temp dir, in a temp HOME, against server.js on 127.0.0.1 (its BYOK mode:
 # COPILOT_PROVIDER_BASE_URL, with COPILOT_OFFLINE=true so it skips GitHub
 # login, telemetry and update checks), four prompts in one session (the last one through a subagent) and a
-# second session whose first prompt is interrupted, and copies the session
-# files it wrote.
+# second session whose first prompt is interrupted and whose second meets a
+# provider error, and a third through an Anthropic-compatible provider, and
+# copies the session files it wrote.
 #
 # usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git)
 set -euo pipefail
@@ -13,6 +14,7 @@ set -euo pipefail
 VERSION=1.0.102
 SESSION=7c0f1e2d-3b4a-4c5d-8e6f-0a1b2c3d4e5f
 SESSION2=3b9d5f7a-1c2e-4f6a-8b0d-2e4f6a8c0e1f
+SESSION3=5d1f3b5c-7e9a-4b2c-9d4e-6f8a0b2c4d6e
 PORT=${PORT:-18321}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -75,8 +77,13 @@ wait "$AGENT" || true
 run --resume "$SESSION2" -p "Check the build log." || true # the provider answers 400: copilot exits 1
 run --resume "$SESSION2" -p "Skip the build, it is not needed."
 
+# A third session through an Anthropic-compatible provider (thinking blocks).
+(cd "$PROJECT" && env -i "${ENV[@]}" COPILOT_PROVIDER_TYPE=anthropic \
+	COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$PORT" COPILOT_MODEL=claude-sonnet-4.5 \
+	timeout 180 "$COPILOT" --session-id "$SESSION3" -p "Explain hello.sh." "${FLAGS[@]}" </dev/null)
+
 rm -rf "$OUT"
-for s in "$SESSION" "$SESSION2"; do
+for s in "$SESSION" "$SESSION2" "$SESSION3"; do
 	SRC=$FHOME/.copilot/session-state/$s
 	mkdir -p "$OUT/session-state/$s"
 	cp "$SRC/events.jsonl" "$SRC/workspace.yaml" "$OUT/session-state/$s/"

@@ -1,7 +1,8 @@
 // Scripted model server for generating a GitHub Copilot CLI fixture.
 //
-// Copilot CLI's BYOK mode (COPILOT_PROVIDER_BASE_URL, type "openai") sends
-// OpenAI chat completions to <base>/chat/completions, streamed. This server
+// Copilot CLI's BYOK mode (COPILOT_PROVIDER_BASE_URL) sends OpenAI chat
+// completions to <base>/chat/completions (type "openai") or Anthropic
+// Messages to <base>/v1/messages (type "anthropic"), streamed. This server
 // answers them from a fixed script: each prompt of run.sh has a list of
 // steps, and the step is the number of assistant messages the request
 // already has after that prompt. A request with no tools (a title or a
@@ -81,6 +82,15 @@ const script = [
     steps: [{ text: 'Skipped the build; nothing else to do.' }],
   },
   {
+    // A third session, through an Anthropic-compatible provider: thinking
+    // blocks before the call and before the answer.
+    key: 'Explain hello.sh',
+    steps: [
+      { reasoning: 'Read hello.sh before explaining it.', tools: [{ name: 'view', args: { path: p('hello.sh') } }] },
+      { reasoning: 'It is a one-line shell script.', text: 'hello.sh is a shell script that prints "Hello, world".' },
+    ],
+  },
+  {
     // The subagent's own prompt (the task above).
     key: 'Count the lines of',
     steps: [
@@ -116,13 +126,94 @@ function log(o) {
   if (logFile) fs.appendFileSync(logFile, JSON.stringify(o) + '\n');
 }
 
+// openai answers a chat completion (streamed when asked).
+function openai(res, body, r) {
+  if (r.status) {
+    // A provider error, as an OpenAI-compatible server sends it.
+    res.writeHead(r.status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: r.error, type: 'invalid_request_error', code: null } }));
+    return;
+  }
+  const id = 'chatcmpl-fixture-' + n;
+  const base = { id, object: 'chat.completion.chunk', created: 1764748800, model: body.model || 'gpt-4.1' };
+  const usage = { prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240 };
+  let delta, finish;
+  if (r.tools) {
+    delta = {
+      role: 'assistant',
+      content: null,
+      tool_calls: r.tools.map((t, i) => ({ index: i, id: 'call_fixture_' + n + '_' + i, type: 'function', function: { name: t.name, arguments: JSON.stringify(t.args) } })),
+    };
+    finish = 'tool_calls';
+  } else {
+    delta = { role: 'assistant', content: r.text };
+    finish = 'stop';
+  }
+  if (r.reasoning) delta.reasoning_text = r.reasoning;
+  if (body.stream) {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write('data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] }) + '\n\n');
+    res.write('data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage }) + '\n\n');
+    res.end('data: [DONE]\n\n');
+    return;
+  }
+  const message = { role: 'assistant', content: delta.content };
+  if (delta.reasoning_text) message.reasoning_text = delta.reasoning_text;
+  if (delta.tool_calls) message.tool_calls = delta.tool_calls.map(({ index, ...t }) => t);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }));
+}
+
+// anthropic answers an Anthropic Messages request (streamed when asked):
+// reasoning as a thinking block, then text or tool_use blocks.
+function anthropic(res, body, r) {
+  if (r.status) {
+    res.writeHead(r.status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: r.error } }));
+    return;
+  }
+  const blocks = [];
+  if (r.reasoning) blocks.push({ type: 'thinking', thinking: r.reasoning, signature: 'fixture-signature-' + n });
+  if (r.text) blocks.push({ type: 'text', text: r.text });
+  for (const [i, t] of (r.tools || []).entries()) blocks.push({ type: 'tool_use', id: 'toolu_fixture_' + n + '_' + i, name: t.name, input: t.args });
+  const stop = r.tools ? 'tool_use' : 'end_turn';
+  const msg = { id: 'msg_fixture_' + n, type: 'message', role: 'assistant', model: body.model || 'claude-sonnet-4.5', stop_sequence: null };
+  const usage = { input_tokens: 1200, output_tokens: 40 };
+  if (!body.stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ...msg, content: blocks, stop_reason: stop, usage }));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const ev = (type, data) => res.write('event: ' + type + '\ndata: ' + JSON.stringify({ type, ...data }) + '\n\n');
+  ev('message_start', { message: { ...msg, content: [], stop_reason: null, usage: { input_tokens: 1200, output_tokens: 1 } } });
+  blocks.forEach((b, index) => {
+    if (b.type === 'thinking') {
+      ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: b.thinking } });
+      ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: b.signature } });
+    } else if (b.type === 'text') {
+      ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      ev('content_block_delta', { index, delta: { type: 'text_delta', text: b.text } });
+    } else {
+      ev('content_block_start', { index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
+      ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
+    }
+    ev('content_block_stop', { index });
+  });
+  ev('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 40 } });
+  ev('message_stop', {});
+  res.end();
+}
+
 http
   .createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
       n++;
-      if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
+      const kind = req.method !== 'POST' ? '' : req.url.endsWith('/chat/completions') ? 'openai' : req.url.split('?')[0].endsWith('/messages') ? 'anthropic' : '';
+      if (!kind) {
         log({ n, method: req.method, url: req.url, status: 404 });
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end('{"error":{"message":"not found"}}');
@@ -134,40 +225,7 @@ http
       } catch (e) {}
       const r = reply(body);
       log({ n, url: req.url, messages: (body.messages || []).length, tools: (body.tools || []).length, reply: r });
-      if (r.status) {
-        // A provider error, as an OpenAI-compatible server sends it.
-        res.writeHead(r.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: r.error, type: 'invalid_request_error', code: null } }));
-        return;
-      }
-      const id = 'chatcmpl-fixture-' + n;
-      const base = { id, object: 'chat.completion.chunk', created: 1764748800, model: body.model || 'gpt-4.1' };
-      const usage = { prompt_tokens: 1200, completion_tokens: 40, total_tokens: 1240 };
-      let delta, finish;
-      if (r.tools) {
-        delta = {
-          role: 'assistant',
-          content: null,
-          tool_calls: r.tools.map((t, i) => ({ index: i, id: 'call_fixture_' + n + '_' + i, type: 'function', function: { name: t.name, arguments: JSON.stringify(t.args) } })),
-        };
-        finish = 'tool_calls';
-      } else {
-        delta = { role: 'assistant', content: r.text };
-        finish = 'stop';
-      }
-      if (r.reasoning) delta.reasoning_text = r.reasoning;
-      if (body.stream) {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        res.write('data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] }) + '\n\n');
-        res.write('data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage }) + '\n\n');
-        res.end('data: [DONE]\n\n');
-        return;
-      }
-      const message = { role: 'assistant', content: delta.content };
-      if (delta.reasoning_text) message.reasoning_text = delta.reasoning_text;
-      if (delta.tool_calls) message.tool_calls = delta.tool_calls.map(({ index, ...t }) => t);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }));
+      (kind === 'openai' ? openai : anthropic)(res, body, r);
     });
   })
   .listen(port, '127.0.0.1', () => log({ listening: port }));
