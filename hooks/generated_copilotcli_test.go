@@ -24,6 +24,10 @@ const genCopilotCLIAbort = "testdata/copilot-cli/generated/session-state/3b9d5f7
 // provider whose replies start with a thinking block.
 const genCopilotCLIAnthropic = "testdata/copilot-cli/generated/session-state/5d1f3b5c-7e9a-4b2c-9d4e-6f8a0b2c4d6e/events.jsonl"
 
+// genCopilotCLITUI: a fourth session, two prompts typed into the
+// interactive terminal UI of one running agent.
+const genCopilotCLITUI = "testdata/copilot-cli/generated/session-state/8e2a4c6e-0b1d-4e3f-a5b7-c9d1e3f5a7b9/events.jsonl"
+
 // genCopilotCLIAgent is the subagent of the fixture's 4th prompt: the
 // envelope's agentId of its subagent.started (line 61; also on 62-76, 78).
 func genCopilotCLIAgent(t *testing.T, data []byte) string {
@@ -88,6 +92,17 @@ func init() {
 		exchanges: 1, open: 1,
 		prompts:   []string{"Explain hello.sh."},
 		toolCalls: 1,
+	}, agentCase{
+		// Counted in the file (26 lines): session.start, then
+		// session.model_change (the interactive UI's), user.message at 3
+		// and 15 (2 prompts) with no shutdown or resume between them; bash
+		// (l7) | bash (l18) = 2 calls; the replies of l13 and l24 ask for
+		// no tool, their turn_end (l14, l25) close the exchanges; /exit
+		// wrote session.shutdown (l26) and no prompt. No file touched.
+		format: FormatCopilotCLI, file: genCopilotCLITUI,
+		exchanges: 2, open: 2,
+		prompts:   []string{"List the shell scripts in this folder.", "Run test.sh please."},
+		toolCalls: 2,
 	})
 }
 

@@ -5,16 +5,19 @@
 # COPILOT_PROVIDER_BASE_URL, with COPILOT_OFFLINE=true so it skips GitHub
 # login, telemetry and update checks), four prompts in one session (the last one through a subagent) and a
 # second session whose first prompt is interrupted and whose second meets a
-# provider error, and a third through an Anthropic-compatible provider, and
-# copies the session files it wrote.
+# provider error, a third through an Anthropic-compatible provider, and a
+# fourth typed into the interactive UI (in tmux), and copies the session
+# files it wrote.
 #
-# usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git)
+# usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git,
+# tmux and setsid)
 set -euo pipefail
 
 VERSION=1.0.102
 SESSION=7c0f1e2d-3b4a-4c5d-8e6f-0a1b2c3d4e5f
 SESSION2=3b9d5f7a-1c2e-4f6a-8b0d-2e4f6a8c0e1f
 SESSION3=5d1f3b5c-7e9a-4b2c-9d4e-6f8a0b2c4d6e
+SESSION4=8e2a4c6e-0b1d-4e3f-a5b7-c9d1e3f5a7b9
 PORT=${PORT:-18321}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -82,8 +85,40 @@ run --resume "$SESSION2" -p "Skip the build, it is not needed."
 	COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$PORT" COPILOT_MODEL=claude-sonnet-4.5 \
 	timeout 180 "$COPILOT" --session-id "$SESSION3" -p "Explain hello.sh." "${FLAGS[@]}" </dev/null)
 
+# A fourth session in the interactive terminal UI (in tmux, on a socket of
+# its own): two prompts typed into one running agent, then /exit.
+TMUX_SOCK=git-mem-fixture-copilot
+EV4=$FHOME/.copilot/session-state/$SESSION4/events.jsonl
+count() { # count TYPE: the session's events of TYPE so far
+	local n=0
+	if [ -f "$EV4" ]; then n=$(grep -c "\"type\":\"$1\"" "$EV4" || true); fi
+	echo "$n"
+}
+waitfor() { # waitfor TYPE N: until the session has N events of TYPE
+	for _ in $(seq 600); do [ "$(count "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+	echo "timed out waiting for $2 $1 events" >&2
+	return 1
+}
+type_line() {
+	tmux -L "$TMUX_SOCK" send-keys -t agent -l "$1"
+	sleep 0.5
+	tmux -L "$TMUX_SOCK" send-keys -t agent Enter
+}
+(cd "$PROJECT" && tmux -L "$TMUX_SOCK" new-session -d -s agent -x 160 -y 50 \
+	env -i "${ENV[@]}" TERM=xterm-256color COPILOT_ALLOW_ALL=true \
+	timeout 300 "$COPILOT" --session-id "$SESSION4" --no-auto-update --disable-client-telemetry)
+for _ in $(seq 600); do tmux -L "$TMUX_SOCK" capture-pane -p -t agent 2>/dev/null | grep -q '/ commands' && break; sleep 0.1; done
+type_line "List the shell scripts in this folder."
+waitfor assistant.turn_end 2
+type_line "Run test.sh please."
+waitfor assistant.turn_end 4
+type_line "/exit"
+waitfor session.shutdown 1
+for _ in $(seq 100); do tmux -L "$TMUX_SOCK" has-session -t agent 2>/dev/null || break; sleep 0.1; done
+tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
+
 rm -rf "$OUT"
-for s in "$SESSION" "$SESSION2" "$SESSION3"; do
+for s in "$SESSION" "$SESSION2" "$SESSION3" "$SESSION4"; do
 	SRC=$FHOME/.copilot/session-state/$s
 	mkdir -p "$OUT/session-state/$s"
 	cp "$SRC/events.jsonl" "$SRC/workspace.yaml" "$OUT/session-state/$s/"

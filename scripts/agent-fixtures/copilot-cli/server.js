@@ -91,6 +91,21 @@ const script = [
     ],
   },
   {
+    // A fourth session, typed into the interactive terminal UI.
+    key: 'List the shell scripts',
+    steps: [
+      call('bash', { command: 'ls *.sh', description: 'List shell scripts' }),
+      { text: 'There are two shell scripts: hello.sh and test.sh.' },
+    ],
+  },
+  {
+    key: 'Run test.sh',
+    steps: [
+      call('bash', { command: 'sh test.sh', description: 'Run the test' }),
+      { text: 'test.sh passes.' },
+    ],
+  },
+  {
     // The subagent's own prompt (the task above).
     key: 'Count the lines of',
     steps: [
