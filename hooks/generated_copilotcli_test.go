@@ -71,9 +71,10 @@ func init() {
 	}, agentCase{
 		// Counted in the file (23 lines, started once, resumed twice):
 		// user.message at 2, 12 and 18 (3 prompts). One call, the bash of
-		// l6, started (l7) and never completed: abort (l8, reason
-		// "user_initiated"; other runs write it after the step's
-		// turn_end), turn_end (l9), session.shutdown. The second prompt's
+		// l6, started (l7) and never completed: the step's turn_end (l8)
+		// and abort (l9, reason "user_abort"; runs of the script differ
+		// in their order and write "user_initiated" too), then
+		// session.shutdown. The second prompt's
 		// model call fails: turn_start, turn_end with no message (l13-14),
 		// session.error (l15, "400 fixture: …") kept as a system turn,
 		// closed by session.shutdown. The third's reply asks for no tool
