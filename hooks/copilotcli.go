@@ -54,6 +54,15 @@ type ghEvent struct {
 	Data      json.RawMessage `json:"data"`
 }
 
+// ghTypes are the events the reader looks into.
+var ghTypes = map[string]bool{
+	"session.start": true, "user.message": true, "assistant.turn_start": true,
+	"assistant.reasoning": true, "assistant.message": true, "tool.execution_start": true,
+	"tool.execution_complete": true, "assistant.turn_end": true, "abort": true,
+	"session.shutdown": true, "session.error": true, "session.compaction_complete": true,
+	"subagent.started": true,
+}
+
 type ghData struct {
 	SessionID string `json:"sessionId"`
 	Context   struct {
@@ -153,6 +162,11 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			res.Problems = append(res.Problems, badLine(path, l, err))
 			return
 		}
+		if !ghTypes[ev.Type] {
+			// Bookkeeping and UI events, whose data may have another
+			// shape (model.message's message is an object).
+			return
+		}
 		var d ghData
 		if len(ev.Data) > 0 {
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
@@ -238,6 +252,12 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 				}
 			}
 			cur = endTurn(cur)
+		case "session.compaction_complete":
+			// The agent compacted its context while working (as for
+			// Codex: a /compact between exchanges marks none).
+			if cur != nil && !cur.closed && d.Success != nil && *d.Success {
+				cur.text(exchange.RoleSystem, "[conversation compacted]", nil)
+			}
 		case "session.error":
 			if cur != nil {
 				cur.text(exchange.RoleSystem, clip(validUTF8(d.Message)), nil)

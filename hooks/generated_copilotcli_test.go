@@ -28,6 +28,10 @@ const genCopilotCLIAnthropic = "testdata/copilot-cli/generated/session-state/5d1
 // interactive terminal UI of one running agent.
 const genCopilotCLITUI = "testdata/copilot-cli/generated/session-state/8e2a4c6e-0b1d-4e3f-a5b7-c9d1e3f5a7b9/events.jsonl"
 
+// genCopilotCLIBeforeUndo is the fourth session's file just before /undo
+// (copied by run.sh): its 2nd prompt is the one undone.
+const genCopilotCLIBeforeUndo = "testdata/copilot-cli/generated/before-undo/session-state/8e2a4c6e-0b1d-4e3f-a5b7-c9d1e3f5a7b9/events.jsonl"
+
 // genCopilotCLIAgent is the subagent of the fixture's 4th prompt: the
 // envelope's agentId of its subagent.started (line 61; also on 62-76, 78).
 func genCopilotCLIAgent(t *testing.T, data []byte) string {
@@ -94,15 +98,20 @@ func init() {
 		prompts:   []string{"Explain hello.sh."},
 		toolCalls: 1,
 	}, agentCase{
-		// Counted in the file (26 lines): session.start, then
+		// Counted in the file (37 lines): session.start, then
 		// session.model_change (the interactive UI's), user.message at 3
-		// and 15 (2 prompts) with no shutdown or resume between them; bash
-		// (l7) | bash (l18) = 2 calls; the replies of l13 and l24 ask for
-		// no tool, their turn_end (l14, l25) close the exchanges; /exit
-		// wrote session.shutdown (l26) and no prompt. No file touched.
+		// and 16 (2 prompts) with no shutdown or resume between them: the
+		// prompt typed between them was undone (/undo rewrote the file
+		// without it, leaving session.info "Rewound the conversation…" at
+		// l15). bash (l7) | view (l20) = 2 calls; the replies of l13 and
+		// l26 ask for no tool, their turn_end (l14, l27) close the
+		// exchanges. /compact (compaction_start l28 … complete l36, with
+		// model.* events of its own call between) came after the last
+		// exchange closed, so it marks none; /exit wrote session.shutdown
+		// (l37). No file touched.
 		format: FormatCopilotCLI, file: genCopilotCLITUI,
 		exchanges: 2, open: 2,
-		prompts:   []string{"List the shell scripts in this folder.", "Run test.sh please."},
+		prompts:   []string{"List the shell scripts in this folder.", "Explain hello.sh."},
 		toolCalls: 2,
 	})
 }
@@ -299,5 +308,36 @@ func TestCopilotCLISubagent(t *testing.T) {
 	}
 	if len(open.Exchanges) != 3 {
 		t.Errorf("open read while the subagent has just answered: %d exchanges %q, want 3", len(open.Exchanges), prompts(open.Exchanges))
+	}
+}
+
+// /undo rewrites events.jsonl: the undone prompt's events are gone, the
+// kept ones are written again (re-encoded: "cost":0.0 became "cost":0),
+// so the file is no longer a prefix of what it was. An exchange read (and
+// stored) before the undo keeps its id and content; the undone one is
+// simply not in later reads, and the prompt after the undo is new.
+func TestCopilotCLIUndo(t *testing.T) {
+	before, err := ReadCopilotCLI(genCopilotCLIBeforeUndo, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := ReadCopilotCLI(genCopilotCLITUI, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := prompts(before.Exchanges); len(got) != 2 || got[1] != "Run test.sh please." {
+		t.Fatalf("before the undo: %q", got)
+	}
+	if !bytes.Equal(before.Exchanges[0].Canonical(), after.Exchanges[0].Canonical()) {
+		t.Errorf("the kept exchange differs after the rewrite:\n%s\n%s", before.Exchanges[0].Canonical(), after.Exchanges[0].Canonical())
+	}
+	if before.Exchanges[1].ID == after.Exchanges[1].ID {
+		t.Errorf("the prompt after the undo has the undone one's id %s", after.Exchanges[1].ID)
+	}
+	b, _ := os.ReadFile(genCopilotCLIBeforeUndo)
+	a, _ := os.ReadFile(genCopilotCLITUI)
+	kept := bytes.Join(bytes.SplitAfter(b, []byte("\n"))[:14], nil) // the first prompt's lines
+	if bytes.HasPrefix(a, kept) {
+		t.Errorf("the file after the undo starts with the kept lines as they were: not the rewrite this test is about")
 	}
 }

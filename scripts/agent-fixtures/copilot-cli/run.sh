@@ -6,8 +6,8 @@
 # login, telemetry and update checks), four prompts in one session (the last one through a subagent) and a
 # second session whose first prompt is interrupted and whose second meets a
 # provider error, a third through an Anthropic-compatible provider, and a
-# fourth typed into the interactive UI (in tmux), and copies the session
-# files it wrote.
+# fourth typed into the interactive UI (in tmux: a rewind and a compaction),
+# and copies the session files it wrote.
 #
 # usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git,
 # tmux and setsid)
@@ -86,7 +86,9 @@ run --resume "$SESSION2" -p "Skip the build, it is not needed."
 	timeout 180 "$COPILOT" --session-id "$SESSION3" -p "Explain hello.sh." "${FLAGS[@]}" </dev/null)
 
 # A fourth session in the interactive terminal UI (in tmux, on a socket of
-# its own): two prompts typed into one running agent, then /exit.
+# its own): two prompts typed into one running agent, /undo of the second
+# (Copilot CLI then rewrites events.jsonl without it), a third prompt,
+# /compact, /exit.
 TMUX_SOCK=git-mem-fixture-copilot
 EV4=$FHOME/.copilot/session-state/$SESSION4/events.jsonl
 count() { # count TYPE: the session's events of TYPE so far
@@ -112,6 +114,21 @@ type_line "List the shell scripts in this folder."
 waitfor assistant.turn_end 2
 type_line "Run test.sh please."
 waitfor assistant.turn_end 4
+# /undo: the rewind dialog, its latest turn picked, then "Conversation
+# only"; the rewound prompt is put back in the input, cleared with C-u.
+cp "$EV4" "$ROOT/before-undo.jsonl"
+type_line "/undo"
+sleep 2
+tmux -L "$TMUX_SOCK" send-keys -t agent Enter
+sleep 2
+tmux -L "$TMUX_SOCK" send-keys -t agent Enter
+waitfor session.info 1
+sleep 1
+tmux -L "$TMUX_SOCK" send-keys -t agent C-u
+type_line "Explain hello.sh."
+waitfor assistant.turn_end 4
+type_line "/compact"
+waitfor session.compaction_complete 1
 type_line "/exit"
 waitfor session.shutdown 1
 for _ in $(seq 100); do tmux -L "$TMUX_SOCK" has-session -t agent 2>/dev/null || break; sleep 0.1; done
@@ -124,3 +141,6 @@ for s in "$SESSION" "$SESSION2" "$SESSION3" "$SESSION4"; do
 	cp "$SRC/events.jsonl" "$SRC/workspace.yaml" "$OUT/session-state/$s/"
 	echo "wrote $OUT/session-state/$s" >&2
 done
+# The fourth session's file as it was just before /undo.
+mkdir -p "$OUT/before-undo/session-state/$SESSION4"
+cp "$ROOT/before-undo.jsonl" "$OUT/before-undo/session-state/$SESSION4/events.jsonl"

@@ -124,6 +124,13 @@ function textOf(content) {
 function reply(body) {
   const msgs = body.messages || [];
   if (!body.tools || body.tools.length === 0) return { text: 'Fixture session' };
+  // The request ends with a user text that is none of the prompts: the
+  // agent's own instruction (the summary of /compact).
+  const last = msgs[msgs.length - 1];
+  if (last && last.role === 'user') {
+    const t = textOf(last.content);
+    if (t.trim() && !script.some((s) => t.includes(s.key))) return { text: 'Summary: the user asked about the shell scripts and hello.sh; both were explained.' };
+  }
   // The last user message that is one of the script's prompts.
   for (let i = msgs.length - 1; i >= 0; i--) {
     if (msgs[i].role !== 'user') continue;
@@ -239,7 +246,9 @@ http
         body = JSON.parse(raw);
       } catch (e) {}
       const r = reply(body);
-      log({ n, url: req.url, messages: (body.messages || []).length, tools: (body.tools || []).length, reply: r });
+      const msgs = body.messages || [];
+      const last = msgs.length ? textOf(msgs[msgs.length - 1].content).slice(0, 80) : '';
+      log({ n, url: req.url, messages: msgs.length, tools: (body.tools || []).length, last, reply: r });
       (kind === 'openai' ? openai : anthropic)(res, body, r);
     });
   })
