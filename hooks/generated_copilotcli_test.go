@@ -28,6 +28,10 @@ const genCopilotCLIAnthropic = "testdata/copilot-cli/generated/session-state/5d1
 // interactive terminal UI of one running agent.
 const genCopilotCLITUI = "testdata/copilot-cli/generated/session-state/8e2a4c6e-0b1d-4e3f-a5b7-c9d1e3f5a7b9/events.jsonl"
 
+// genCopilotCLICompact: a fifth session that compacts in the middle of its
+// task (a small context window and two long reads).
+const genCopilotCLICompact = "testdata/copilot-cli/generated/session-state/2f4a6c8e-1a3b-4c5d-9e7f-8a0b1c2d3e4f/events.jsonl"
+
 // genCopilotCLIBeforeUndo is the fourth session's file just before /undo
 // (copied by run.sh): its 2nd prompt is the one undone.
 const genCopilotCLIBeforeUndo = "testdata/copilot-cli/generated/before-undo/session-state/8e2a4c6e-0b1d-4e3f-a5b7-c9d1e3f5a7b9/events.jsonl"
@@ -113,7 +117,51 @@ func init() {
 		exchanges: 2, open: 2,
 		prompts:   []string{"List the shell scripts in this folder.", "Explain hello.sh."},
 		toolCalls: 2,
+	}, agentCase{
+		// Counted in the file (22 lines): one user.message (l2); view
+		// (l6) | view (l13) = 2 calls; session.compaction_start (l11, in
+		// the second step) and session.compaction_complete (l18, success,
+		// trigger "threshold", in the third) while the exchange runs; the
+		// reply of l20 asks for no tool, its turn_end (l21) closes it.
+		format: FormatCopilotCLI, file: genCopilotCLICompact,
+		exchanges: 1, open: 1,
+		prompts:   []string{"Read big.txt and big2.txt."},
+		toolCalls: 2,
 	})
+}
+
+// An automatic compaction while the agent works is marked where it ended.
+func TestCopilotCLICompaction(t *testing.T) {
+	res, err := ReadCopilotCLI(genCopilotCLICompact, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range res.Exchanges[0].Turns {
+		got = append(got, tr.Role+":"+tr.Name+":"+strings.SplitN(tr.Text, "\n", 2)[0])
+	}
+	want := []string{
+		"user::Read big.txt and big2.txt.",
+		"tool:view:line 1 of a long file with some words in it to take tokens",
+		"tool:view:line 1 of a long file with some words in it to take tokens",
+		"system::[conversation compacted]",
+		"assistant::Both files are long lists of numbered lines.",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("turns\n%q\nwant\n%q", got, want)
+	}
+	// A /compact after the exchange closed (the TUI session) marks none.
+	tui, err := ReadCopilotCLI(genCopilotCLITUI, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range tui.Exchanges {
+		for _, tr := range ex.Turns {
+			if tr.Text == "[conversation compacted]" {
+				t.Errorf("%s: a /compact between exchanges marked one", ex.ID)
+			}
+		}
+	}
 }
 
 // Through an Anthropic provider, each step's thinking block is the

@@ -7,7 +7,7 @@
 # second session whose first prompt is interrupted and whose second meets a
 # provider error, a third through an Anthropic-compatible provider, and a
 # fourth typed into the interactive UI (in tmux: a rewind and a compaction),
-# and copies the session files it wrote.
+# a fifth that compacts mid-task, and copies the session files it wrote.
 #
 # usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git,
 # tmux and setsid)
@@ -18,6 +18,7 @@ SESSION=7c0f1e2d-3b4a-4c5d-8e6f-0a1b2c3d4e5f
 SESSION2=3b9d5f7a-1c2e-4f6a-8b0d-2e4f6a8c0e1f
 SESSION3=5d1f3b5c-7e9a-4b2c-9d4e-6f8a0b2c4d6e
 SESSION4=8e2a4c6e-0b1d-4e3f-a5b7-c9d1e3f5a7b9
+SESSION5=2f4a6c8e-1a3b-4c5d-9e7f-8a0b1c2d3e4f
 PORT=${PORT:-18321}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -134,8 +135,16 @@ waitfor session.shutdown 1
 for _ in $(seq 100); do tmux -L "$TMUX_SOCK" has-session -t agent 2>/dev/null || break; sleep 0.1; done
 tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
 
+# A fifth session: two long files read with a small context window
+# (15000 prompt tokens, the system prompt and tools take ~11000), so the
+# agent compacts in the middle of the task.
+for i in $(seq 200); do echo "line $i of a long file with some words in it to take tokens"; done >"$PROJECT/big.txt"
+cp "$PROJECT/big.txt" "$PROJECT/big2.txt"
+(cd "$PROJECT" && env -i "${ENV[@]}" COPILOT_PROVIDER_MAX_PROMPT_TOKENS=15000 \
+	timeout 180 "$COPILOT" --session-id "$SESSION5" -p "Read big.txt and big2.txt." "${FLAGS[@]}" </dev/null)
+
 rm -rf "$OUT"
-for s in "$SESSION" "$SESSION2" "$SESSION3" "$SESSION4"; do
+for s in "$SESSION" "$SESSION2" "$SESSION3" "$SESSION4" "$SESSION5"; do
 	SRC=$FHOME/.copilot/session-state/$s
 	mkdir -p "$OUT/session-state/$s"
 	cp "$SRC/events.jsonl" "$SRC/workspace.yaml" "$OUT/session-state/$s/"

@@ -106,6 +106,16 @@ const script = [
     ],
   },
   {
+    // A fifth session: two long reads fill the small context run.sh sets
+    // (COPILOT_PROVIDER_MAX_PROMPT_TOKENS), so the agent compacts mid-task.
+    key: 'Read big.txt',
+    steps: [
+      call('view', { path: p('big.txt') }),
+      call('view', { path: p('big2.txt') }),
+      { text: 'Both files are long lists of numbered lines.' },
+    ],
+  },
+  {
     // The subagent's own prompt (the task above).
     key: 'Count the lines of',
     steps: [
@@ -120,6 +130,8 @@ function textOf(content) {
   if (Array.isArray(content)) return content.map((c) => (c && c.text) || '').join('');
   return '';
 }
+
+const served = new Map(); // prompt key -> the last step answered
 
 function reply(body) {
   const msgs = body.messages || [];
@@ -137,7 +149,11 @@ function reply(body) {
     const t = textOf(msgs[i].content);
     const s = script.find((s) => t.includes(s.key));
     if (!s) continue;
-    const step = msgs.slice(i + 1).filter((m) => m.role === 'assistant').length;
+    // After a compaction the history restarts from a summary that quotes
+    // the prompt: go on from the last step served, not from the start.
+    let step = msgs.slice(i + 1).filter((m) => m.role === 'assistant').length;
+    step = step === 0 ? 0 : Math.max(step, (served.get(s.key) ?? -1) + 1);
+    served.set(s.key, step);
     return s.steps[Math.min(step, s.steps.length - 1)];
   }
   return { text: 'Done.' };
