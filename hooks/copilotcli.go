@@ -60,7 +60,7 @@ var ghTypes = map[string]bool{
 	"assistant.reasoning": true, "assistant.message": true, "tool.execution_start": true,
 	"tool.execution_complete": true, "assistant.turn_end": true, "abort": true,
 	"session.shutdown": true, "session.error": true, "session.compaction_complete": true,
-	"subagent.started": true,
+	"subagent.started": true, "skill.invoked": true,
 }
 
 type ghData struct {
@@ -87,6 +87,7 @@ type ghData struct {
 	Result     json.RawMessage `json:"result"`
 	Error      json.RawMessage `json:"error"`
 	Message    string          `json:"message"`
+	Name       string          `json:"name"` // skill.invoked
 	// ParentToolCallID: a subagent's event, and the call that launched it.
 	ParentToolCallID string `json:"parentToolCallId"`
 }
@@ -252,6 +253,13 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 				}
 			}
 			cur = endTurn(cur)
+		case "skill.invoked":
+			// The skill's instructions, which the model is given next.
+			if cur != nil && !cur.closed {
+				if t := strings.TrimSpace(validUTF8(partsText(d.Content))); t != "" {
+					cur.text(exchange.RoleSystem, clip("[skill "+validUTF8(d.Name)+"]\n"+t), nil)
+				}
+			}
 		case "session.compaction_complete":
 			// The agent compacted its context while working (as for
 			// Codex: a /compact between exchanges marks none).

@@ -79,9 +79,9 @@ func init() {
 	}, agentCase{
 		// Counted in the file (23 lines, started once, resumed twice):
 		// user.message at 2, 12 and 18 (3 prompts). One call, the bash of
-		// l6, started (l7) and never completed: the step's turn_end (l8)
-		// and abort (l9, reason "user_abort"; runs of the script differ
-		// in their order and write "user_initiated" too), then
+		// l6, started (l7) and never completed: the step's turn_end and
+		// the abort at l8-9 (runs of the script differ in their order and
+		// in the reason, "user_initiated" or "user_abort"), then
 		// session.shutdown. The second prompt's
 		// model call fails: turn_start, turn_end with no message (l13-14),
 		// session.error (l15, "400 fixture: …") kept as a system turn,
@@ -92,15 +92,19 @@ func init() {
 		prompts:   []string{"Run the slow build.", "Check the build log.", "Skip the build, it is not needed."},
 		toolCalls: 1,
 	}, agentCase{
-		// Counted in the file (14 lines): one user.message (l2); the view
-		// of l6, completed at l8; the reply of l12 asks for no tool, its
-		// turn_end (l13) closes the exchange. Both assistant.message lines
-		// carry reasoningText (and the thinking block's signature as
-		// reasoningOpaque); there is no assistant.reasoning event.
+		// Counted in the file (29 lines, resumed once): user.message at 2
+		// and 16 (2 prompts); view (l6) | skill (l19) = 2 calls; the skill
+		// tool's result is followed by skill.invoked (l22, the skill's
+		// text, kept as a system turn) and skill.context_delivered_ref;
+		// the replies of l12 and l27 ask for no tool, their turn_end (l13,
+		// l28) close the exchanges. The first prompt's two
+		// assistant.message lines (l6, l12) carry reasoningText (and the
+		// thinking block's signature as reasoningOpaque); there is no
+		// assistant.reasoning event.
 		format: FormatCopilotCLI, file: genCopilotCLIAnthropic,
-		exchanges: 1, open: 1,
-		prompts:   []string{"Explain hello.sh."},
-		toolCalls: 1,
+		exchanges: 2, open: 2,
+		prompts:   []string{"Explain hello.sh.", "Set up the cloud agent for this repo."},
+		toolCalls: 2,
 	}, agentCase{
 		// Counted in the file (37 lines): session.start, then
 		// session.model_change (the interactive UI's), user.message at 3
@@ -182,6 +186,41 @@ func TestCopilotCLIAnthropicThinking(t *testing.T) {
 	want := []string{"user:", "thinking:Read hello.sh before explaining it.", "tool:view", "thinking:It is a one-line shell script.", "assistant:"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("turns %q, want %q", got, want)
+	}
+}
+
+// A skill the model loads is what it is given next: a system turn after
+// the skill call.
+func TestCopilotCLISkill(t *testing.T) {
+	res, err := ReadCopilotCLI(genCopilotCLIAnthropic, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := res.Exchanges[1].Turns
+	var got []string
+	for _, tr := range turns {
+		k := tr.Role + ":" + tr.Name
+		if tr.Extra["thinking"] == true {
+			k = "thinking"
+		}
+		got = append(got, k)
+	}
+	if want := "user:|tool:skill|system:|assistant:"; strings.Join(got, "|") != want {
+		t.Errorf("turns %q, want %s", got, want)
+	}
+	var skill *exchange.Turn
+	for i := range turns {
+		if turns[i].Role == exchange.RoleSystem {
+			skill = &turns[i]
+		}
+	}
+	if skill == nil || !strings.HasPrefix(skill.Text, "[skill customize-cloud-agent]\n# Customizing the development environment") {
+		t.Fatalf("no skill turn: %q", got)
+	}
+	for i, tr := range turns {
+		if tr.Role == exchange.RoleSystem && (i == 0 || turns[i-1].Name != "skill") {
+			t.Errorf("the skill's text is not right after the skill call: %q", got)
+		}
 	}
 }
 

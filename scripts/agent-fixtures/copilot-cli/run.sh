@@ -81,10 +81,15 @@ wait "$AGENT" || true
 run --resume "$SESSION2" -p "Check the build log." || true # the provider answers 400: copilot exits 1
 run --resume "$SESSION2" -p "Skip the build, it is not needed."
 
-# A third session through an Anthropic-compatible provider (thinking blocks).
-(cd "$PROJECT" && env -i "${ENV[@]}" COPILOT_PROVIDER_TYPE=anthropic \
-	COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$PORT" COPILOT_MODEL=claude-sonnet-4.5 \
-	timeout 180 "$COPILOT" --session-id "$SESSION3" -p "Explain hello.sh." "${FLAGS[@]}" </dev/null)
+# A third session through an Anthropic-compatible provider (thinking blocks),
+# its second prompt answered with a skill.
+anthropic() {
+	(cd "$PROJECT" && env -i "${ENV[@]}" COPILOT_PROVIDER_TYPE=anthropic \
+		COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$PORT" COPILOT_MODEL=claude-sonnet-4.5 \
+		timeout 180 "$COPILOT" "$@" "${FLAGS[@]}" </dev/null)
+}
+anthropic --session-id "$SESSION3" -p "Explain hello.sh."
+anthropic --resume "$SESSION3" -p "Set up the cloud agent for this repo."
 
 # A fourth session in the interactive terminal UI (in tmux, on a socket of
 # its own): two prompts typed into one running agent, /undo of the second

@@ -116,6 +116,15 @@ const script = [
     ],
   },
   {
+    // The third session's second prompt: a skill (one bundled with the
+    // agent) loaded by its tool.
+    key: 'Set up the cloud agent',
+    steps: [
+      call('skill', { skill: 'customize-cloud-agent' }),
+      { text: 'The cloud agent is configured by .github/workflows/copilot-setup-steps.yml.' },
+    ],
+  },
+  {
     // The subagent's own prompt (the task above).
     key: 'Count the lines of',
     steps: [
@@ -136,12 +145,10 @@ const served = new Map(); // prompt key -> the last step answered
 function reply(body) {
   const msgs = body.messages || [];
   if (!body.tools || body.tools.length === 0) return { text: 'Fixture session' };
-  // The request ends with a user text that is none of the prompts: the
-  // agent's own instruction (the summary of /compact).
+  // The agent's own request for a summary (/compact, or a full context).
   const last = msgs[msgs.length - 1];
-  if (last && last.role === 'user') {
-    const t = textOf(last.content);
-    if (t.trim() && !script.some((s) => t.includes(s.key))) return { text: 'Summary: the user asked about the shell scripts and hello.sh; both were explained.' };
+  if (last && last.role === 'user' && textOf(last.content).startsWith('Please create a detailed summary')) {
+    return { text: 'Summary: the user asked about the shell scripts and hello.sh; both were explained.' };
   }
   // The last user message that is one of the script's prompts.
   for (let i = msgs.length - 1; i >= 0; i--) {
