@@ -60,7 +60,8 @@ var ghTypes = map[string]bool{
 	"assistant.reasoning": true, "assistant.message": true, "tool.execution_start": true,
 	"tool.execution_complete": true, "assistant.turn_end": true, "abort": true,
 	"session.shutdown": true, "session.error": true, "session.compaction_complete": true,
-	"subagent.started": true, "skill.invoked": true,
+	"subagent.started": true, "subagent.completed": true, "subagent.failed": true,
+	"skill.invoked": true, "system.notification": true,
 }
 
 type ghData struct {
@@ -152,6 +153,10 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 	// replied: the main agent's current model step gave a message; one
 	// that failed (a provider error, then session.error) gave none.
 	replied := false
+	// running: the exchange's subagents started and not yet completed (in
+	// the background they outlast the main agent's reply, which then is
+	// not the end: the runtime notifies it when they are done).
+	running := map[string]bool{}
 	// reasoned: the reasoning texts of this exchange's assistant.reasoning
 	// events; an assistant.message's reasoningText repeating one is the
 	// same reasoning.
@@ -179,6 +184,12 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			// A subagent's step: its own, beside the main agent's.
 			if cur != nil {
 				subsOf[cur] = subsOf[cur].event(agent, ev.Type, d)
+				switch ev.Type {
+				case "subagent.started":
+					running[agent] = true
+				case "subagent.completed", "subagent.failed":
+					delete(running, agent)
+				}
 			}
 			return
 		}
@@ -196,6 +207,7 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			cur = endTurn(cur)
 			askedTools = false
 			clear(reasoned)
+			clear(running)
 			if prompt == "" {
 				return
 			}
@@ -236,9 +248,10 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			}
 		case "assistant.turn_end":
 			// The agent waits for the user once a model step ends with a
-			// reply that asks for no tools. A step without a message
-			// failed: its session.error (or a retry) follows.
-			if cur != nil && replied && !askedTools {
+			// reply that asks for no tools and no subagent of the exchange
+			// still runs. A step without a message failed: its
+			// session.error (or a retry) follows.
+			if cur != nil && replied && !askedTools && len(running) == 0 {
 				cur.closed = true
 			}
 		case "abort", "session.shutdown":
@@ -253,6 +266,12 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 				}
 			}
 			cur = endTurn(cur)
+		case "system.notification":
+			// What the runtime tells the model (a background subagent is
+			// done, a shell finished).
+			if cur != nil && !cur.closed {
+				cur.text(exchange.RoleSystem, clip(validUTF8(partsText(d.Content))), nil)
+			}
 		case "skill.invoked":
 			// The skill's instructions, which the model is given next.
 			if cur != nil && !cur.closed {

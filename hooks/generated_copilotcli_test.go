@@ -32,6 +32,10 @@ const genCopilotCLITUI = "testdata/copilot-cli/generated/session-state/8e2a4c6e-
 // task (a small context window and two long reads).
 const genCopilotCLICompact = "testdata/copilot-cli/generated/session-state/2f4a6c8e-1a3b-4c5d-9e7f-8a0b1c2d3e4f/events.jsonl"
 
+// genCopilotCLIBackground: a sixth session, a subagent run in the
+// background past the main agent's first reply.
+const genCopilotCLIBackground = "testdata/copilot-cli/generated/session-state/6a8c0e2a-4b6d-4f8a-8c1e-3a5b7c9d1e3f/events.jsonl"
+
 // genCopilotCLIBeforeUndo is the fourth session's file just before /undo
 // (copied by run.sh): its 2nd prompt is the one undone.
 const genCopilotCLIBeforeUndo = "testdata/copilot-cli/generated/before-undo/session-state/8e2a4c6e-0b1d-4e3f-a5b7-c9d1e3f5a7b9/events.jsonl"
@@ -131,7 +135,84 @@ func init() {
 		exchanges: 1, open: 1,
 		prompts:   []string{"Read big.txt and big2.txt."},
 		toolCalls: 2,
+	}, agentCase{
+		// Counted in the file (38 lines): one user.message of the main
+		// agent (l2; l15 is the subagent's, with agentId). task (l6,
+		// mode background: its result at l9 says the agent started),
+		// the subagent's bash (l21), and read_agent (l31, which the main
+		// agent asks for after system.notification l30 says the subagent
+		// is done) = 3 calls. The main agent's first reply (l18) asks for
+		// no tool, but its turn_end (l19) comes while the subagent runs
+		// (subagent.started l8, subagent.completed l29): only the second
+		// reply's turn_end (l37) closes the exchange.
+		format: FormatCopilotCLI, file: genCopilotCLIBackground,
+		exchanges: 1, open: 1,
+		prompts:   []string{"Start a background count of the lines of notes.md."},
+		toolCalls: 3,
 	})
+}
+
+// A background subagent keeps its exchange open past the main agent's
+// first reply; the runtime's notification and the agent's read_agent
+// belong to it.
+func TestCopilotCLIBackgroundSubagent(t *testing.T) {
+	data, err := os.ReadFile(genCopilotCLIBackground)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := genCopilotCLIAgent(t, data)
+	res, err := ReadCopilotCLI(genCopilotCLIBackground, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range res.Exchanges[0].Turns {
+		k := tr.Role + ":" + tr.Name + ":" + strings.SplitN(tr.Text, "\n", 2)[0]
+		if a, _ := tr.Extra["subagent"].(string); a != "" {
+			if a != agent {
+				t.Errorf("turn of agent %s, want %s", a, agent)
+			}
+			k = "sub " + k
+		}
+		got = append(got, k)
+	}
+	want := []string{
+		"user::Start a background count of the lines of notes.md.",
+		"tool:task:Agent started in background with agent_id: " + agent + ". You'll",
+		"sub tool:bash:4",
+		"sub assistant::4",
+		"assistant::Started a background count.",
+		"system::<system_notification>",
+		"tool:read_agent:Agent is idle (waiting for messages). agent_id: " + agent,
+		"assistant::The background count finished: 4 lines.",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("turns\n%q\nwant\n%q", got, want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("turn %d = %q, want %q…", i, got[i], want[i])
+		}
+	}
+	// Cut after the first reply's turn_end (l19) and after the subagent's
+	// end (l29): the exchange is still open.
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for _, cut := range []int{19, 29} {
+		name := filepath.Join(t.TempDir(), "session-state", "s", "events.jsonl")
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, bytes.Join(lines[:cut], nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		open, err := ReadCopilotCLI(name, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(open.Exchanges) != 0 {
+			t.Errorf("cut at line %d: %d exchanges, want none while the subagent runs or is unread", cut, len(open.Exchanges))
+		}
+	}
 }
 
 // An automatic compaction while the agent works is marked where it ended.

@@ -7,7 +7,8 @@
 # second session whose first prompt is interrupted and whose second meets a
 # provider error, a third through an Anthropic-compatible provider, and a
 # fourth typed into the interactive UI (in tmux: a rewind and a compaction),
-# a fifth that compacts mid-task, and copies the session files it wrote.
+# a fifth that compacts mid-task, a sixth with a background subagent, and
+# copies the session files it wrote.
 #
 # usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git,
 # tmux and setsid)
@@ -19,6 +20,7 @@ SESSION2=3b9d5f7a-1c2e-4f6a-8b0d-2e4f6a8c0e1f
 SESSION3=5d1f3b5c-7e9a-4b2c-9d4e-6f8a0b2c4d6e
 SESSION4=8e2a4c6e-0b1d-4e3f-a5b7-c9d1e3f5a7b9
 SESSION5=2f4a6c8e-1a3b-4c5d-9e7f-8a0b1c2d3e4f
+SESSION6=6a8c0e2a-4b6d-4f8a-8c1e-3a5b7c9d1e3f
 PORT=${PORT:-18321}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -148,8 +150,12 @@ cp "$PROJECT/big.txt" "$PROJECT/big2.txt"
 (cd "$PROJECT" && env -i "${ENV[@]}" COPILOT_PROVIDER_MAX_PROMPT_TOKENS=15000 \
 	timeout 180 "$COPILOT" --session-id "$SESSION5" -p "Read big.txt and big2.txt." "${FLAGS[@]}" </dev/null)
 
+# A sixth session: a subagent in the background, still working after the
+# main agent's first reply.
+run --session-id "$SESSION6" -p "Start a background count of the lines of notes.md."
+
 rm -rf "$OUT"
-for s in "$SESSION" "$SESSION2" "$SESSION3" "$SESSION4" "$SESSION5"; do
+for s in "$SESSION" "$SESSION2" "$SESSION3" "$SESSION4" "$SESSION5" "$SESSION6"; do
 	SRC=$FHOME/.copilot/session-state/$s
 	mkdir -p "$OUT/session-state/$s"
 	cp "$SRC/events.jsonl" "$SRC/workspace.yaml" "$OUT/session-state/$s/"

@@ -125,6 +125,25 @@ const script = [
     ],
   },
   {
+    // A sixth session: a subagent in the background; the main agent
+    // answers at once, and again when the runtime tells it the subagent is
+    // done (the agent itself then calls read_agent).
+    key: 'Start a background count',
+    steps: [
+      call('task', { name: 'bg-counter', description: 'Count lines in background', agent_type: 'task', mode: 'background', prompt: 'Count the lines of notes.md slowly.' }),
+      { text: 'Started a background count.' },
+      { text: 'The background count finished: 4 lines.' },
+    ],
+  },
+  {
+    // The background subagent's prompt; it outlasts the main agent's reply.
+    key: 'Count the lines of notes.md slowly',
+    steps: [
+      call('bash', { command: 'sleep 3; wc -l < notes.md', description: 'Count lines slowly' }),
+      { text: '4' },
+    ],
+  },
+  {
     // The subagent's own prompt (the task above).
     key: 'Count the lines of',
     steps: [
