@@ -23,23 +23,31 @@ import (
 // arguments}, tool.execution_complete {toolCallId, success, result {content,
 // detailedContent}, error {message}}, abort, session.error, session.shutdown,
 // and UI or bookkeeping events (system.message, session.model_change,
-// session.info, hook.*) that are left out. The file is append-only.
+// session.info, hook.*, model.*) that are left out, not even decoded. The
+// file is append-only, except that /undo and /rewind rewrite it without the
+// undone turns (the kept events keep their ids).
 //
-// Seen in files 1.0.102 wrote (hooks/testdata/copilot-cli/generated): a
-// session resumed (`--resume`) appends session.resume, not a second
-// session.start; every `-p` run ends with session.shutdown; reasoning
-// streamed with a chat-completions reply is the message's reasoningText,
-// with no assistant.reasoning event. A subagent (the task tool) writes its
-// events into the same file, each with the envelope's agentId (and, past
-// its user.message and system.message, data.parentToolCallId): its
-// user.message is its task, already the launching call's input, and its
-// turn_start/turn_end say nothing of the main agent's step ("agentId:
-// Sub-agent instance identifier. Absent for events from the root/main
-// agent", the package's copilot-sdk/generated/session-events.d.ts). A
-// model call that fails writes turn_start, turn_end and then
-// session.error, with no assistant.message between. Its steps
-// are kept after the launching call (subagent.started {toolCallId} names
-// it), marked Extra["subagent"] = agentId, as for Claude Code.
+// Seen in files 1.0.102 wrote (hooks/testdata/copilot-cli/generated; field
+// meanings from the package's copilot-sdk/generated/session-events.d.ts):
+//   - A resumed session (`--resume`) appends session.resume, not a second
+//     session.start; every `-p` run ends with session.shutdown.
+//   - The step's reasoning is the message's reasoningText (chat completions
+//     and Anthropic alike), with no assistant.reasoning event.
+//   - A model call that fails writes turn_start, turn_end and then
+//     session.error, with no assistant.message between: that turn_end does
+//     not end the exchange.
+//   - A subagent (the task tool) writes its events into the same file, each
+//     with the envelope's agentId ("absent for events from the root/main
+//     agent") and, past its user.message and system.message,
+//     data.parentToolCallId. Its user.message is its task, already the
+//     launching call's input; its turn_start/turn_end say nothing of the
+//     main agent's step. Its steps are kept after the launching call
+//     (subagent.started {toolCallId} names it), marked Extra["subagent"] =
+//     agentId, as for Claude Code. Until subagent.completed (or .failed) the
+//     exchange stays open: a background one outlasts the main agent's reply,
+//     and the runtime's system.notification then makes the agent go on.
+//   - skill.invoked {name, content} is the skill text the model is given;
+//     session.compaction_complete while the agent works marks the exchange.
 
 const (
 	AgentCopilotCLI  = "copilot-cli"
