@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Regenerates hooks/testdata/copilot-cli/generated/: runs the released GitHub
-# Copilot CLI (npm package @github/copilot, pinned below), installed into a
-# temp dir, in a temp HOME, against server.js on 127.0.0.1 (its BYOK mode:
+# Copilot CLI (npm package @github/copilot, pinned below; its LICENSE.md is
+# the proprietary "GitHub Copilot CLI License"), installed into a temp dir,
+# in a temp HOME, against server.js on 127.0.0.1 (its BYOK mode:
 # COPILOT_PROVIDER_BASE_URL, with COPILOT_OFFLINE=true so it skips GitHub
-# login, telemetry and update checks), four prompts in one session (the last one through a subagent) and a
-# second session whose first prompt is interrupted and whose second meets a
-# provider error, a third through an Anthropic-compatible provider, and a
-# fourth typed into the interactive UI (in tmux: a rewind and a compaction),
-# a fifth that compacts mid-task, a sixth with a background subagent, and
-# copies the session files it wrote.
+# login, telemetry and update checks; strace showed connections to the
+# local server only), and copies the session files it wrote:
+#   1. four prompts in one session (-p, then --resume): reads, edits, a
+#      create, a shell command, the last one through a subagent;
+#   2. a prompt interrupted (SIGINT) during a shell call, one that meets a
+#      provider error (HTTP 400), one answered;
+#   3. through an Anthropic-compatible provider (thinking blocks), a skill;
+#   4. typed into the interactive UI (in tmux): /undo, /compact, /exit;
+#   5. a small context window, so the agent compacts mid-task;
+#   6. a subagent in the background.
 #
-# usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs node, npm, git,
-# tmux and setsid)
+# usage: scripts/agent-fixtures/copilot-cli/run.sh   (from anywhere; needs
+# node, npm, git, tmux and setsid)
 set -euo pipefail
 
 VERSION=1.0.102
