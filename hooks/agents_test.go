@@ -588,7 +588,7 @@ func FuzzCursorTranscript(f *testing.F) {
 }
 
 func FuzzCopilotCLI(f *testing.F) {
-	fuzzFile(f, []string{"testdata/copilot-cli/session-state/*/events.jsonl"}, []string{"session-state", "fuzz"}, "events.jsonl", ReadCopilotCLI)
+	fuzzFile(f, []string{"testdata/copilot-cli/session-state/*/events.jsonl", "testdata/copilot-cli/generated/session-state/*/events.jsonl"}, []string{"session-state", "fuzz"}, "events.jsonl", ReadCopilotCLI)
 }
 
 func FuzzCopilot(f *testing.F) {

@@ -23,7 +23,31 @@ import (
 // arguments}, tool.execution_complete {toolCallId, success, result {content,
 // detailedContent}, error {message}}, abort, session.error, session.shutdown,
 // and UI or bookkeeping events (system.message, session.model_change,
-// session.info, hook.*) that are left out. The file is append-only.
+// session.info, hook.*, model.*) that are left out, not even decoded. The
+// file is append-only, except that /undo and /rewind rewrite it without the
+// undone turns (the kept events keep their ids).
+//
+// Seen in files 1.0.102 wrote (hooks/testdata/copilot-cli/generated; field
+// meanings from the package's copilot-sdk/generated/session-events.d.ts):
+//   - A resumed session (`--resume`) appends session.resume, not a second
+//     session.start; every `-p` run ends with session.shutdown.
+//   - The step's reasoning is the message's reasoningText (chat completions
+//     and Anthropic alike), with no assistant.reasoning event.
+//   - A model call that fails writes turn_start, turn_end and then
+//     session.error, with no assistant.message between: that turn_end does
+//     not end the exchange.
+//   - A subagent (the task tool) writes its events into the same file, each
+//     with the envelope's agentId ("absent for events from the root/main
+//     agent") and, past its user.message and system.message,
+//     data.parentToolCallId. Its user.message is its task, already the
+//     launching call's input; its turn_start/turn_end say nothing of the
+//     main agent's step. Its steps are kept after the launching call
+//     (subagent.started {toolCallId} names it), marked Extra["subagent"] =
+//     agentId, as for Claude Code. Until subagent.completed (or .failed) the
+//     exchange stays open: a background one outlasts the main agent's reply,
+//     and the runtime's system.notification then makes the agent go on.
+//   - skill.invoked {name, content} is the skill text the model is given;
+//     session.compaction_complete while the agent works marks the exchange.
 
 const (
 	AgentCopilotCLI  = "copilot-cli"
@@ -33,8 +57,19 @@ const (
 type ghEvent struct {
 	Type      string          `json:"type"`
 	ID        string          `json:"id"`
+	AgentID   string          `json:"agentId"`
 	Timestamp string          `json:"timestamp"`
 	Data      json.RawMessage `json:"data"`
+}
+
+// ghTypes are the events the reader looks into.
+var ghTypes = map[string]bool{
+	"session.start": true, "user.message": true, "assistant.turn_start": true,
+	"assistant.reasoning": true, "assistant.message": true, "tool.execution_start": true,
+	"tool.execution_complete": true, "assistant.turn_end": true, "abort": true,
+	"session.shutdown": true, "session.error": true, "session.compaction_complete": true,
+	"subagent.started": true, "subagent.completed": true, "subagent.failed": true,
+	"skill.invoked": true, "system.notification": true,
 }
 
 type ghData struct {
@@ -48,7 +83,8 @@ type ghData struct {
 		Path        string `json:"path"`
 		DisplayName string `json:"displayName"`
 	} `json:"attachments"`
-	ToolRequests []struct {
+	ReasoningText string `json:"reasoningText"`
+	ToolRequests  []struct {
 		ToolCallID string          `json:"toolCallId"`
 		Name       string          `json:"name"`
 		Arguments  json.RawMessage `json:"arguments"`
@@ -60,6 +96,9 @@ type ghData struct {
 	Result     json.RawMessage `json:"result"`
 	Error      json.RawMessage `json:"error"`
 	Message    string          `json:"message"`
+	Name       string          `json:"name"` // skill.invoked
+	// ParentToolCallID: a subagent's event, and the call that launched it.
+	ParentToolCallID string `json:"parentToolCallId"`
 }
 
 // ghArgs decodes tool arguments, an object or (some builds) a JSON string
@@ -119,10 +158,27 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 	// askedTools: the last model step asked for tools, so another step
 	// follows their results.
 	askedTools := false
+	// replied: the main agent's current model step gave a message; one
+	// that failed (a provider error, then session.error) gave none.
+	replied := false
+	// running: the exchange's subagents started and not yet completed (in
+	// the background they outlast the main agent's reply, which then is
+	// not the end: the runtime notifies it when they are done).
+	running := map[string]bool{}
+	// reasoned: the reasoning texts of this exchange's assistant.reasoning
+	// events; an assistant.message's reasoningText repeating one is the
+	// same reasoning.
+	reasoned := map[string]bool{}
+	subsOf := map[*builder]*ghSubagents{}
 	err = readLines(f, path, &res.Problems, func(l line) {
 		var ev ghEvent
 		if err := json.Unmarshal(l.data, &ev); err != nil {
 			res.Problems = append(res.Problems, badLine(path, l, err))
+			return
+		}
+		if !ghTypes[ev.Type] {
+			// Bookkeeping and UI events, whose data may have another
+			// shape (model.message's message is an object).
 			return
 		}
 		var d ghData
@@ -131,6 +187,19 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 				res.Problems = append(res.Problems, badLine(path, l, err))
 				return
 			}
+		}
+		if agent := ghAgent(ev, d); agent != "" {
+			// A subagent's step: its own, beside the main agent's.
+			if cur != nil {
+				subsOf[cur] = subsOf[cur].event(agent, ev.Type, d)
+				switch ev.Type {
+				case "subagent.started":
+					running[agent] = true
+				case "subagent.completed", "subagent.failed":
+					delete(running, agent)
+				}
+			}
+			return
 		}
 		switch ev.Type {
 		case "session.start":
@@ -145,6 +214,8 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			prompt := strings.TrimSpace(cutGitMemContext(validUTF8(partsText(d.Content))))
 			cur = endTurn(cur)
 			askedTools = false
+			clear(reasoned)
+			clear(running)
 			if prompt == "" {
 				return
 			}
@@ -169,47 +240,26 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			cur.text(exchange.RoleSystem, strings.Join(side, "\n"), nil)
 			bs = append(bs, cur)
 		case "assistant.turn_start":
+			replied = false
 			if cur != nil {
 				cur.closed = false
 			}
-		case "assistant.reasoning":
-			if cur != nil {
-				cur.text(exchange.RoleAssistant, clip(validUTF8(partsText(d.Content))), map[string]any{"thinking": true})
-			}
-		case "assistant.message":
+		case "assistant.reasoning", "assistant.message", "tool.execution_start", "tool.execution_complete":
 			if cur == nil {
 				return
 			}
-			cur.text(exchange.RoleAssistant, clip(validUTF8(partsText(d.Content))), nil)
-			askedTools = len(d.ToolRequests) > 0
-			for _, r := range d.ToolRequests {
-				if _, seen := cur.tools[r.ToolCallID]; seen && r.ToolCallID != "" {
-					continue
-				}
-				cur.toolCall(r.ToolCallID, validUTF8(r.Name), sanitize(ghArgs(r.Arguments)))
+			if asked, ok := ghStep(cur, ev.Type, d, reasoned); ok {
+				askedTools = asked
 			}
-		case "tool.execution_start":
-			if cur == nil {
-				return
+			if ev.Type == "assistant.message" {
+				replied = true
 			}
-			askedTools = true
-			if _, seen := cur.tools[d.ToolCallID]; !seen || d.ToolCallID == "" {
-				cur.toolCall(d.ToolCallID, validUTF8(d.ToolName), sanitize(ghArgs(d.Arguments)))
-			}
-		case "tool.execution_complete":
-			if cur == nil {
-				return
-			}
-			failed := d.Success != nil && !*d.Success
-			text := ghText(d.Result)
-			if failed && text == "" {
-				text = ghText(d.Error)
-			}
-			cur.toolResult(d.ToolCallID, validUTF8(text), failed)
 		case "assistant.turn_end":
-			// The agent waits for the user once a model step ends without
-			// asking for tools.
-			if cur != nil && !askedTools {
+			// The agent waits for the user once a model step ends with a
+			// reply that asks for no tools and no subagent of the exchange
+			// still runs. A step without a message failed: its
+			// session.error (or a retry) follows.
+			if cur != nil && replied && !askedTools && len(running) == 0 {
 				cur.closed = true
 			}
 		case "abort", "session.shutdown":
@@ -224,6 +274,25 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 				}
 			}
 			cur = endTurn(cur)
+		case "system.notification":
+			// What the runtime tells the model (a background subagent is
+			// done, a shell finished).
+			if cur != nil && !cur.closed {
+				cur.text(exchange.RoleSystem, clip(validUTF8(partsText(d.Content))), nil)
+			}
+		case "skill.invoked":
+			// The skill's instructions, which the model is given next.
+			if cur != nil && !cur.closed {
+				if t := strings.TrimSpace(validUTF8(partsText(d.Content))); t != "" {
+					cur.text(exchange.RoleSystem, clip("[skill "+validUTF8(d.Name)+"]\n"+t), nil)
+				}
+			}
+		case "session.compaction_complete":
+			// The agent compacted its context while working (as for
+			// Codex: a /compact between exchanges marks none).
+			if cur != nil && !cur.closed && d.Success != nil && *d.Success {
+				cur.text(exchange.RoleSystem, "[conversation compacted]", nil)
+			}
 		case "session.error":
 			if cur != nil {
 				cur.text(exchange.RoleSystem, clip(validUTF8(d.Message)), nil)
@@ -243,8 +312,142 @@ func ReadCopilotCLI(path string, opt Options) (Result, error) {
 			b.ex.Project = project
 		}
 	}
+	for _, b := range bs {
+		if s := subsOf[b]; s != nil {
+			b.ex.Turns = s.splice(b)
+		}
+	}
 	res.Exchanges = finish(bs, opt)
 	return res, nil
+}
+
+// ghStep adds a model step or a tool's run to b: reasoning, a message and
+// the calls it asks for, a call starting, a call's result. asked says
+// whether the step leaves tools to run (ok: it says anything of it).
+func ghStep(b *builder, typ string, d ghData, reasoned map[string]bool) (asked, ok bool) {
+	switch typ {
+	case "assistant.reasoning":
+		t := validUTF8(partsText(d.Content))
+		reasoned[strings.TrimSpace(t)] = true
+		b.text(exchange.RoleAssistant, clip(t), map[string]any{"thinking": true})
+	case "assistant.message":
+		// Reasoning the provider streamed with the reply is kept on the
+		// message itself (1.0.102, chat completions).
+		if t := validUTF8(d.ReasoningText); strings.TrimSpace(t) != "" && !reasoned[strings.TrimSpace(t)] {
+			reasoned[strings.TrimSpace(t)] = true
+			b.text(exchange.RoleAssistant, clip(t), map[string]any{"thinking": true})
+		}
+		b.text(exchange.RoleAssistant, clip(validUTF8(partsText(d.Content))), nil)
+		for _, r := range d.ToolRequests {
+			if _, seen := b.tools[r.ToolCallID]; seen && r.ToolCallID != "" {
+				continue
+			}
+			b.toolCall(r.ToolCallID, validUTF8(r.Name), sanitize(ghArgs(r.Arguments)))
+		}
+		return len(d.ToolRequests) > 0, true
+	case "tool.execution_start":
+		if _, seen := b.tools[d.ToolCallID]; !seen || d.ToolCallID == "" {
+			b.toolCall(d.ToolCallID, validUTF8(d.ToolName), sanitize(ghArgs(d.Arguments)))
+		}
+		return true, true
+	case "tool.execution_complete":
+		failed := d.Success != nil && !*d.Success
+		text := ghText(d.Result)
+		if failed && text == "" {
+			text = ghText(d.Error)
+		}
+		b.toolResult(d.ToolCallID, validUTF8(text), failed)
+	}
+	return false, false
+}
+
+// ghAgent names the subagent an event is from: the envelope's agentId, or
+// (without one) the call that launched it; "" for the main agent.
+func ghAgent(ev ghEvent, d ghData) string {
+	if ev.AgentID != "" {
+		return validUTF8(ev.AgentID)
+	}
+	if d.ParentToolCallID != "" {
+		return "call:" + validUTF8(d.ParentToolCallID)
+	}
+	return ""
+}
+
+// ghSubagents are the subagents of one exchange, in the order they first
+// wrote: their steps, and the call that launched each.
+type ghSubagents struct {
+	order    []string
+	steps    map[string]*builder
+	launch   map[string]string
+	reasoned map[string]map[string]bool
+}
+
+// event adds a subagent's event; the receiver may be nil (the exchange's
+// first subagent event).
+func (s *ghSubagents) event(agent, typ string, d ghData) *ghSubagents {
+	if s == nil {
+		s = &ghSubagents{steps: map[string]*builder{}, launch: map[string]string{}, reasoned: map[string]map[string]bool{}}
+	}
+	b := s.steps[agent]
+	if b == nil {
+		b = newBuilder(&exchange.Exchange{})
+		s.steps[agent] = b
+		s.reasoned[agent] = map[string]bool{}
+		s.order = append(s.order, agent)
+		if id, ok := strings.CutPrefix(agent, "call:"); ok {
+			s.launch[agent] = id
+		}
+	}
+	switch typ {
+	case "subagent.started":
+		if d.ToolCallID != "" {
+			s.launch[agent] = d.ToolCallID
+		}
+	case "user.message", "system.message":
+		// Its task (the launching call's input) and its instructions.
+	default:
+		ghStep(b, typ, d, s.reasoned[agent])
+	}
+	return s
+}
+
+// splice is b's turns with each subagent's steps after the call that
+// launched it (at the end when that call is not in b), marked with the
+// agent, as attachSubagents marks Claude Code's.
+func (s *ghSubagents) splice(b *builder) []exchange.Turn {
+	at := map[int][]string{}
+	var tail []string
+	for _, a := range s.order {
+		if i, ok := b.tools[s.launch[a]]; ok && s.launch[a] != "" {
+			at[i] = append(at[i], a)
+		} else {
+			tail = append(tail, a)
+		}
+	}
+	out := make([]exchange.Turn, 0, len(b.ex.Turns))
+	add := func(a string) {
+		for _, t := range s.steps[a].ex.Turns {
+			extra := map[string]any{"subagent": a}
+			for k, v := range t.Extra {
+				extra[k] = v
+			}
+			if t.Role != exchange.RoleTool {
+				extra["speaker"] = "subagent " + a
+			}
+			t.Extra = extra
+			out = append(out, t)
+		}
+	}
+	for i, t := range b.ex.Turns {
+		out = append(out, t)
+		for _, a := range at[i] {
+			add(a)
+		}
+	}
+	for _, a := range tail {
+		add(a)
+	}
+	return out
 }
 
 // copilotCLISessionID is the session folder's name (…/<id>/events.jsonl),

@@ -294,6 +294,7 @@ func TestGrowingTranscripts(t *testing.T) {
 	add("testdata/qwen-code/generated/projects/*/chats/*.jsonl", FormatQwenCode)
 	add("testdata/gemini/generated/tmp/*/chats/*.jsonl", FormatGemini)
 	add("testdata/copilot-cli/session-state/*/events.jsonl", FormatCopilotCLI)
+	add("testdata/copilot-cli/generated/session-state/*/events.jsonl", FormatCopilotCLI)
 	add("testdata/copilot/workspaceStorage/*/chatSessions/*.jsonl", FormatCopilot)
 	add("testdata/copilot/real/*/chatSessions/*.jsonl", FormatCopilot)
 	add("testdata/cursor/projects/*/agent-transcripts/*.jsonl", FormatCursor)
