@@ -1,0 +1,177 @@
+package hooks
+
+import (
+	"bytes"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// generatedOpenCodeDB was written by OpenCode 1.18.33 itself
+// (scripts/agent-fixtures/opencode/run.sh, against a scripted model).
+const generatedOpenCodeDB = "testdata/opencode/generated/opencode.db"
+
+func init() {
+	// Counted with the sqlite3 CLI (SELECT … FROM message / part): two
+	// sessions. ses_dc5228… (created first, though its id sorts after
+	// the second's: session ids are descending) has user messages
+	// msg_23add7dea, msg_23addc0b8, msg_23ade006b; ses_dc521e… has
+	// msg_23ade201b, whose text keeps the quotes `opencode run` put
+	// around the one argument. Tool parts: read | read, edit | bash ||
+	// write = 5; the edit changed add.sh, the write created
+	// CHANGELOG.md. Every last assistant message has finish "stop", so
+	// even the open read gives all 4.
+	agentCases = append(agentCases, agentCase{
+		format: FormatOpenCode, file: generatedOpenCodeDB,
+		exchanges: 4, open: 4,
+		prompts:   []string{"Read README.md and tell me what this project does.", "Fix the bug in add.sh, it should add.", "Run the tests.", `"Write a CHANGELOG.md for the fix."`},
+		toolCalls: 5,
+		files:     []string{"/tmp/git-mem-fixture/opencode/project/add.sh", "/tmp/git-mem-fixture/opencode/project/CHANGELOG.md"},
+		database:  true,
+	})
+}
+
+// copyOpenCodeDB copies the generated database to dir/opencode/opencode.db.
+func copyOpenCodeDB(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(generatedOpenCodeDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "opencode", "opencode.db")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func execAll(t *testing.T, db *sql.DB, qs ...string) {
+	t.Helper()
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// TestGeneratedOpenCodeGrowth: the real database cut back to its first n
+// messages (in the order OpenCode wrote them) gives only exchanges of the
+// full read, byte for byte, and every exchange once the last is there.
+func TestGeneratedOpenCodeGrowth(t *testing.T) {
+	full, err := ReadOpenCode(generatedOpenCodeDB, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string][]byte{}
+	for _, ex := range full.Exchanges {
+		byID[ex.ID] = ex.Canonical()
+	}
+	src, err := sql.Open("sqlite", generatedOpenCodeDB+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	rows, err := src.Query(`SELECT id FROM message ORDER BY time_created, id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		ids = append(ids, id)
+	}
+	rows.Close()
+	src.Close()
+	if len(ids) != 13 {
+		t.Fatalf("%d messages, want 13", len(ids))
+	}
+	stored := map[string]bool{}
+	for n := 0; n <= len(ids); n++ {
+		p := copyOpenCodeDB(t, t.TempDir())
+		db, err := sql.Open("sqlite", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids[n:] {
+			execAll(t, db, `DELETE FROM part WHERE message_id = '`+id+`'`, `DELETE FROM message WHERE id = '`+id+`'`)
+		}
+		db.Close()
+		res, err := ReadOpenCode(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range res.Exchanges {
+			if w, ok := byID[ex.ID]; !ok || !bytes.Equal(ex.Canonical(), w) {
+				t.Errorf("%d messages: exchange %s is not the full read's", n, ex.ID)
+			}
+			stored[ex.ID] = true
+		}
+	}
+	if len(stored) != 4 {
+		t.Errorf("growing reads stored %d exchanges, want 4", len(stored))
+	}
+}
+
+// TestGeneratedOpenCodeCorrupt: a part whose data is not JSON is reported
+// by its id; the rest of the session is read.
+func TestGeneratedOpenCodeCorrupt(t *testing.T) {
+	p := copyOpenCodeDB(t, t.TempDir())
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The edit of add.sh.
+	execAll(t, db, `UPDATE part SET data = '{oops' WHERE id = 'prt_23adde6f60018X6MAm7Y6SJvSD'`)
+	db.Close()
+	res, err := ReadOpenCode(p, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Error(), p+": part prt_23adde6f60018X6MAm7Y6SJvSD: not JSON") {
+		t.Fatalf("problems %v", res.Problems)
+	}
+	if len(res.Exchanges) != 4 || countTools(res.Exchanges) != 4 {
+		t.Errorf("%d exchanges, %d tool calls; want 4 and 4", len(res.Exchanges), countTools(res.Exchanges))
+	}
+}
+
+// TestGeneratedOpenCodeLive: OpenCode keeps opencode.db in WAL mode and
+// exits without a checkpoint, so what it wrote last is only in
+// opencode.db-wal. A read while it runs (a connection holds the WAL open
+// here) sees those rows and leaves the database file as it was.
+func TestGeneratedOpenCodeLive(t *testing.T) {
+	p := copyOpenCodeDB(t, t.TempDir())
+	w, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	execAll(t, w, `PRAGMA journal_mode = WAL`, `PRAGMA wal_autocheckpoint = 0`,
+		`UPDATE part SET data = json_set(data, '$.text', 'Run the tests, in the WAL.') WHERE id = 'prt_23ade006f001E7XjXRT2O17khh'`)
+	if _, err := os.Stat(p + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(p)
+	res, err := ReadOpenCode(p, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Exchanges) != 4 || res.Exchanges[2].UserText() != "Run the tests, in the WAL." {
+		t.Fatalf("%d exchanges %q: the row in the WAL was not read", len(res.Exchanges), prompts(res.Exchanges))
+	}
+	if after, _ := os.ReadFile(p); !bytes.Equal(before, after) {
+		t.Error("reading changed the database file")
+	}
+	// The hook finds the session there too.
+	home := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Dir(filepath.Dir(p)))
+	if got, err := OpenCodeSessionStore(home, "ses_dc521e050ffe2X8AGoRN4Pbw8A"); err != nil || got != p {
+		t.Errorf("OpenCodeSessionStore = %q, %v", got, err)
+	}
+}
