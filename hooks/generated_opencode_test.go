@@ -9,9 +9,21 @@ import (
 	"testing"
 )
 
-// generatedOpenCodeDB was written by OpenCode 1.18.33 itself
-// (scripts/agent-fixtures/opencode/run.sh, against a scripted model).
-const generatedOpenCodeDB = "testdata/opencode/generated/opencode.db"
+// generatedOpenCodeDB was written by OpenCode 1.18.33 itself, and
+// generatedOpenCodeStorage (its JSON files) by OpenCode 1.1.65, the last
+// 1.1 release, before the database (scripts/agent-fixtures/opencode/run.sh,
+// the same prompts against the same scripted model).
+const (
+	generatedOpenCodeDB      = "testdata/opencode/generated/opencode.db"
+	generatedOpenCodeStorage = "testdata/opencode/generated/1.1.65/storage"
+	generatedOpenCodeProject = "21151455eb19852ef4a82ae306899dfe93d178eb"
+	generatedOpenCodeSess1   = "ses_dc51a38eaffesmD32C17ivzfLk"
+	generatedOpenCodeSess2   = "ses_dc519da20ffeQZgTdR32P60d4o"
+)
+
+func generatedOpenCodeSession(id string) string {
+	return generatedOpenCodeStorage + "/session/" + generatedOpenCodeProject + "/" + id + ".json"
+}
 
 func init() {
 	// Counted with the sqlite3 CLI (SELECT … FROM message / part): two
@@ -29,7 +41,27 @@ func init() {
 		prompts:   []string{"Read README.md and tell me what this project does.", "Fix the bug in add.sh, it should add.", "Run the tests.", `"Write a CHANGELOG.md for the fix."`},
 		toolCalls: 5,
 		files:     []string{"/tmp/git-mem-fixture/opencode/project/add.sh", "/tmp/git-mem-fixture/opencode/project/CHANGELOG.md"},
-		database:  true,
+		store:     true,
+	})
+	// 1.1.65's storage, one case per session file. Session 1: message
+	// files …5c7a6, …5e159, …603b5 are role user (3 prompts); tool parts
+	// read | read, edit | bash = 4; the edit changed add.sh. Session 2:
+	// one user message (…6264a, quoted as above), one write of
+	// CHANGELOG.md. The last assistant messages have finish "stop".
+	agentCases = append(agentCases, agentCase{
+		format: FormatOpenCode, file: generatedOpenCodeSession(generatedOpenCodeSess1),
+		exchanges: 3, open: 3,
+		prompts:   []string{"Read README.md and tell me what this project does.", "Fix the bug in add.sh, it should add.", "Run the tests."},
+		toolCalls: 4,
+		files:     []string{"/tmp/git-mem-fixture/opencode/project/add.sh"},
+		store:     true,
+	}, agentCase{
+		format: FormatOpenCode, file: generatedOpenCodeSession(generatedOpenCodeSess2),
+		exchanges: 1, open: 1,
+		prompts:   []string{`"Write a CHANGELOG.md for the fix."`},
+		toolCalls: 1,
+		files:     []string{"/tmp/git-mem-fixture/opencode/project/CHANGELOG.md"},
+		store:     true,
 	})
 }
 
@@ -173,5 +205,118 @@ func TestGeneratedOpenCodeLive(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", filepath.Dir(filepath.Dir(p)))
 	if got, err := OpenCodeSessionStore(home, "ses_dc521e050ffe2X8AGoRN4Pbw8A"); err != nil || got != p {
 		t.Errorf("OpenCodeSessionStore = %q, %v", got, err)
+	}
+}
+
+// TestGeneratedOpenCodeStorageGrowth: 1.1.65's storage with only its first
+// n message files (and their parts) gives only exchanges of the full
+// read, byte for byte; both stores give the same exchanges as 1.18.33's
+// database would for its own ids (same shape: prompts, tools, files).
+func TestGeneratedOpenCodeStorageGrowth(t *testing.T) {
+	sess := generatedOpenCodeSession(generatedOpenCodeSess1)
+	full, err := ReadOpenCodeStorage(sess, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string][]byte{}
+	for _, ex := range full.Exchanges {
+		byID[ex.ID] = ex.Canonical()
+	}
+	msgs, _ := filepath.Glob(filepath.Join(generatedOpenCodeStorage, "message", generatedOpenCodeSess1, "*.json"))
+	if len(msgs) != 10 {
+		t.Fatalf("%d message files, want 10", len(msgs))
+	}
+	copyFile := func(src, dst string) {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := map[string]bool{}
+	for n := 0; n <= len(msgs); n++ {
+		root := filepath.Join(t.TempDir(), "storage")
+		rel := func(p string) string {
+			r, _ := filepath.Rel(generatedOpenCodeStorage, p)
+			return filepath.Join(root, r)
+		}
+		copyFile(sess, rel(sess))
+		for _, m := range msgs[:n] {
+			copyFile(m, rel(m))
+			parts, _ := filepath.Glob(filepath.Join(generatedOpenCodeStorage, "part", strings.TrimSuffix(filepath.Base(m), ".json"), "*.json"))
+			for _, p := range parts {
+				copyFile(p, rel(p))
+			}
+		}
+		res, err := ReadOpenCodeStorage(rel(sess), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range res.Exchanges {
+			if w, ok := byID[ex.ID]; !ok || !bytes.Equal(ex.Canonical(), w) {
+				t.Errorf("%d messages: exchange %s is not the full read's", n, ex.ID)
+			}
+			stored[ex.ID] = true
+		}
+	}
+	if len(stored) != 3 {
+		t.Errorf("growing reads stored %d exchanges, want 3", len(stored))
+	}
+	// The two versions wrote the same session alike.
+	db, err := ReadOpenCode(generatedOpenCodeDB, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ex := range full.Exchanges {
+		d := db.Exchanges[i]
+		if ex.UserText() != d.UserText() || len(ex.Turns) != len(d.Turns) || strings.Join(FilesTouched(ex), ",") != strings.Join(FilesTouched(d), ",") {
+			t.Errorf("exchange %d: storage %q (%d turns), database %q (%d turns)", i, ex.UserText(), len(ex.Turns), d.UserText(), len(d.Turns))
+		}
+	}
+}
+
+// TestGeneratedOpenCodeStorageCorrupt: a message file cut off is reported
+// at its line and left out with its parts; the other messages are read.
+func TestGeneratedOpenCodeStorageCorrupt(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "storage")
+	err := filepath.WalkDir(generatedOpenCodeStorage, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		r, _ := filepath.Rel(generatedOpenCodeStorage, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, r)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(root, r), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The user message of "Run the tests.", cut after its 4th line.
+	bad := filepath.Join(root, "message", generatedOpenCodeSess1, "msg_23ae603b5001YlmOMF7pL0qmyi.json")
+	b, _ := os.ReadFile(bad)
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(bad, []byte(strings.Join(lines[:4], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sess := filepath.Join(root, "session", generatedOpenCodeProject, generatedOpenCodeSess1+".json")
+	res, err := ReadOpenCodeStorage(sess, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) != 1 || !strings.HasPrefix(res.Problems[0].Error(), bad+":") {
+		t.Fatalf("problems %v", res.Problems)
+	}
+	if got := prompts(res.Exchanges); len(got) != 2 || got[1] != "Fix the bug in add.sh, it should add." {
+		t.Errorf("prompts %q", got)
 	}
 }

@@ -20,7 +20,7 @@ OUT="$REPO/hooks/testdata/opencode/generated"
 FIX=/tmp/git-mem-fixture/opencode
 PROJECT="$FIX/project"
 HOME_DIR="$FIX/home"
-NPM_DIR="$FIX/npm"
+NPM_DIR="$FIX/npm-$VERSION"
 
 command -v node >/dev/null || { echo "run.sh: needs node" >&2; exit 1; }
 command -v sqlite3 >/dev/null || { echo "run.sh: needs the sqlite3 CLI" >&2; exit 1; }
@@ -108,11 +108,24 @@ oc "Write a CHANGELOG.md for the fix."
 
 DATA="$HOME_DIR/.local/share/opencode"
 mkdir -p "$OUT"
-rm -f "$OUT/opencode.db"
-# A copy of the live database (WAL folded in), as one file: VACUUM and the
-# rollback journal change pages, not rows.
-sqlite3 "$DATA/opencode.db" ".backup '$OUT/opencode.db'"
-sqlite3 "$OUT/opencode.db" 'PRAGMA journal_mode=DELETE;' 'VACUUM;' >/dev/null
-echo "wrote $OUT/opencode.db ($(wc -c <"$OUT/opencode.db") bytes):"
-sqlite3 "$OUT/opencode.db" 'SELECT (SELECT count(*) FROM session) || " sessions, " || (SELECT count(*) FROM message) || " messages, " || (SELECT count(*) FROM part) || " parts";'
+if [ -f "$DATA/opencode.db" ]; then
+	rm -f "$OUT/opencode.db"
+	# A copy of the live database (WAL folded in), as one file: VACUUM and
+	# the rollback journal change pages, not rows.
+	sqlite3 "$DATA/opencode.db" ".backup '$OUT/opencode.db'"
+	sqlite3 "$OUT/opencode.db" 'PRAGMA journal_mode=DELETE;' 'VACUUM;' >/dev/null
+	echo "wrote $OUT/opencode.db ($(wc -c <"$OUT/opencode.db") bytes):"
+	sqlite3 "$OUT/opencode.db" 'SELECT (SELECT count(*) FROM session) || " sessions, " || (SELECT count(*) FROM message) || " messages, " || (SELECT count(*) FROM part) || " parts";'
+else
+	# Before its database (1.1 and older) OpenCode wrote JSON files:
+	# storage/session/<projectID>/<id>.json, message/<sessionID>/…,
+	# part/<messageID>/…; kept as they are, per version.
+	dst="$OUT/$VERSION/storage"
+	rm -rf "$OUT/$VERSION"
+	mkdir -p "$dst"
+	for d in session message part; do
+		cp -R "$DATA/storage/$d" "$dst/"
+	done
+	echo "wrote $dst: $(find "$dst" -name '*.json' | wc -l) files"
+fi
 [ -n "${KEEP:-}" ] || rm -rf "$HOME_DIR"
