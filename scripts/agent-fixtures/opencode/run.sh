@@ -10,13 +10,14 @@
 # pointed at the local server.
 #
 #   scripts/agent-fixtures/opencode/run.sh            # from the repository root
-#   OPENCODE_VERSION=1.18.33 KEEP=1 scripts/agent-fixtures/opencode/run.sh
+#   OPENCODE_VERSION=1.1.65 scripts/agent-fixtures/opencode/run.sh   # the older JSON storage
+#   OUT=/tmp/out KEEP=1 scripts/agent-fixtures/opencode/run.sh       # elsewhere; keep the temp HOME
 set -eu
 
 VERSION=${OPENCODE_VERSION:-1.18.33}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
-OUT="$REPO/hooks/testdata/opencode/generated"
+OUT=${OUT:-$REPO/hooks/testdata/opencode/generated}
 FIX=/tmp/git-mem-fixture/opencode
 PROJECT="$FIX/project"
 HOME_DIR="$FIX/home"
