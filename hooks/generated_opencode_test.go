@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gitmem/git-mem/exchange"
 )
 
 // generatedOpenCodeDB was written by OpenCode 1.18.33 itself, and
@@ -17,8 +19,8 @@ const (
 	generatedOpenCodeDB      = "testdata/opencode/generated/opencode.db"
 	generatedOpenCodeStorage = "testdata/opencode/generated/1.1.65/storage"
 	generatedOpenCodeProject = "21151455eb19852ef4a82ae306899dfe93d178eb"
-	generatedOpenCodeSess1   = "ses_dc51a38eaffesmD32C17ivzfLk"
-	generatedOpenCodeSess2   = "ses_dc519da20ffeQZgTdR32P60d4o"
+	generatedOpenCodeSess1   = "ses_dc50e6704ffecp3NOwllouw4In"
+	generatedOpenCodeSess2   = "ses_dc50e2d27ffe4jFJTIXKD8vJ90"
 )
 
 func generatedOpenCodeSession(id string) string {
@@ -27,32 +29,34 @@ func generatedOpenCodeSession(id string) string {
 
 func init() {
 	// Counted with the sqlite3 CLI (SELECT … FROM message / part): two
-	// sessions. ses_dc5228… (created first, though its id sorts after
-	// the second's: session ids are descending) has user messages
-	// msg_23add7dea, msg_23addc0b8, msg_23ade006b; ses_dc521e… has
-	// msg_23ade201b, whose text keeps the quotes `opencode run` put
-	// around the one argument. Tool parts: read | read, edit | bash ||
-	// write = 5; the edit changed add.sh, the write created
-	// CHANGELOG.md. Every last assistant message has finish "stop", so
-	// even the open read gives all 4.
+	// sessions, 14 messages. ses_dc5104… (created first, though its id
+	// sorts after the second's: session ids are descending) has user
+	// messages msg_23aefb764, msg_23af0753c, msg_23af0ddcc; ses_dc50ee…
+	// has msg_23af11b62, whose text keeps the quotes `opencode run` put
+	// around the one argument. Tool parts: read | read, edit (status
+	// error: oldString not found), edit | bash || write = 6; the second
+	// edit changed add.sh, the write created CHANGELOG.md, the failed
+	// edit touched nothing. Every last assistant message has finish
+	// "stop", so even the open read gives all 4.
 	agentCases = append(agentCases, agentCase{
 		format: FormatOpenCode, file: generatedOpenCodeDB,
 		exchanges: 4, open: 4,
 		prompts:   []string{"Read README.md and tell me what this project does.", "Fix the bug in add.sh, it should add.", "Run the tests.", `"Write a CHANGELOG.md for the fix."`},
-		toolCalls: 5,
+		toolCalls: 6,
 		files:     []string{"/tmp/git-mem-fixture/opencode/project/add.sh", "/tmp/git-mem-fixture/opencode/project/CHANGELOG.md"},
 		store:     true,
 	})
-	// 1.1.65's storage, one case per session file. Session 1: message
-	// files …5c7a6, …5e159, …603b5 are role user (3 prompts); tool parts
-	// read | read, edit | bash = 4; the edit changed add.sh. Session 2:
-	// one user message (…6264a, quoted as above), one write of
-	// CHANGELOG.md. The last assistant messages have finish "stop".
+	// 1.1.65's storage, one case per session file. Session 1: 11
+	// message files, …1998b, …1ab70, …1c366 role user (3 prompts); tool
+	// parts read | read, edit (error), edit | bash = 5; the second edit
+	// changed add.sh. Session 2: one user message (…1d2f7, quoted as
+	// above), one write of CHANGELOG.md. The last assistant messages have
+	// finish "stop".
 	agentCases = append(agentCases, agentCase{
 		format: FormatOpenCode, file: generatedOpenCodeSession(generatedOpenCodeSess1),
 		exchanges: 3, open: 3,
 		prompts:   []string{"Read README.md and tell me what this project does.", "Fix the bug in add.sh, it should add.", "Run the tests."},
-		toolCalls: 4,
+		toolCalls: 5,
 		files:     []string{"/tmp/git-mem-fixture/opencode/project/add.sh"},
 		store:     true,
 	}, agentCase{
@@ -119,8 +123,8 @@ func TestGeneratedOpenCodeGrowth(t *testing.T) {
 	}
 	rows.Close()
 	src.Close()
-	if len(ids) != 13 {
-		t.Fatalf("%d messages, want 13", len(ids))
+	if len(ids) != 14 {
+		t.Fatalf("%d messages, want 14", len(ids))
 	}
 	stored := map[string]bool{}
 	for n := 0; n <= len(ids); n++ {
@@ -157,18 +161,18 @@ func TestGeneratedOpenCodeCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The edit of add.sh.
-	execAll(t, db, `UPDATE part SET data = '{oops' WHERE id = 'prt_23adde6f60018X6MAm7Y6SJvSD'`)
+	// The edit of add.sh that worked.
+	execAll(t, db, `UPDATE part SET data = '{oops' WHERE id = 'prt_23af0b6b4001vWwDZ7a93eigyG'`)
 	db.Close()
 	res, err := ReadOpenCode(p, Options{SessionEnded: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Error(), p+": part prt_23adde6f60018X6MAm7Y6SJvSD: not JSON") {
+	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Error(), p+": part prt_23af0b6b4001vWwDZ7a93eigyG: not JSON") {
 		t.Fatalf("problems %v", res.Problems)
 	}
-	if len(res.Exchanges) != 4 || countTools(res.Exchanges) != 4 {
-		t.Errorf("%d exchanges, %d tool calls; want 4 and 4", len(res.Exchanges), countTools(res.Exchanges))
+	if len(res.Exchanges) != 4 || countTools(res.Exchanges) != 5 {
+		t.Errorf("%d exchanges, %d tool calls; want 4 and 5", len(res.Exchanges), countTools(res.Exchanges))
 	}
 }
 
@@ -185,7 +189,7 @@ func TestGeneratedOpenCodeLive(t *testing.T) {
 	defer w.Close()
 	w.SetMaxOpenConns(1)
 	execAll(t, w, `PRAGMA journal_mode = WAL`, `PRAGMA wal_autocheckpoint = 0`,
-		`UPDATE part SET data = json_set(data, '$.text', 'Run the tests, in the WAL.') WHERE id = 'prt_23ade006f001E7XjXRT2O17khh'`)
+		`UPDATE part SET data = json_set(data, '$.text', 'Run the tests, in the WAL.') WHERE id = 'prt_23af0ddd10017qasZK1XiVes8Z'`)
 	if _, err := os.Stat(p + "-wal"); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +207,7 @@ func TestGeneratedOpenCodeLive(t *testing.T) {
 	// The hook finds the session there too.
 	home := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Dir(filepath.Dir(p)))
-	if got, err := OpenCodeSessionStore(home, "ses_dc521e050ffe2X8AGoRN4Pbw8A"); err != nil || got != p {
+	if got, err := OpenCodeSessionStore(home, "ses_dc50ee56bffe2fvg6vzCqwJ08o"); err != nil || got != p {
 		t.Errorf("OpenCodeSessionStore = %q, %v", got, err)
 	}
 }
@@ -223,8 +227,8 @@ func TestGeneratedOpenCodeStorageGrowth(t *testing.T) {
 		byID[ex.ID] = ex.Canonical()
 	}
 	msgs, _ := filepath.Glob(filepath.Join(generatedOpenCodeStorage, "message", generatedOpenCodeSess1, "*.json"))
-	if len(msgs) != 10 {
-		t.Fatalf("%d message files, want 10", len(msgs))
+	if len(msgs) != 11 {
+		t.Fatalf("%d message files, want 11", len(msgs))
 	}
 	copyFile := func(src, dst string) {
 		b, err := os.ReadFile(src)
@@ -302,7 +306,7 @@ func TestGeneratedOpenCodeStorageCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The user message of "Run the tests.", cut after its 4th line.
-	bad := filepath.Join(root, "message", generatedOpenCodeSess1, "msg_23ae603b5001YlmOMF7pL0qmyi.json")
+	bad := filepath.Join(root, "message", generatedOpenCodeSess1, "msg_23af1c366001JrKFM0VuC9hpAq.json")
 	b, _ := os.ReadFile(bad)
 	lines := strings.SplitAfter(string(b), "\n")
 	if err := os.WriteFile(bad, []byte(strings.Join(lines[:4], "")), 0o644); err != nil {
@@ -318,5 +322,39 @@ func TestGeneratedOpenCodeStorageCorrupt(t *testing.T) {
 	}
 	if got := prompts(res.Exchanges); len(got) != 2 || got[1] != "Fix the bug in add.sh, it should add." {
 		t.Errorf("prompts %q", got)
+	}
+}
+
+// TestGeneratedOpenCodeTurns: what the real files hold beyond counts, in
+// both stores: the model's reasoning is an assistant turn marked thinking,
+// and the failed edit is a tool turn marked is_error with OpenCode's error.
+func TestGeneratedOpenCodeTurns(t *testing.T) {
+	db, err := ReadOpenCode(generatedOpenCodeDB, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadOpenCodeStorage(generatedOpenCodeSession(generatedOpenCodeSess1), Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, exs := range map[string][]*exchange.Exchange{"database": db.Exchanges, "storage": st.Exchanges} {
+		if len(exs) < 2 {
+			t.Fatalf("%s: %d exchanges", name, len(exs))
+		}
+		thinking := false
+		for _, tu := range exs[0].Turns {
+			if tu.Role == exchange.RoleAssistant && tu.Extra["thinking"] == true && strings.HasPrefix(tu.Text, "The user wants a summary") {
+				thinking = true
+			}
+		}
+		var failed []string
+		for _, tu := range exs[1].Turns {
+			if tu.Role == exchange.RoleTool && tu.Extra["is_error"] == true {
+				failed = append(failed, tu.Name+": "+tu.Text)
+			}
+		}
+		if !thinking || len(failed) != 1 || !strings.HasPrefix(failed[0], "edit: ") || !strings.Contains(failed[0], "Could not find oldString") {
+			t.Errorf("%s: thinking %v, failed tools %q", name, thinking, failed)
+		}
 	}
 }

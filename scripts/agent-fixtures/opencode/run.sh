@@ -3,7 +3,8 @@
 # OpenCode (npm package opencode-ai, pinned below), installed into a temp
 # folder, run non-interactively in a temp HOME and a fixed project folder
 # against server.js, a scripted OpenAI-compatible model on 127.0.0.1.
-# Session 1: three prompts (a read, a read + edit, a shell command);
+# Session 1: three prompts (reasoning and a read; a read, a failed edit
+# and an edit; a shell command);
 # session 2: one prompt (a write). Nothing leaves the machine: model
 # fetches, update checks, sharing and default plugins are off, and the
 # npm registry OpenCode's own installer would ask (for its plugin SDK) is
@@ -81,7 +82,7 @@ cat >"$HOME_DIR/.config/opencode/opencode.json" <<EOF
       "npm": "@ai-sdk/openai-compatible",
       "name": "Fixture",
       "options": { "baseURL": "http://127.0.0.1:$PORT/v1", "apiKey": "sk-test-fixture" },
-      "models": { "fixture-model": { "name": "Fixture model", "tool_call": true } }
+      "models": { "fixture-model": { "name": "Fixture model", "tool_call": true, "reasoning": true } }
     }
   },
   "permission": { "edit": "allow", "bash": "allow", "webfetch": "deny", "external_directory": "allow" },

@@ -19,12 +19,13 @@ const log = process.env.LOG || ""
 const p = (f) => path.join(project, f)
 
 // Each prompt (matched by its start) gets its steps in order; a step is
-// a tool call {tool, args} or the final text {text}.
+// a tool call {tool, args}, after optional reasoning and text, or the
+// final text {text}.
 const script = [
   {
     prompt: "Read README.md",
     steps: [
-      { text_before: "I'll read the README first.", tool: "read", args: { filePath: p("README.md") } },
+      { reasoning: "The user wants a summary; the README says what the project is.", text_before: "I'll read the README first.", tool: "read", args: { filePath: p("README.md") } },
       { text: "This project is a tiny shell calculator: `add.sh` adds two numbers and `test.sh` checks it." },
     ],
   },
@@ -32,6 +33,8 @@ const script = [
     prompt: "Fix the bug in add.sh",
     steps: [
       { tool: "read", args: { filePath: p("add.sh") } },
+      // A wrong oldString: the edit fails, as a model's sometimes does.
+      { tool: "edit", args: { filePath: p("add.sh"), oldString: "echo $(($1 * $2))", newString: "echo $(($1 + $2))" } },
       { tool: "edit", args: { filePath: p("add.sh"), oldString: "echo $(($1 - $2))", newString: "echo $(($1 + $2))" } },
       { text: "Fixed: add.sh subtracted instead of adding." },
     ],
@@ -120,6 +123,7 @@ const server = http.createServer((req, res) => {
     const { step, id } = pick(r.messages || [])
     if (step.tool) {
       const deltas = []
+      if (step.reasoning) deltas.push({ reasoning_content: step.reasoning })
       if (step.text_before) deltas.push({ content: step.text_before })
       const args = JSON.stringify(step.args)
       deltas.push({ tool_calls: [{ index: 0, id, type: "function", function: { name: step.tool, arguments: "" } }] })
