@@ -142,7 +142,7 @@ func OpenCodeSessionStore(home, session string) (string, error) {
 	for _, dir := range OpenCodeDataDirs(home) {
 		m, _ := filepath.Glob(filepath.Join(dir, "opencode*.db"))
 		for _, p := range m {
-			db, err := openCursorDB(p)
+			db, err := openOpenCodeDB(p)
 			if err != nil {
 				continue
 			}

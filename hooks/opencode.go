@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,11 @@ import (
 // time_created, data: {role, time {created, completed}, finish, …}) and
 // part (id, message_id, session_id, data: {type: text | reasoning | tool |
 // file | step-start | step-finish | patch | …}). A tool part is {tool,
-// callID, state {status, input, output, error}}. Ids sort in creation
-// order. Opened read only and immutable, like Cursor's database.
+// callID, state {status, input, output, error}}. Message and part ids sort
+// in creation order, session ids the other way (newest first). Opened read
+// only and immutable, like Cursor's database. OpenCode 1.18 also keeps
+// event (every bus event, a log of the same records) and session_message
+// (empty) tables; message and part are what it reads back.
 
 const (
 	AgentOpenCode  = "opencode"
@@ -54,14 +58,19 @@ type ocPart struct {
 // ReadOpenCode reads every session of an opencode.db.
 func ReadOpenCode(path string, opt Options) (Result, error) {
 	var res Result
-	db, err := openCursorDB(path)
+	db, err := openOpenCodeDB(path)
 	if err != nil {
 		return res, fmt.Errorf("read opencode database %s: %w", path, err)
 	}
 	defer db.Close()
 	type session struct{ id, dir string }
 	var sessions []session
-	rows, err := db.Query(`SELECT id, directory FROM session ORDER BY id`)
+	// Session ids sort newest first (OpenCode makes them descending);
+	// sessions are read oldest first, by their creation time.
+	rows, err := db.Query(`SELECT id, directory FROM session ORDER BY time_created, id`)
+	if err != nil {
+		rows, err = db.Query(`SELECT id, directory FROM session ORDER BY id DESC`)
+	}
 	if err != nil {
 		return res, fmt.Errorf("read opencode database %s: %w (is it OpenCode's opencode.db?)", path, err)
 	}
@@ -87,6 +96,31 @@ func ReadOpenCode(path string, opt Options) (Result, error) {
 		res.Problems = append(res.Problems, probs...)
 	}
 	return res, nil
+}
+
+// openOpenCodeDB opens an opencode.db read only. OpenCode keeps it in WAL
+// mode and leaves the rows it wrote in opencode.db-wal until a checkpoint
+// (1.18 exits without one: a few KB of database, a MB of WAL); an
+// immutable open reads the main file alone and would miss them, even the
+// tables. So with a -wal beside it the database is opened as a plain
+// reader, which sees the WAL and never writes the database; without one,
+// immutable, as Cursor's.
+func openOpenCodeDB(path string) (*sql.DB, error) {
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		return openCursorDB(path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.Exec(`PRAGMA busy_timeout = 2000`)
+	return db, nil
 }
 
 // ocRow is one message as stored: its id, creation time (ms, 0 unknown)
