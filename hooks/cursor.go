@@ -43,6 +43,19 @@ const (
 // must have changed to be taken for a session still running.
 const LiveSession = 5 * time.Minute
 
+// ChangedAt is when a session file last changed: for a SQLite database in
+// WAL mode (OpenCode's opencode.db) the writes go to its -wal file while
+// the agent runs, so the newer of the two (zero when neither is there).
+func ChangedAt(path string) time.Time {
+	var t time.Time
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(t) {
+			t = fi.ModTime()
+		}
+	}
+	return t
+}
+
 type cuComposer struct {
 	ComposerID    string          `json:"composerId"`
 	CreatedAt     int64           `json:"createdAt"`

@@ -221,3 +221,29 @@ func TestFilesTouched(t *testing.T) {
 		t.Errorf("FilesTouched = %q, want %q", got, want)
 	}
 }
+
+// TestChangedAtSeesTheWAL: a database written through its WAL counts as
+// changed when the WAL did, though the main file is old.
+func TestChangedAtSeesTheWAL(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "opencode.db")
+	if err := os.WriteFile(db, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(db, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := ChangedAt(db); !got.Equal(old) {
+		t.Errorf("without a WAL: %v, want the file's %v", got, old)
+	}
+	if err := os.WriteFile(db+"-wal", []byte("y"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := ChangedAt(db); time.Since(got) > time.Minute {
+		t.Errorf("with a fresh WAL: %v, want about now", got)
+	}
+	if !ChangedAt(filepath.Join(dir, "none")).IsZero() {
+		t.Error("a missing file has a change time")
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"sort"
 	"time"
 
@@ -91,7 +90,7 @@ func ScanAgents(ctx context.Context, agents []string, root string) (ScanReport, 
 // left open; heldBack counts the exchanges so left out.
 func readSession(path, agent string) (res hooks.Result, heldBack int, err error) {
 	ended := true
-	if fi, err := os.Stat(path); err == nil && time.Since(fi.ModTime()) < LiveSession {
+	if t := hooks.ChangedAt(path); !t.IsZero() && time.Since(t) < LiveSession {
 		ended = false
 	}
 	res, err = hooks.ReadFile(path, agent, hooks.Options{SessionEnded: ended})

@@ -287,7 +287,7 @@ func (m *Memory) Import(ctx context.Context, kind, root string, progress func(do
 		// A transcript written to in the last minutes may be a live
 		// session: its last exchange is left for the hook to close.
 		ended := true
-		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) < LiveSession {
+		if t := hooks.ChangedAt(f); !t.IsZero() && time.Since(t) < LiveSession {
 			ended = false
 			_, held, _ := readSession(f, kind)
 			rep.HeldBack += held
