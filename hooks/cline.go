@@ -117,7 +117,8 @@ func ReadCline(path string, opt Options) (Result, error) {
 		switch m.Role {
 		case "user":
 			var prompt []string
-			resultID := "" // the XML call whose result the following text continues
+			var loose []string // unwrapped text: the prompt only if nothing is wrapped
+			resultID := ""     // the XML call whose result the following text continues
 			for _, b := range blocks {
 				switch b.Type {
 				case "tool_result":
@@ -133,6 +134,9 @@ func ReadCline(path string, opt Options) (Result, error) {
 								project = ProjectFromCwd(mm[1])
 							}
 						}
+						continue
+					}
+					if clineNotice(t) {
 						continue
 					}
 					if mm := clineResultRe().FindStringSubmatch(t); mm != nil {
@@ -162,9 +166,12 @@ func ReadCline(path string, opt Options) (Result, error) {
 						continue
 					}
 					if i == 0 || len(blocks) == 1 {
-						prompt = append(prompt, t)
+						loose = append(loose, t)
 					}
 				}
+			}
+			if len(prompt) == 0 {
+				prompt = loose
 			}
 			text := strings.TrimSpace(cutGitMemContext(strings.Join(prompt, "\n\n")))
 			if text == "" {
@@ -235,6 +242,24 @@ func ReadCline(path string, opt Options) (Result, error) {
 	}
 	res.Exchanges = finish(bs, opt)
 	return res, nil
+}
+
+// clineNoticePrefixes start the text blocks Cline adds to a user message
+// on its own, beside <environment_details>: the focus chain's todo-list
+// instructions (task/focus-chain: "# task_progress RECOMMENDED", "#
+// task_progress" after some requests without one, "# TODO LIST UPDATE
+// REQUIRED") and hooks' <hook_context>. They are neither the user's words
+// nor part of a tool's result.
+var clineNoticePrefixes = []string{"# task_progress", "# TODO LIST UPDATE REQUIRED", "<hook_context"}
+
+func clineNotice(t string) bool {
+	t = strings.TrimSpace(t)
+	for _, p := range clineNoticePrefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // clinePrompts finds the user's own words in a user text block.
