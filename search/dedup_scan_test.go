@@ -9,7 +9,7 @@ import (
 )
 
 // TestDedupScanGroupsAsMaps: documents added a few at a time (grouped by
-// scanning the signatures) get exactly the groups that one batch grouped
+// scanning the signatures) or in batches (dedupPass) get exactly the groups that one batch grouped
 // through the LSH maps gives, with exact copies, copies differing only in
 // case and spacing, near copies (one word more in a long text, a few words changed), unrelated
 // texts, a replaced id and a forgotten row along the way.
@@ -53,70 +53,83 @@ func TestDedupScanGroupsAsMaps(t *testing.T) {
 	replaced.Commit = fmt.Sprintf("%040x", 9999)
 	forget := []string{docs[3].ID, docs[11].ID}
 
-	run := func(scan bool) ([]int32, bool) {
-		old := dedupScanPairs
-		defer func() { dedupScanPairs = old }()
-		if !scan {
-			dedupScanPairs = 0
+	// mode: "scan" (a few at a time, dedupScan), "pass" (batches of up to
+	// 40, dedupPass) or "maps" (two big batches, buildDedupMaps).
+	run := func(mode string) ([]int32, string) {
+		oldPairs, oldFactor := dedupScanPairs, dedupPassFactor
+		defer func() { dedupScanPairs, dedupPassFactor = oldPairs, oldFactor }()
+		size := func(left int) int { return min(1+rng.Intn(7), left) }
+		switch mode {
+		case "pass":
+			dedupScanPairs, dedupPassFactor = 0, 1000
+			size = func(left int) int { return min(1+rng.Intn(40), left) }
+		case "maps":
+			dedupScanPairs, dedupPassFactor = 0, 0
+			size = func(left int) int { return left }
 		}
 		ix, err := Open(t.TempDir(), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ix.Close()
+		taken := map[string]bool{}
 		add := func(ds []Doc) {
+			scanned := ix.scanned
 			if err := ix.Add(ds); err != nil {
 				t.Fatal(err)
 			}
-		}
-		// The same sequence both ways: 150 rows, a forget, the rest, a replacement.
-		for i := 0; i < 150; {
-			n := 1 + rng.Intn(7)
-			if !scan {
-				n = 150
+			switch {
+			case ix.exactIdx != nil:
+				taken["maps"] = true
+			case ix.scanned > scanned:
+				taken["scan"] = true
+			default:
+				taken["pass"] = true
 			}
-			n = min(n, 150-i)
+		}
+		// The same sequence every way: 150 rows, a forget, the rest, a replacement.
+		for i := 0; i < 150; {
+			n := size(150 - i)
 			add(docs[i : i+n])
 			i += n
 		}
-		scanned := ix.exactIdx == nil
 		if _, err := ix.ForgetDocs(forget, nil); err != nil {
 			t.Fatal(err)
 		}
-		ix.exactIdx, ix.bands = nil, nil // as a new process would find them
+		ix.exactIdx, ix.bands, ix.passed = nil, nil, 0 // as a new process would find them
 		for i := 150; i < len(docs); {
-			n := 1 + rng.Intn(7)
-			if !scan {
-				n = len(docs) - 150
-			}
-			n = min(n, len(docs)-i)
+			n := size(len(docs) - i)
 			add(docs[i : i+n])
 			i += n
 		}
+		path := fmt.Sprint(len(taken) == 1 && taken[mode])
 		add([]Doc{replaced})
-		return append([]int32(nil), ix.groups...), scanned
+		return append([]int32(nil), ix.groups...), path
 	}
-	byScan, scanned := run(true)
-	byMaps, mapped := run(false)
-	if !scanned || mapped {
-		t.Fatalf("paths not taken: scan run scanned=%v, maps run scanned=%v", scanned, mapped)
-	}
-	shared := 0
-	for i := range byMaps {
-		if byScan[i] != byMaps[i] {
-			t.Errorf("row %d: group %d by scanning, %d through the maps", i, byScan[i], byMaps[i])
+	byMaps, mapped := run("maps")
+	for _, mode := range []string{"scan", "pass"} {
+		got, only := run(mode)
+		if only != "true" || mapped != "true" {
+			t.Fatalf("paths not taken: %s run only %s: %s, maps run only maps: %s", mode, mode, only, mapped)
 		}
-		if byMaps[i] != int32(i) {
-			shared++
+		shared := 0
+		for i := range byMaps {
+			if got[i] != byMaps[i] {
+				t.Errorf("row %d: group %d by %s, %d through the maps", i, got[i], mode, byMaps[i])
+			}
+			if byMaps[i] != int32(i) {
+				shared++
+			}
 		}
-	}
-	if shared < 50 {
-		t.Errorf("only %d rows joined an earlier group: the test does not exercise grouping", shared)
+		if shared < 50 {
+			t.Errorf("only %d rows joined an earlier group: the test does not exercise grouping", shared)
+		}
 	}
 }
 
 // BenchmarkDedupScan is one new row grouped by scanning 100,000 rows of
-// random signatures, against building the maps for them (dedupScanPairs).
+// random signatures, against building the maps for them (dedupScanPairs),
+// and the rows read once for a batch of 1,000 (dedupPass).
 func BenchmarkDedupScan(b *testing.B) {
 	rng := rand.New(rand.NewSource(1))
 	const rows = 100_000
@@ -136,6 +149,25 @@ func BenchmarkDedupScan(b *testing.B) {
 		for b.Loop() {
 			ix.exactIdx, ix.bands = nil, nil
 			ix.buildDedupMaps()
+		}
+	})
+	// pass: the 100,000 rows read once for a batch of 1,000 new documents.
+	ix.exactIdx, ix.bands = nil, nil
+	ix.recs, ix.sigs = ix.recs[:rows], ix.sigs[:rows]
+	ix.byID = map[string]int32{}
+	docs, preps := make([]Doc, 1000), make([]prep, 1000)
+	for j := range docs {
+		docs[j].ID = fmt.Sprintf("n%d", j)
+		for k := range preps[j].sig {
+			preps[j].sig[k] = rng.Uint32()
+		}
+	}
+	b.Run("pass1000", func(b *testing.B) {
+		for b.Loop() {
+			ix.passed = 0
+			if ix.dedupPass(docs, preps) == nil {
+				b.Fatal("no pass")
+			}
 		}
 	})
 }

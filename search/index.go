@@ -189,6 +189,8 @@ type Index struct {
 	// built lazily on the first Add of a large batch (see dedupScan)
 	sigsLoaded bool
 	scanned    int // rows × documents grouped by dedupScan so far
+	passed     int // rows read by dedupPass so far
+	pass       *batchDedup
 	exactIdx   map[uint64]int32
 	bands      map[uint64][]int32
 }
@@ -562,8 +564,11 @@ func (ix *Index) addBatch(docs []Doc) error {
 		return err
 	}
 	if !ix.dedupScan(docs) {
-		ix.buildDedupMaps()
+		if ix.pass = ix.dedupPass(docs, preps); ix.pass == nil {
+			ix.buildDedupMaps()
+		}
 	}
+	defer func() { ix.pass = nil }()
 	if err := ix.ensureLinkState(); err != nil {
 		return err
 	}
@@ -805,6 +810,9 @@ func (ix *Index) indexDedup(row int32, r *docRec) {
 // assignGroup puts rec in the group of the earliest-added document that is
 // identical or near-identical to it, else in a group of its own.
 func (ix *Index) assignGroup(row int32, rec *docRec) int32 {
+	if ix.pass != nil { // a large batch of new ids: dedupPass
+		return ix.pass.groupOf(ix, row, rec)
+	}
 	if ix.exactIdx == nil { // a small batch of new ids: dedupScan
 		if best := ix.scanGroupOf(row, rec); best >= 0 {
 			return ix.groups[best]
