@@ -294,6 +294,24 @@ func FuzzHeuristic(f *testing.F) {
 	})
 }
 
+// TestTrimFiller: a greeting or filler word before the sentence goes; the
+// same letters starting a name stay ("hello.sh" was cut to "Sh" in a card).
+func TestTrimFiller(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Sure! I fixed the retry test.", "I fixed the retry test."},
+		{"Hello, the build passes now.", "the build passes now."},
+		{"OK. The cache is cleared.", "The cache is cleared."},
+		{"hello.sh is now in scripts/ and prints hi.", "hello.sh is now in scripts/ and prints hi."},
+		{"ok-button.tsx renders twice.", "ok-button.tsx renders twice."},
+		{"Ok .secrets is live now.", ".secrets is live now."},
+		{"okaying the dialog closes it.", "okaying the dialog closes it."},
+	} {
+		if got := trimFiller(c.in); got != c.want {
+			t.Errorf("trimFiller(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 func TestUpperFirst(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"fixed the flaky retry test", "Fixed the flaky retry test"},
@@ -304,6 +322,7 @@ func TestUpperFirst(t *testing.T) {
 		{"make the tests pass", "Make the tests pass"},
 		{"parseConfig returns nil", "parseConfig returns nil"},
 		{"auth_middleware.go panics", "auth_middleware.go panics"},
+		{"hello.sh is now in scripts/", "hello.sh is now in scripts/"},
 		{"Already capitalised", "Already capitalised"},
 		// code and commands keep their case (heuristic/3)
 		{"import { z } from 'zod'", "import { z } from 'zod'"},

@@ -384,6 +384,15 @@ func trimFiller(s string) string {
 			if rest != "" && (j == 0 || !punct && !bareFillers[f]) {
 				continue // "okaying", or "so the goal is"
 			}
+			if j < len(rest) && rest[j-1] != ' ' && isWordByte(rest[j]) {
+				// A name: "hello.sh is now in scripts/", "ok-button"; in
+				// "Ok .secrets is live" the filler ends at the space.
+				k := strings.LastIndexByte(rest[:j], ' ')
+				if k < 0 {
+					continue
+				}
+				j = k + 1
+			}
 			cut = len(f) + j
 			break
 		}
@@ -494,4 +503,9 @@ func codeStart(s string) bool {
 		}
 	}
 	return false
+}
+
+// isWordByte: an ASCII letter, digit or underscore.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
