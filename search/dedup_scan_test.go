@@ -171,3 +171,31 @@ func BenchmarkDedupScan(b *testing.B) {
 		}
 	})
 }
+
+// TestBandIndexRemove: taking a row out of a key's chain at its head, in
+// the middle, at its end and when it is the only one leaves what adding the
+// rest alone gives.
+func TestBandIndexRemove(t *testing.T) {
+	for _, c := range []struct {
+		rows   []int32
+		remove int32
+	}{
+		{[]int32{1, 2, 3}, 3}, {[]int32{1, 2, 3}, 2}, {[]int32{1, 2, 3}, 1}, {[]int32{7}, 7}, {[]int32{1, 2}, 9},
+	} {
+		b, want := newBandIndex(0), newBandIndex(0)
+		for _, r := range c.rows {
+			b.add(42, r)
+			b.add(1<<32+42, r+100) // the same 32 bits: one chain
+			if r != c.remove {
+				want.add(42, r)
+			}
+			want.add(1<<32+42, r+100)
+		}
+		b.add(5, 1)
+		want.add(5, 1)
+		b.remove(42, c.remove)
+		if got, w := fmt.Sprint(b.lists()), fmt.Sprint(want.lists()); got != w {
+			t.Errorf("rows %v less %d: %s, want %s", c.rows, c.remove, got, w)
+		}
+	}
+}

@@ -157,7 +157,7 @@ func TestForgetDocsDedupMapsAsRebuilt(t *testing.T) {
 	if fmt.Sprint(gotExact) != fmt.Sprint(ix.exactIdx) {
 		t.Errorf("exact keys after forget %v, rebuilt %v", gotExact, ix.exactIdx)
 	}
-	if fmt.Sprint(gotBands) != fmt.Sprint(ix.bands) {
+	if fmt.Sprint(gotBands.lists()) != fmt.Sprint(ix.bands.lists()) {
 		t.Errorf("bands after forget differ from a rebuild's")
 	}
 	if len(gotExact) != 4 {

@@ -192,7 +192,7 @@ type Index struct {
 	passed     int // rows read by dedupPass so far
 	pass       *batchDedup
 	exactIdx   map[uint64]int32
-	bands      map[uint64][]int32
+	bands      *bandIndex
 }
 
 // Open opens the index in dir (normally <gitdir>/mem/index) for writing,
@@ -789,7 +789,7 @@ func (ix *Index) buildDedupMaps() {
 		return
 	}
 	ix.exactIdx = make(map[uint64]int32, len(ix.recs))
-	ix.bands = make(map[uint64][]int32, len(ix.recs)*2)
+	ix.bands = newBandIndex(len(ix.recs) * sigLen / bandRows)
 	for i := range ix.recs {
 		if isDead(ix.recs[i].ID) {
 			continue
@@ -803,7 +803,7 @@ func (ix *Index) indexDedup(row int32, r *docRec) {
 		ix.exactIdx[r.Exact] = row
 	}
 	for _, k := range bandKeys(&ix.sigs[row]) {
-		ix.bands[k] = append(ix.bands[k], row)
+		ix.bands.add(k, row)
 	}
 }
 
@@ -824,11 +824,11 @@ func (ix *Index) assignGroup(row int32, rec *docRec) int32 {
 		best = r
 	} else {
 		for _, k := range bandKeys(&ix.sigs[row]) {
-			for _, r := range ix.bands[k] {
+			ix.bands.each(k, func(r int32) {
 				if r != row && (best < 0 || r < best) && similar(&ix.sigs[r], &ix.sigs[row]) {
 					best = r
 				}
-			}
+			})
 		}
 	}
 	ix.indexDedup(row, rec)

@@ -7,16 +7,44 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/pprof"
+	"time"
 )
 
 func main() {
 	os.Exit(profiled(func() int { return Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr) }))
 }
 
+// heapPeaks writes the heap profile to $GIT_MEM_HEAPPROFILE whenever the
+// heap in use is the largest seen so far (checked every 2 s): what a
+// reindex's peak memory holds, which a profile at exit does not show.
+func heapPeaks() {
+	p := os.Getenv("GIT_MEM_HEAPPROFILE")
+	if p == "" {
+		return
+	}
+	go func() {
+		var peak uint64
+		for range time.Tick(2 * time.Second) {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc <= peak {
+				continue
+			}
+			peak = ms.HeapAlloc
+			if out, err := os.Create(p); err == nil {
+				_ = pprof.Lookup("heap").WriteTo(out, 0)
+				out.Close()
+			}
+		}
+	}()
+}
+
 // profiled runs f under a CPU profile written to $GIT_MEM_CPUPROFILE when
 // it is set: how the figures in docs/BENCHMARKS.md were taken apart.
 func profiled(f func() int) int {
+	heapPeaks()
 	p := os.Getenv("GIT_MEM_CPUPROFILE")
 	if p == "" {
 		return f()
