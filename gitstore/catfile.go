@@ -223,6 +223,18 @@ var ErrNoGit = errors.New("git command not available")
 // cat-file --batch` instead of a go-git read with a pack reopen per
 // commit. ErrNoGit when git cannot do it.
 func (r *Repo) CommitsSince(start, last plumbing.Hash) (commits []*object.Commit, reached bool, err error) {
+	order, reached, err := r.CommitHashesSince(start, last)
+	if err != nil || len(order) == 0 {
+		return nil, reached, err
+	}
+	commits, err = r.ReadCommits(order)
+	return commits, reached, err
+}
+
+// CommitHashesSince is CommitsSince without reading the commits: a rebuild
+// reads them a batch at a time (ReadCommits), since a million decoded
+// commits held at once were gigabytes.
+func (r *Repo) CommitHashesSince(start, last plumbing.Hash) (order []plumbing.Hash, reached bool, err error) {
 	if !useCatFile || gitCLI() == "" {
 		return nil, false, ErrNoGit
 	}
@@ -273,7 +285,6 @@ func (r *Repo) CommitsSince(start, last plumbing.Hash) (commits []*object.Commit
 	// Walk's depth-first order over the commits listed: a parent not
 	// listed is an ancestor of last, whose own ancestors are too, so
 	// leaving it out changes neither the order nor the set of the others.
-	var order []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
 	stack := []plumbing.Hash{start}
 	for len(stack) > 0 {
@@ -291,26 +302,36 @@ func (r *Repo) CommitsSince(start, last plumbing.Hash) (commits []*object.Commit
 			}
 		}
 	}
-	commits = make([]*object.Commit, len(order))
-	reqs := make([]PathAt, len(order))
-	for i, h := range order {
+	return order, reached, nil
+}
+
+// ReadCommits reads and decodes the commits hs through one `git cat-file
+// --batch`. ErrNoGit when git cannot.
+func (r *Repo) ReadCommits(hs []plumbing.Hash) ([]*object.Commit, error) {
+	if !useCatFile || gitCLI() == "" {
+		return nil, ErrNoGit
+	}
+	reqs := make([]PathAt, len(hs))
+	for i, h := range hs {
 		reqs[i] = PathAt{Commit: h}
 	}
 	raw, ans, err := r.batchObjects(reqs)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	for i, h := range order {
+	commits := make([]*object.Commit, len(hs))
+	for i, h := range hs {
 		if !ans[i].found || ans[i].typ != "commit" {
-			return nil, false, fmt.Errorf("%w: git cat-file: no commit %s", ErrNoGit, h)
+			return nil, fmt.Errorf("%w: git cat-file: no commit %s", ErrNoGit, h)
 		}
 		c, err := decodeCommit(raw[i], h)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		commits[i] = c
+		raw[i] = nil
 	}
-	return commits, reached, nil
+	return commits, nil
 }
 
 // decodeCommit parses a commit git cat-file gave for h, checking that its
