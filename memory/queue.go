@@ -202,7 +202,7 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 	if path == "" {
 		return AddReport{}, errors.New("the job names no transcript")
 	}
-	ended := j.Event == "SessionEnd"
+	ended := j.Event == "SessionEnd" || j.Kind == hooks.FormatCopilotCLI && j.Event == "sessionEnd"
 	// Codex's notify and Gemini CLI's AfterAgent report a finished turn:
 	// that turn is closed. The hook may not have known the cwd, or the
 	// config changed since: AddFile checks the exclusions against what the
