@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -199,6 +201,7 @@ type CopilotCLIHook struct {
 	TranscriptPath string `json:"transcriptPath"`
 	StopReason     string `json:"stopReason"`
 	Reason         string `json:"reason"`
+	Timestamp      int64  `json:"timestamp"` // ms; the transcript's hook.start of this run has it too
 	// Event is "sessionEnd" (a reason and no stopReason) or "agentStop".
 	Event string `json:"-"`
 }
@@ -244,4 +247,81 @@ func ParseCopilotCLIHook(r io.Reader, wait time.Duration, home string) (CopilotC
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// WaitCopilotCLIHook waits, up to max, until the session file at path
+// records the hook run a payload came from: a hook.start event of that
+// hookType whose input has the payload's timestamp. Copilot CLI writes
+// events.jsonl in batches (about every 100 ms; a new session's file may
+// not exist yet when its first hook runs), so the events before the hook
+// (the turn_end agentStop follows) are on disk once it is. It reports
+// whether it saw the run.
+func WaitCopilotCLIHook(ctx context.Context, path, event string, ts int64, max time.Duration) bool {
+	deadline := time.Now().Add(max)
+	var off int64
+	var rest []byte
+	for {
+		found, n, tail := scanCopilotCLIHook(path, off, rest, event, ts)
+		if found {
+			return true
+		}
+		off, rest = n, tail
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// scanCopilotCLIHook reads path from off (rest: the incomplete line read
+// before) for the hook.start of event at ts; it returns the offset read to
+// and the incomplete last line.
+func scanCopilotCLIHook(path string, off int64, rest []byte, event string, ts int64) (bool, int64, []byte) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, off, rest
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() < off {
+		// Rewritten (/undo): read it again from the start.
+		off, rest = 0, nil
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return false, off, rest
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return false, off, rest
+	}
+	off += int64(len(b))
+	data := append(rest, b...)
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		l := data[:i]
+		data = data[i+1:]
+		if !bytes.Contains(l, []byte(`"hook.start"`)) {
+			continue
+		}
+		var ev struct {
+			Type string `json:"type"`
+			Data struct {
+				HookType string `json:"hookType"`
+				Input    struct {
+					Timestamp int64 `json:"timestamp"`
+				} `json:"input"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(l, &ev) == nil && ev.Type == "hook.start" && ev.Data.HookType == event && ev.Data.Input.Timestamp == ts {
+			return true, off, nil
+		}
+	}
+	return false, off, append([]byte(nil), data...)
 }

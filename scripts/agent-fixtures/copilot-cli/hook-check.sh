@@ -11,7 +11,8 @@
 #
 # A hook file of the user's own (hooks/user.json) sits beside git mem's; it
 # copies every payload it gets into $base/payloads: with --save-payloads
-# DIR, those of the first run are kept there (hooks/testdata/copilot-cli/hook).
+# DIR, those of the first run, the sessionEnd after the provider error and
+# the session's events.jsonl are kept there (hooks/testdata/copilot-cli/hook).
 #
 # usage: scripts/agent-fixtures/copilot-cli/hook-check.sh [--save-payloads DIR]
 # (uses bin/git-mem: go build -o bin/ ./cmd/...; needs node, npm, git).
@@ -110,7 +111,11 @@ run --resume "$SESSION" -p "Fix the greeting in hello.sh, it should print Hello,
 waitfor 2
 run --resume "$SESSION" -p "Check the build log." || true # the provider answers 400: copilot exits 1
 waitfor 3
-if [ -n "$save" ]; then cp "$(ls "$base"/payloads/sessionEnd-*.json | tail -1)" "$save/sessionEnd-error.json"; fi
+if [ -n "$save" ]; then
+	cp "$(ls "$base"/payloads/sessionEnd-*.json | tail -1)" "$save/sessionEnd-error.json"
+	# The session, whose hook.start events record the payloads above.
+	cp "$home/.copilot/session-state/$SESSION/events.jsonl" "$save/events.jsonl"
+fi
 
 gm status >&2 || true
 gm log --oneline --agent copilot-cli
@@ -120,7 +125,8 @@ n=$(stored)
 [ "$(ls "$base"/payloads/agentStop-*.json | wc -l)" -eq 2 ] || { echo "FAIL: want 2 agentStop payloads" >&2; fail=1; }
 [ "$(ls "$base"/payloads/sessionEnd-*.json | wc -l)" -eq 3 ] || { echo "FAIL: want 3 sessionEnd payloads" >&2; fail=1; }
 for q in "What does notes.md say" "Fix the greeting" "Check the build log"; do
-	if gm search "$q" | grep -q "$q"; then echo "found: $q" >&2; else echo "FAIL: not found: $q" >&2; fail=1; fi
+	out=$(gm search "$q" 2>&1 || true)
+	if grep -q "$q" <<<"$out"; then echo "found: $q" >&2; else echo "FAIL: not found: $q; search said:" >&2; echo "$out" >&2; fail=1; fi
 done
 # Copilot CLI records each hook's run in the session: ours must not fail.
 ev=$home/.copilot/session-state/$SESSION/events.jsonl
