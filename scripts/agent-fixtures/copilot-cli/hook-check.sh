@@ -5,7 +5,9 @@
 # the agent's own environment then lacks: the hooks must name it), runs one
 # session against server.js (BYOK, COPILOT_OFFLINE=true: nothing leaves
 # 127.0.0.1) in three -p runs: two answered, the third refused by the
-# provider (HTTP 400: no agentStop, only sessionEnd closes it). It expects
+# provider (HTTP 400: no agentStop, only sessionEnd closes it); then a
+# prompt typed into the interactive UI (in tmux), stored by its agentStop
+# while the agent still runs, and /exit. It expects
 # the hooks' worker to have stored the exchanges (git mem log, search),
 # then uninstalls and expects the user's Copilot config as it was.
 #
@@ -15,7 +17,7 @@
 # the session's events.jsonl are kept there (hooks/testdata/copilot-cli/hook).
 #
 # usage: scripts/agent-fixtures/copilot-cli/hook-check.sh [--save-payloads DIR]
-# (uses bin/git-mem: go build -o bin/ ./cmd/...; needs node, npm, git).
+# (uses bin/git-mem: go build -o bin/ ./cmd/...; needs node, npm, git, tmux).
 # Writes nothing in the repository unless --save-payloads names a folder in it.
 set -euo pipefail
 
@@ -117,24 +119,52 @@ if [ -n "$save" ]; then
 	cp "$home/.copilot/session-state/$SESSION/events.jsonl" "$save/events.jsonl"
 fi
 
+# A second session in the interactive UI (in tmux, on a socket of its own):
+# its turn is stored by agentStop while the agent still runs, before /exit.
+tmux_sock=git-mem-hook-check-$$
+session2=4e6a8c0e-3d5f-4b7a-9c1e-2b4d6f8a0c3e
+(cd "$project" && tmux -L "$tmux_sock" new-session -d -s agent -x 160 -y 50 \
+	env -i PATH="$repo/bin:/usr/local/bin:/usr/bin:/bin" HOME="$home" TERM=xterm-256color LANG=C.UTF-8 \
+	XDG_CACHE_HOME="$base/cache" COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false COPILOT_ALLOW_ALL=true \
+	COPILOT_PROVIDER_TYPE=openai COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$port/v1" \
+	COPILOT_PROVIDER_API_KEY=sk-test-fixture COPILOT_MODEL=gpt-4.1 \
+	timeout 300 "$copilot" --session-id "$session2" --no-auto-update --disable-client-telemetry)
+for _ in $(seq 600); do tmux -L "$tmux_sock" capture-pane -p -t agent 2>/dev/null | grep -q '/ commands' && break; sleep 0.1; done
+type_line() {
+	tmux -L "$tmux_sock" send-keys -t agent -l "$1"
+	sleep 0.5
+	tmux -L "$tmux_sock" send-keys -t agent Enter
+}
+type_line "List the shell scripts in this folder."
+waitfor 4
+live=$(stored)
+tmux -L "$tmux_sock" has-session -t agent 2>/dev/null || live="(the agent had exited)"
+type_line "/exit"
+for _ in $(seq 100); do tmux -L "$tmux_sock" has-session -t agent 2>/dev/null || break; sleep 0.1; done
+tmux -L "$tmux_sock" kill-server 2>/dev/null || true
+sleep 1
+
 gm status >&2 || true
 gm log --oneline --agent copilot-cli
 fail=0
+[ "$live" = 4 ] || { echo "FAIL: while the interactive agent ran, $live exchanges were stored, want 4" >&2; fail=1; }
 n=$(stored)
-[ "$n" -eq 3 ] || { echo "FAIL: the hooks stored $n exchanges, want 3" >&2; fail=1; }
-[ "$(ls "$base"/payloads/agentStop-*.json | wc -l)" -eq 2 ] || { echo "FAIL: want 2 agentStop payloads" >&2; fail=1; }
-[ "$(ls "$base"/payloads/sessionEnd-*.json | wc -l)" -eq 3 ] || { echo "FAIL: want 3 sessionEnd payloads" >&2; fail=1; }
-for q in "What does notes.md say" "Fix the greeting" "Check the build log"; do
+[ "$n" -eq 4 ] || { echo "FAIL: the hooks stored $n exchanges, want 4" >&2; fail=1; }
+[ "$(ls "$base"/payloads/agentStop-*.json | wc -l)" -eq 3 ] || { echo "FAIL: want 3 agentStop payloads" >&2; fail=1; }
+[ "$(ls "$base"/payloads/sessionEnd-*.json | wc -l)" -eq 4 ] || { echo "FAIL: want 4 sessionEnd payloads" >&2; fail=1; }
+for q in "What does notes.md say" "Fix the greeting" "Check the build log" "List the shell scripts"; do
 	out=$(gm search "$q" 2>&1 || true)
 	if grep -q "$q" <<<"$out"; then echo "found: $q" >&2; else echo "FAIL: not found: $q; search said:" >&2; echo "$out" >&2; fail=1; fi
 done
 # Copilot CLI records each hook's run in the session: ours must not fail.
-ev=$home/.copilot/session-state/$SESSION/events.jsonl
-if grep '"type":"hook.end"' "$ev" | grep -q '"success":false'; then
-	echo "FAIL: a hook failed:" >&2
-	grep '"type":"hook.end"' "$ev" | grep '"success":false' >&2
-	fail=1
-fi
+for s in "$SESSION" "$session2"; do
+	ev=$home/.copilot/session-state/$s/events.jsonl
+	if grep '"type":"hook.end"' "$ev" | grep -q '"success":false'; then
+		echo "FAIL: a hook failed:" >&2
+		grep '"type":"hook.end"' "$ev" | grep '"success":false' >&2
+		fail=1
+	fi
+done
 if ls "$mem"/mem/log/*.log >/dev/null 2>&1 && grep -h -i error "$mem"/mem/log/*.log >&2; then
 	echo "FAIL: the worker logged errors" >&2
 	fail=1
@@ -148,4 +178,4 @@ if [ "$before" != "$after" ]; then
 	fail=1
 fi
 [ "$fail" -eq 0 ] || exit 1
-echo "ok: $n exchanges stored by Copilot CLI $VERSION's agentStop/sessionEnd hooks (into GIT_MEM_DIR's memory); uninstall left settings.json and hooks/ as they were" >&2
+echo "ok: $n exchanges stored by Copilot CLI $VERSION's agentStop/sessionEnd hooks (into GIT_MEM_DIR's memory), the interactive one before /exit; uninstall left settings.json and hooks/ as they were" >&2
