@@ -21,15 +21,16 @@ var installers = map[string]installer{
 	FormatClaudeCode: {ClaudeSettingsPath, InstallClaudeCode, UninstallClaudeCode, ""},
 	FormatCodex: {func(_, home, _ string) string { return CodexConfigPath(home) }, InstallCodex, UninstallCodex,
 		"codex reads notify only from ~/.codex/config.toml: use --scope user"},
-	FormatGemini:   {GeminiSettingsPath, InstallGemini, UninstallGemini, ""},
-	FormatQwenCode: {QwenSettingsPath, InstallQwenCode, UninstallQwenCode, ""},
-	AgentCursor:    {CursorHooksPath, InstallCursor, UninstallCursor, ""},
-	AgentOpenCode:  {OpenCodePluginPath, InstallOpenCode, UninstallOpenCode, ""},
+	FormatGemini:    {GeminiSettingsPath, InstallGemini, UninstallGemini, ""},
+	FormatQwenCode:  {QwenSettingsPath, InstallQwenCode, UninstallQwenCode, ""},
+	AgentCursor:     {CursorHooksPath, InstallCursor, UninstallCursor, ""},
+	AgentOpenCode:   {OpenCodePluginPath, InstallOpenCode, UninstallOpenCode, ""},
+	AgentCopilotCLI: {CopilotCLIHooksPath, InstallCopilotCLI, UninstallCopilotCLI, ""},
 }
 
 // HookAgents are the agents whose hooks (or plugin) git mem installs.
 func HookAgents() []string {
-	return []string{FormatClaudeCode, FormatCodex, FormatGemini, FormatQwenCode, AgentCursor, AgentOpenCode}
+	return []string{FormatClaudeCode, FormatCodex, FormatGemini, FormatQwenCode, AgentCursor, AgentOpenCode, AgentCopilotCLI}
 }
 
 // ErrUnknownHookAgent is returned (wrapped) for an agent without hooks.

@@ -76,6 +76,19 @@ func QwenCodeHookJob(r io.Reader) (Job, error) {
 		Cwd: in.Cwd, Event: in.HookEventName, LastAssistantMessage: in.LastAssistantMessage}}, err
 }
 
+// CopilotCLIHookJob reads Copilot CLI's hook JSON (stdin; agentStop,
+// sessionEnd). agentStop comes after the turn's assistant.turn_end, which
+// closes the exchange by itself (unless a background subagent still runs);
+// sessionEnd closes the last one. Copilot CLI writes events.jsonl in
+// batches, so the worker first waits for the hook's own run in it
+// (WaitCopilotCLIHook).
+func CopilotCLIHookJob(r io.Reader) (Job, error) {
+	home, _ := os.UserHomeDir()
+	in, err := hooks.ParseCopilotCLIHook(r, time.Second, home)
+	return Job{Job: queue.Job{Kind: hooks.FormatCopilotCLI, Transcript: in.TranscriptPath, SessionID: in.SessionID,
+		Cwd: in.Cwd, Event: in.Event, HookTimestamp: in.Timestamp}}, err
+}
+
 // CursorHookJob reads Cursor's hook JSON (stdin; the stop event). The
 // status rides in Event: "stop" when the turn completed, "stop:<status>"
 // when it was aborted or failed (the turn then stays open for the next).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,5 +148,83 @@ func TestCursorCLIHookJob(t *testing.T) {
 	rep, err := m.runCursorJob(ctx, job())
 	if err != nil || rep.Added != 1 || rep.Commits[0].Exchange != "cursor:"+conv+"/t3" {
 		t.Fatalf("added %+v, %v; want cursor:%s/t3", rep, err, conv)
+	}
+}
+
+// TestCopilotCLIHookJob: Copilot CLI's real payloads (agentStop after the
+// first prompt, sessionEnd after a provider error) and the session they
+// came from. The agentStop job waits for a session file written late (as
+// Copilot CLI flushes it) and stores the closed exchange; the sessionEnd
+// job finds the session by its id and closes the last exchange, which no
+// agentStop ended.
+func TestCopilotCLIHookJob(t *testing.T) {
+	m := newMemory(t) // sets HOME
+	ctx := context.Background()
+	const session = "9d3b5f7a-2c4e-4a6b-8d0f-1a3c5e7b9d2f"
+	t.Setenv("COPILOT_HOME", "")
+	events, err := os.ReadFile("../hooks/testdata/copilot-cli/hook/events.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := func(name string) map[string]any {
+		var v map[string]any
+		b, err := os.ReadFile("../hooks/testdata/copilot-cli/hook/" + name)
+		if err != nil || json.Unmarshal(b, &v) != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return v
+	}
+	path := filepath.Join(os.Getenv("HOME"), ".copilot", "session-state", session, "events.jsonl")
+	stop := payload("agentStop.json")
+	stop["transcriptPath"] = path
+	job, err := CopilotCLIHookJob(jsonReader(t, stop))
+	if err != nil || job.Event != "agentStop" || job.Transcript != path || job.HookTimestamp == 0 {
+		t.Fatalf("agentStop job %+v, %v", job, err)
+	}
+	// The file appears after the hook ran, up to the hook's own run.
+	end := strings.Index(string(events), `"hookType":"agentStop"`)
+	end += strings.IndexByte(string(events[end:]), '\n') + 1
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, events[:end], 0o600)
+	}()
+	rep, err := m.runJob(ctx, job)
+	if err != nil || rep.Added != 1 {
+		t.Fatalf("agentStop: added %+v, %v; want 1", rep, err)
+	}
+	// At the last sessionEnd, the file ends with that hook's run: the
+	// session.shutdown after it is not written yet.
+	last := strings.LastIndex(string(events), `"hookType":"sessionEnd"`)
+	last += strings.IndexByte(string(events[last:]), '\n') + 1
+	if !strings.Contains(string(events[last:]), `"session.shutdown"`) {
+		t.Fatal("the session does not end with session.shutdown after its last sessionEnd")
+	}
+	if err := os.WriteFile(path, events[:last], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Before the sessionEnd, an agentStop's reading leaves the refused
+	// prompt open.
+	if rep, err := m.runJob(ctx, job); err != nil || rep.Added != 1 || rep.Present != 1 {
+		t.Fatalf("agentStop on the session before its end: %+v, %v; want 1 added, 1 present (the refused prompt open)", rep, err)
+	}
+	job, err = CopilotCLIHookJob(jsonReader(t, payload("sessionEnd-error.json")))
+	if err != nil || job.Event != "sessionEnd" || job.Transcript != path {
+		t.Fatalf("sessionEnd job %+v, %v", job, err)
+	}
+	rep, err = m.runJob(ctx, job)
+	if err != nil || rep.Added != 1 || rep.Present != 2 {
+		t.Fatalf("sessionEnd: %+v, %v; want the prompt the provider refused added, 2 present", rep, err)
+	}
+	es, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	for _, e := range es {
+		prompts = append(prompts, e.Core)
+	}
+	if got := strings.Join(prompts, " | "); len(es) != 3 || !strings.Contains(got, "Check the build log") || !strings.Contains(got, "What does notes.md say") {
+		t.Errorf("stored %s", got)
 	}
 }

@@ -202,7 +202,15 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 	if path == "" {
 		return AddReport{}, errors.New("the job names no transcript")
 	}
-	ended := j.Event == "SessionEnd"
+	if j.Kind == hooks.FormatCopilotCLI && j.HookTimestamp != 0 {
+		// Copilot CLI flushes events.jsonl every ~100 ms (a new session's
+		// file may not exist yet when the hook runs): once the hook's own
+		// run is in it, so is the turn it ends. Past the wait (a build
+		// that records no hook.start), the file is read as it is, by then
+		// flushed.
+		hooks.WaitCopilotCLIHook(ctx, path, j.Event, j.HookTimestamp, copilotCLIHookWait)
+	}
+	ended := j.Event == "SessionEnd" || j.Kind == hooks.FormatCopilotCLI && j.Event == "sessionEnd"
 	// Codex's notify and Gemini CLI's AfterAgent report a finished turn:
 	// that turn is closed. The hook may not have known the cwd, or the
 	// config changed since: AddFile checks the exclusions against what the
@@ -212,6 +220,10 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 		LastAssistantMessage: j.LastAssistantMessage, LastAssistantDigest: j.LastAssistantDigest,
 		TurnComplete: turnDone, InputMessages: j.InputMessages, InputDigests: j.InputDigests, Cwd: j.Cwd}, AddOptions{excludable: true})
 }
+
+// copilotCLIHookWait is how long a Copilot CLI job waits for its hook's run
+// to reach the transcript.
+var copilotCLIHookWait = 10 * time.Second
 
 // runCursorJob stores a Cursor conversation a stop hook reported: from the
 // editor's database when it holds the chat (richer: times, tool results),

@@ -42,6 +42,7 @@ type Job struct {
 	LastAssistantDigest  string    `json:"last_assistant_digest,omitempty"`
 	InputMessages        []string  `json:"input_messages,omitempty"` // older versions: the turn's prompts (redacted when written)
 	InputDigests         []string  `json:"input_digests,omitempty"`  // codex notify, gemini AfterAgent: digests of the turn's prompts
+	HookTimestamp        int64     `json:"hook_timestamp,omitempty"` // copilot-cli: the payload's timestamp (ms), which its transcript records with the hook's run
 	Queued               time.Time `json:"queued"`
 	Attempts             int       `json:"attempts"`
 	LastError            string    `json:"last_error,omitempty"`
