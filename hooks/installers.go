@@ -25,11 +25,12 @@ var installers = map[string]installer{
 	FormatQwenCode: {QwenSettingsPath, InstallQwenCode, UninstallQwenCode, ""},
 	AgentCursor:    {CursorHooksPath, InstallCursor, UninstallCursor, ""},
 	AgentOpenCode:  {OpenCodePluginPath, InstallOpenCode, UninstallOpenCode, ""},
+	AgentCline:     {ClineHooksDir, InstallCline, UninstallCline, ""},
 }
 
 // HookAgents are the agents whose hooks (or plugin) git mem installs.
 func HookAgents() []string {
-	return []string{FormatClaudeCode, FormatCodex, FormatGemini, FormatQwenCode, AgentCursor, AgentOpenCode}
+	return []string{FormatClaudeCode, FormatCodex, FormatGemini, FormatQwenCode, AgentCursor, AgentOpenCode, AgentCline}
 }
 
 // ErrUnknownHookAgent is returned (wrapped) for an agent without hooks.

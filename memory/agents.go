@@ -102,6 +102,23 @@ func OpenCodeHookJob(arg string) (Job, error) {
 	return Job{Job: queue.Job{Kind: hooks.FormatOpenCode, SessionID: in.SessionID, Cwd: in.Cwd, Event: in.HookEventName}}, err
 }
 
+// ClineHookJob reads Cline's hook JSON (stdin; TaskComplete, TaskCancel)
+// and finds the task's folder while the hook still has Cline's
+// environment (CLINE_DIR); the job stores the task's closed exchanges.
+func ClineHookJob(r io.Reader) (Job, error) {
+	in, err := hooks.ParseClineHook(r, time.Second)
+	job := Job{Job: queue.Job{Kind: hooks.FormatCline, SessionID: in.TaskID, Event: in.HookName}}
+	if len(in.WorkspaceRoots) > 0 {
+		job.Cwd = in.WorkspaceRoots[0]
+	}
+	if err != nil {
+		return job, err
+	}
+	home, _ := os.UserHomeDir()
+	job.Transcript, err = hooks.ClineTaskHistory(home, in.TaskID)
+	return job, err
+}
+
 // ImportAgents lists the agents `git mem import AGENT` reads.
 func ImportAgents() []string { return hooks.ImportAgents() }
 
