@@ -149,3 +149,69 @@ func TestCursorCLIHookJob(t *testing.T) {
 		t.Fatalf("added %+v, %v; want cursor:%s/t3", rep, err, conv)
 	}
 }
+
+// TestClineHookJob: the TaskComplete and TaskCancel payloads the Cline CLI
+// 2.18.0 gave git mem's hooks (scripts/agent-fixtures/cline/hook-check.sh)
+// name the task by id; the job finds its folder and stores what is
+// closed: at the first TaskComplete the history holds the first
+// exchange, ended by attempt_completion; at the second (the task resumed
+// with a new prompt) both; the TaskCancel of the CLI's exit adds nothing.
+func TestClineHookJob(t *testing.T) {
+	m := newMemory(t) // sets HOME
+	ctx := context.Background()
+	t.Setenv("CLINE_DIR", "")
+	const id = "1796297987776"
+	full, err := os.ReadFile(filepath.Join("..", "hooks", "testdata", "cline", "hook", id, "api_conversation_history.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(full, &msgs); err != nil || len(msgs) != 12 {
+		t.Fatalf("%d messages, %v", len(msgs), err)
+	}
+	history := filepath.Join(os.Getenv("HOME"), ".cline", "data", "tasks", id, "api_conversation_history.json")
+	os.MkdirAll(filepath.Dir(history), 0o755)
+	payload := func(name string) *os.File {
+		f, err := os.Open(filepath.Join("..", "hooks", "testdata", "cline", "hook", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+
+	// The task's folder is not there yet: the job says so.
+	if _, err := ClineHookJob(payload("TaskComplete-first.json")); err == nil {
+		t.Fatal("a job for a task folder that is nowhere")
+	}
+	first, _ := json.Marshal(msgs[:8]) // as it was at the first TaskComplete
+	os.WriteFile(history, first, 0o644)
+	job, err := ClineHookJob(payload("TaskComplete-first.json"))
+	if err != nil || job.Kind != hooks.FormatCline || job.Transcript != history || job.SessionID != id || job.Event != "TaskComplete" || filepath.Base(job.Cwd) != "project" {
+		t.Fatalf("job %+v, %v", job, err)
+	}
+	var prompt struct {
+		TS json.Number `json:"ts"`
+	}
+	json.Unmarshal(msgs[0], &prompt)
+	rep, err := m.runJob(ctx, job)
+	if err != nil || rep.Added != 1 || rep.Commits[0].Exchange != "cline:"+id+"/"+prompt.TS.String() {
+		t.Fatalf("first TaskComplete: %+v, %v; want the exchange cline:%s/%s", rep, err, id, prompt.TS)
+	}
+
+	os.WriteFile(history, full, 0o644)
+	job, err = ClineHookJob(payload("TaskComplete-resumed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := m.runJob(ctx, job); err != nil || rep.Added != 1 || rep.Present != 1 {
+		t.Fatalf("second TaskComplete: %+v, %v; want 1 added, 1 present", rep, err)
+	}
+	job, err = ClineHookJob(payload("TaskCancel.json"))
+	if err != nil || job.Event != "TaskCancel" {
+		t.Fatalf("job %+v, %v", job, err)
+	}
+	if rep, err := m.runJob(ctx, job); err != nil || rep.Added != 0 || rep.Present != 2 {
+		t.Fatalf("TaskCancel: %+v, %v; want nothing new", rep, err)
+	}
+}
