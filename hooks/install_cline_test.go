@@ -95,7 +95,11 @@ func TestInstallCline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			noXDG(t)
 			home, cwd := t.TempDir(), t.TempDir()
-			dir := ClineHooksDir(tc.scope, home, cwd)
+			dirs := ClineHooksDirs(tc.scope, home, cwd)
+			if len(dirs) != 1 {
+				t.Fatalf("hooks folders %v, want one", dirs)
+			}
+			dir := dirs[0]
 			want := filepath.Join(home, "Documents", "Cline", "Hooks")
 			if tc.scope == ScopeProject {
 				want = filepath.Join(cwd, ".clinerules", "hooks")
@@ -136,7 +140,7 @@ func TestInstallCline(t *testing.T) {
 				t.Errorf("second install: %q", msg)
 			}
 			// An install for another binary and memory rewrites ours.
-			if msg, err := InstallCline(dir, "git-mem", InstallOptions{}); err != nil || !strings.Contains(msg, "TaskComplete, TaskCancel") {
+			if msg, err := InstallCline([]string{dir}, "git-mem", InstallOptions{}); err != nil || !strings.Contains(msg, "TaskComplete, TaskCancel") {
 				t.Fatalf("reinstall: %q, %v", msg, err)
 			}
 			if s := readString(t, filepath.Join(dir, "TaskCancel")); !strings.HasSuffix(s, "\nexec git-mem hook cline\n") {
@@ -161,7 +165,7 @@ func TestInstallCline(t *testing.T) {
 					t.Errorf("%s left behind (%v)", filepath.Dir(dir), err)
 				}
 			}
-			if msg, _ := UninstallCline(dir, InstallOptions{}); !strings.HasPrefix(msg, "no git mem hooks") {
+			if msg, _ := UninstallCline([]string{dir}, InstallOptions{}); !strings.HasPrefix(msg, "no git mem hooks") {
 				t.Errorf("second uninstall: %q", msg)
 			}
 		})
@@ -191,29 +195,29 @@ func TestInstallClineNotOurs(t *testing.T) {
 	os.MkdirAll(dir, 0o755)
 	theirs := "#!/bin/sh\n./notify.sh\n"
 	os.WriteFile(filepath.Join(dir, "TaskCancel"), []byte(theirs), 0o755)
-	_, err := InstallCline(dir, "git-mem", InstallOptions{})
+	_, err := InstallCline([]string{dir}, "git-mem", InstallOptions{})
 	if err == nil || !strings.Contains(err.Error(), "git mem did not write it") || !strings.Contains(err.Error(), "git-mem hook cline") {
 		t.Fatalf("install over the user's TaskCancel: %v", err)
 	}
 	if got := clineFolder(t, dir); !sameFolder(got, map[string]string{"TaskCancel": theirs}) {
 		t.Fatalf("a refused install wrote %v", keys(got))
 	}
-	if msg, err := UninstallCline(dir, InstallOptions{}); err != nil || !strings.HasPrefix(msg, "no git mem hooks") {
+	if msg, err := UninstallCline([]string{dir}, InstallOptions{}); err != nil || !strings.HasPrefix(msg, "no git mem hooks") {
 		t.Errorf("uninstall: %q, %v", msg, err)
 	}
 	os.Remove(filepath.Join(dir, "TaskCancel"))
 
 	// Ours, then edited by the user: kept by uninstall, refused by install.
-	if _, err := InstallCline(dir, "git-mem", InstallOptions{}); err != nil {
+	if _, err := InstallCline([]string{dir}, "git-mem", InstallOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, "TaskComplete")
 	edited := strings.Replace(readString(t, p), "git mem stores", "git mem keeps", 1)
 	os.WriteFile(p, []byte(edited), 0o755)
-	if _, err := InstallCline(dir, "git-mem", InstallOptions{}); err == nil || !strings.Contains(err.Error(), "edited since") {
+	if _, err := InstallCline([]string{dir}, "git-mem", InstallOptions{}); err == nil || !strings.Contains(err.Error(), "edited since") {
 		t.Errorf("install over our edited hook: %v", err)
 	}
-	msg, err := UninstallCline(dir, InstallOptions{})
+	msg, err := UninstallCline([]string{dir}, InstallOptions{})
 	if err != nil || !strings.Contains(msg, "(TaskCancel)") || !strings.Contains(msg, "left TaskComplete alone") {
 		t.Errorf("uninstall: %q, %v", msg, err)
 	}
@@ -234,12 +238,56 @@ func TestClineHooksDirXDG(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin)
-	if d := ClineHooksDir(ScopeUser, "/h/ada", "/p"); d != "/h/ada/Dokumente/Cline/Hooks" {
+	// The CLI 2.x's folder, then the CLI 3's (which never asks xdg-user-dir).
+	if d := ClineHooksDirs(ScopeUser, "/h/ada", "/p"); strings.Join(d, " ") != "/h/ada/Dokumente/Cline/Hooks /h/ada/Documents/Cline/Hooks" {
 		t.Errorf("with xdg-user-dir: %s", d)
 	}
+	os.WriteFile(filepath.Join(bin, "xdg-user-dir"), []byte("#!/bin/sh\necho \"$HOME\"\n"), 0o755)
+	if d := ClineHooksDirs(ScopeUser, "/h/ada", "/p"); strings.Join(d, " ") != "/h/ada/Cline/Hooks /h/ada/Documents/Cline/Hooks" {
+		t.Errorf("xdg-user-dir unconfigured ($HOME): %s", d)
+	}
 	os.WriteFile(filepath.Join(bin, "xdg-user-dir"), []byte("#!/bin/sh\nexit 1\n"), 0o755)
-	if d := ClineHooksDir(ScopeUser, "/h/ada", "/p"); d != "/h/ada/Documents/Cline/Hooks" {
+	if d := ClineHooksDirs(ScopeUser, "/h/ada", "/p"); strings.Join(d, " ") != "/h/ada/Documents/Cline/Hooks" {
 		t.Errorf("xdg-user-dir failing: %s", d)
+	}
+	if d := ClineHooksDirs(ScopeProject, "/h/ada", "/p"); strings.Join(d, " ") != "/p/.clinerules/hooks" {
+		t.Errorf("project: %s", d)
+	}
+}
+
+// TestInstallClineTwoFolders: both folders get the hooks; a user's hook in
+// either stops the install before anything is written.
+func TestInstallClineTwoFolders(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Cline runs .ps1 hooks on Windows")
+	}
+	home := t.TempDir()
+	dirs := []string{filepath.Join(home, "Cline", "Hooks"), filepath.Join(home, "Documents", "Cline", "Hooks")}
+	theirs := "#!/bin/sh\n./notify.sh\n"
+	os.MkdirAll(dirs[1], 0o755)
+	os.WriteFile(filepath.Join(dirs[1], "TaskComplete"), []byte(theirs), 0o755)
+	if _, err := InstallCline(dirs, "git-mem", InstallOptions{}); err == nil {
+		t.Fatal("installed over the user's TaskComplete")
+	}
+	if _, err := os.Stat(dirs[0]); !os.IsNotExist(err) {
+		t.Fatalf("a refused install made %s (%v)", dirs[0], err)
+	}
+	os.Remove(filepath.Join(dirs[1], "TaskComplete"))
+	msg, err := InstallCline(dirs, "git-mem", InstallOptions{})
+	if err != nil || msg != "wrote cline hooks (TaskComplete, TaskCancel) to "+dirs[0]+"; wrote cline hooks (TaskComplete, TaskCancel) to "+dirs[1] {
+		t.Fatalf("install: %q, %v", msg, err)
+	}
+	msg, err = UninstallCline(dirs, InstallOptions{})
+	if err != nil || strings.Count(msg, "removed git mem's cline hooks (TaskComplete, TaskCancel)") != 2 {
+		t.Fatalf("uninstall: %q, %v", msg, err)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Dir(d)); !os.IsNotExist(err) {
+			t.Errorf("%s left behind", filepath.Dir(d))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "Documents")); err != nil {
+		t.Errorf("Documents itself removed: %v", err)
 	}
 }
 
