@@ -333,3 +333,39 @@ func TestClineTaskHistory(t *testing.T) {
 		t.Errorf("%s, %v; want %s", p, err, own)
 	}
 }
+
+// TestClineCLI3Hook: the Cline CLI 3.0.65's TaskComplete payload
+// (agent_end: taskId a conversation id, the session in sessionContext)
+// and the session it names, whose prompt comes wrapped in <user_input
+// mode="act">.
+func TestClineCLI3Hook(t *testing.T) {
+	f, err := os.Open("testdata/cline/hook3/TaskComplete.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in, err := ParseClineHook(f, time.Second)
+	if err != nil || in.HookName != "agent_end" || in.SessionContext.RootSessionID != "1796299658784_9jaig" ||
+		!strings.HasPrefix(in.TaskID, "conv_") || in.Turn.Status != "completed" {
+		t.Fatalf("%+v %v", in, err)
+	}
+	t.Setenv("CLINE_SESSION_DATA_DIR", "testdata/cline/hook3/sessions")
+	p := ClineSessionMessages("/nonexistent", in.SessionContext.RootSessionID)
+	if p != "testdata/cline/hook3/sessions/1796299658784_9jaig/1796299658784_9jaig.messages.json" {
+		t.Fatalf("session file %q", p)
+	}
+	if ClineSessionMessages("/nonexistent", "other") != "" {
+		t.Error("found a session that is not there")
+	}
+	res, err := ReadCline(p, Options{})
+	if err != nil || len(res.Exchanges) != 1 {
+		t.Fatalf("%d exchanges, %v", len(res.Exchanges), err)
+	}
+	ex := res.Exchanges[0]
+	if ex.UserText() != "What does greet.js do?" || !strings.HasPrefix(ex.Turns[len(ex.Turns)-1].Text, "greet.js defines greet(name)") {
+		t.Errorf("prompt %q, turns %+v", ex.UserText(), ex.Turns)
+	}
+	if _, err := ParseClineHook(strings.NewReader(`{"taskId": "conv_1", "sessionContext": {"rootSessionId": "../x"}}`), time.Second); err == nil {
+		t.Error("a session id with a slash accepted")
+	}
+}

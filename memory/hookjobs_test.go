@@ -215,3 +215,60 @@ func TestClineHookJob(t *testing.T) {
 		t.Fatalf("TaskCancel: %+v, %v; want nothing new", rep, err)
 	}
 }
+
+// TestClineCLI3HookJob: the Cline CLI 3's agent_end names the session in
+// sessionContext; its finished turn is stored even while the manifest
+// still says running, and a turn that did not complete stays open.
+func TestClineCLI3HookJob(t *testing.T) {
+	m := newMemory(t) // sets HOME
+	ctx := context.Background()
+	for _, k := range []string{"CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR"} {
+		t.Setenv(k, "")
+	}
+	const sid = "1796299658784_9jaig"
+	src := filepath.Join("..", "hooks", "testdata", "cline", "hook3")
+	dir := filepath.Join(os.Getenv("HOME"), ".cline", "data", "sessions", sid)
+	os.MkdirAll(dir, 0o755)
+	msgs, err := os.ReadFile(filepath.Join(src, "sessions", sid, sid+".messages.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, sid+".messages.json"), msgs, 0o644)
+	man, _ := os.ReadFile(filepath.Join(src, "sessions", sid, sid+".json"))
+	var mv map[string]any
+	if err := json.Unmarshal(man, &mv); err != nil || mv["status"] != "completed" {
+		t.Fatalf("manifest %v, %v", mv, err)
+	}
+	mv["status"] = "running" // as the session is while its hooks run
+	b, _ := json.Marshal(mv)
+	os.WriteFile(filepath.Join(dir, sid+".json"), b, 0o644)
+
+	payload, err := os.ReadFile(filepath.Join(src, "TaskComplete.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pv map[string]any
+	json.Unmarshal(payload, &pv)
+	pv["turn"].(map[string]any)["status"] = "aborted"
+	aborted, err := ClineHookJob(jsonReader(t, pv))
+	if err != nil || aborted.Event != "agent_end:aborted" {
+		t.Fatalf("job %+v, %v", aborted, err)
+	}
+	if rep, err := m.runJob(ctx, aborted); err != nil || rep.Added != 0 {
+		t.Fatalf("an aborted turn: %+v, %v; want nothing stored", rep, err)
+	}
+	f, _ := os.Open(filepath.Join(src, "TaskComplete.json"))
+	defer f.Close()
+	job, err := ClineHookJob(f)
+	if err != nil || job.SessionID != sid || job.Event != "agent_end" || job.Transcript != filepath.Join(dir, sid+".messages.json") || filepath.Base(job.Cwd) != "project" {
+		t.Fatalf("job %+v, %v", job, err)
+	}
+	rep, err := m.runJob(ctx, job)
+	if err != nil || rep.Added != 1 {
+		t.Fatalf("agent_end: %+v, %v; want the turn stored", rep, err)
+	}
+	os.RemoveAll(dir)
+	if _, err := ClineHookJob(jsonReader(t, pv)); err == nil {
+		t.Error("a job for a session that is nowhere")
+	}
+}
