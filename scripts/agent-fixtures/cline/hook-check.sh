@@ -27,6 +27,13 @@ mem=$base/mem
 server_pid=
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
+  # The CLI 3 leaves a hub daemon running; its discovery record, in this
+  # script's temp HOME, names it.
+  hub=$base/home3/.cline/data/locks/hub/production.json
+  if [ -f "$hub" ]; then
+    hub_pid=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).pid || "")' "$hub" 2>/dev/null || true)
+    if [ -n "$hub_pid" ]; then kill "$hub_pid" 2>/dev/null || true; fi
+  fi
   if [ -n "${KEEP:-}" ]; then echo "kept $base" >&2; else rm -rf "$base"; fi
 }
 trap cleanup EXIT
@@ -193,11 +200,15 @@ before=$(snapshot)
 out=$(gm hook install cline)
 echo "$out" >&2
 case "$out" in *"to $hooks3"*) ;; *) fail "install did not write $hooks3: $out" ;; esac
-run timeout 60 "$cli3" auth -p openai -k sk-test-fixture -b "http://127.0.0.1:$port/v1" -m fixture-model >&2
+# Its hub daemon listens on a fixed port (25463) unless told: a free one, so
+# no other Cline's hub on this machine is used.
+hub_port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })')
+cline3() { run CLINE_HUB_PORT="$hub_port" "$@"; }
+cline3 timeout 60 "$cli3" auth -p openai -k sk-test-fixture -b "http://127.0.0.1:$port/v1" -m fixture-model >&2
 n0=$(stored)
-run timeout "${CLINE_TIMEOUT:-180}" "$cli3" -c "$project" "What does greet.js do?" >&2
+cline3 timeout "${CLINE_TIMEOUT:-180}" "$cli3" -c "$project" "What does greet.js do?" >&2
 wait_stored $((n0 + 1))
-run timeout "${CLINE_TIMEOUT:-180}" "$cli3" -c "$project" "What does greet.js print for Ada?" >&2
+cline3 timeout "${CLINE_TIMEOUT:-180}" "$cli3" -c "$project" "What does greet.js print for Ada?" >&2
 wait_stored $((n0 + 2))
 gm log --oneline --agent cline >&2
 [ "$(stored)" -eq $((n0 + 2)) ] || fail "the CLI 3's hooks stored $(($(stored) - n0)) exchanges, want 2"
