@@ -34,6 +34,12 @@ const clineSessionSuffix = ".messages.json"
 
 var clineWorkdirRe = lazy.Regexp(`(?m)^\s*\d+\. Working Directory: (.+?)\s*$`)
 
+// clineUserInputRe is the wrapper the Cline CLI 3 puts around a typed
+// prompt, <user_input mode="act|plan|yolo">…</user_input> (its core's
+// /<user_input\b[^>]*\bmode="(act|plan|yolo)"/): the words inside are the
+// prompt.
+var clineUserInputRe = lazy.Regexp(`(?s)^<user_input\b[^>]*>\n?(.*?)\n?</user_input>$`)
+
 type clsHead struct {
 	SessionID    string `json:"sessionId"`
 	SystemPrompt string `json:"system_prompt"`
@@ -176,6 +182,9 @@ func ReadClineSession(path string, opt Options) (Result, error) {
 					if strings.HasPrefix(t, "<SYSTEM_NOTICE>") {
 						context = append(context, t)
 						continue
+					}
+					if m := clineUserInputRe().FindStringSubmatch(t); m != nil {
+						t = strings.TrimSpace(m[1])
 					}
 					prompt = append(prompt, t)
 				case "file":

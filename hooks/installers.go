@@ -28,9 +28,21 @@ var installers = map[string]installer{
 	AgentCopilotCLI: {CopilotCLIHooksPath, InstallCopilotCLI, UninstallCopilotCLI, ""},
 }
 
+// multiInstaller is an agent whose hooks go into more than one place
+// (Cline: its releases read different hooks folders).
+type multiInstaller struct {
+	paths     func(scope, home, cwd string) []string
+	install   func(paths []string, gitMemCmd string, opt InstallOptions) (string, error)
+	uninstall func(paths []string, opt InstallOptions) (string, error)
+}
+
+var multiInstallers = map[string]multiInstaller{
+	AgentCline: {ClineHooksDirs, InstallCline, UninstallCline},
+}
+
 // HookAgents are the agents whose hooks (or plugin) git mem installs.
 func HookAgents() []string {
-	return []string{FormatClaudeCode, FormatCodex, FormatGemini, FormatQwenCode, AgentCursor, AgentOpenCode, AgentCopilotCLI}
+	return []string{FormatClaudeCode, FormatCodex, FormatGemini, FormatQwenCode, AgentCursor, AgentOpenCode, AgentCopilotCLI, AgentCline}
 }
 
 // ErrUnknownHookAgent is returned (wrapped) for an agent without hooks.
@@ -43,6 +55,13 @@ var ErrScope = errors.New("unsupported scope")
 // agent's config for the scope, home and cwd given, and says what it
 // changed.
 func Install(agent string, uninstall bool, home, cwd, gitMemCmd string, opt InstallOptions) (string, error) {
+	if mi, ok := multiInstallers[agent]; ok {
+		paths := mi.paths(opt.Scope, home, cwd)
+		if uninstall {
+			return mi.uninstall(paths, opt)
+		}
+		return mi.install(paths, gitMemCmd, opt)
+	}
 	in, ok := installers[agent]
 	if !ok {
 		return "", fmt.Errorf("%w %q: use %s", ErrUnknownHookAgent, agent, strings.Join(HookAgents(), ", "))

@@ -2,10 +2,12 @@ package memory
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gitmem/git-mem/hooks"
@@ -113,6 +115,43 @@ func CursorHookJob(r io.Reader) (Job, error) {
 func OpenCodeHookJob(arg string) (Job, error) {
 	in, err := hooks.ParseOpenCodeHook(arg)
 	return Job{Job: queue.Job{Kind: hooks.FormatOpenCode, SessionID: in.SessionID, Cwd: in.Cwd, Event: in.HookEventName}}, err
+}
+
+// ClineHookJob reads Cline's hook JSON (stdin; TaskComplete, TaskCancel)
+// and finds the task's folder, or the Cline CLI 3's session file, while
+// the hook still has Cline's environment (CLINE_DIR, CLINE_DATA_DIR); the
+// job stores the closed exchanges. The CLI 3's agent_end reports a
+// finished turn: Event "agent_end" closes it ("agent_end:<status>" when
+// its status is not completed).
+func ClineHookJob(r io.Reader) (Job, error) {
+	in, err := hooks.ParseClineHook(r, time.Second)
+	job := Job{Job: queue.Job{Kind: hooks.FormatCline, SessionID: in.TaskID, Event: in.HookName}}
+	if len(in.WorkspaceRoots) > 0 {
+		job.Cwd = in.WorkspaceRoots[0]
+	}
+	if err != nil {
+		return job, err
+	}
+	home, _ := os.UserHomeDir()
+	if s := in.SessionContext.RootSessionID; s != "" {
+		job.SessionID = s
+		if in.HookName == "agent_end" && in.Turn.Status != "" && in.Turn.Status != "completed" {
+			job.Event += ":" + in.Turn.Status
+		}
+		if job.Transcript = hooks.ClineSessionMessages(home, s); job.Transcript != "" {
+			return job, nil
+		}
+		if !strings.HasPrefix(in.TaskID, "conv_") {
+			// Not the CLI 3's conversation id: maybe a task folder.
+			if p, err := hooks.ClineTaskHistory(home, in.TaskID); err == nil {
+				job.Transcript = p
+				return job, nil
+			}
+		}
+		return job, fmt.Errorf("cline session %s: no %s%s under %s", s, s, ".messages.json", strings.Join(hooks.ClineSessionRoots(home), ", "))
+	}
+	job.Transcript, err = hooks.ClineTaskHistory(home, in.TaskID)
+	return job, err
 }
 
 // ImportAgents lists the agents `git mem import AGENT` reads.

@@ -228,3 +228,126 @@ func TestCopilotCLIHookJob(t *testing.T) {
 		t.Errorf("stored %s", got)
 	}
 }
+
+// TestClineHookJob: the TaskComplete and TaskCancel payloads the Cline CLI
+// 2.18.0 gave git mem's hooks (scripts/agent-fixtures/cline/hook-check.sh)
+// name the task by id; the job finds its folder and stores what is
+// closed: at the first TaskComplete the history holds the first
+// exchange, ended by attempt_completion; at the second (the task resumed
+// with a new prompt) both; the TaskCancel of the CLI's exit adds nothing.
+func TestClineHookJob(t *testing.T) {
+	m := newMemory(t) // sets HOME
+	ctx := context.Background()
+	t.Setenv("CLINE_DIR", "")
+	const id = "1796297987776"
+	full, err := os.ReadFile(filepath.Join("..", "hooks", "testdata", "cline", "hook", id, "api_conversation_history.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(full, &msgs); err != nil || len(msgs) != 12 {
+		t.Fatalf("%d messages, %v", len(msgs), err)
+	}
+	history := filepath.Join(os.Getenv("HOME"), ".cline", "data", "tasks", id, "api_conversation_history.json")
+	os.MkdirAll(filepath.Dir(history), 0o755)
+	payload := func(name string) *os.File {
+		f, err := os.Open(filepath.Join("..", "hooks", "testdata", "cline", "hook", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+
+	// The task's folder is not there yet: the job says so.
+	if _, err := ClineHookJob(payload("TaskComplete-first.json")); err == nil {
+		t.Fatal("a job for a task folder that is nowhere")
+	}
+	first, _ := json.Marshal(msgs[:8]) // as it was at the first TaskComplete
+	os.WriteFile(history, first, 0o644)
+	job, err := ClineHookJob(payload("TaskComplete-first.json"))
+	if err != nil || job.Kind != hooks.FormatCline || job.Transcript != history || job.SessionID != id || job.Event != "TaskComplete" || filepath.Base(job.Cwd) != "project" {
+		t.Fatalf("job %+v, %v", job, err)
+	}
+	var prompt struct {
+		TS json.Number `json:"ts"`
+	}
+	json.Unmarshal(msgs[0], &prompt)
+	rep, err := m.runJob(ctx, job)
+	if err != nil || rep.Added != 1 || rep.Commits[0].Exchange != "cline:"+id+"/"+prompt.TS.String() {
+		t.Fatalf("first TaskComplete: %+v, %v; want the exchange cline:%s/%s", rep, err, id, prompt.TS)
+	}
+
+	os.WriteFile(history, full, 0o644)
+	job, err = ClineHookJob(payload("TaskComplete-resumed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := m.runJob(ctx, job); err != nil || rep.Added != 1 || rep.Present != 1 {
+		t.Fatalf("second TaskComplete: %+v, %v; want 1 added, 1 present", rep, err)
+	}
+	job, err = ClineHookJob(payload("TaskCancel.json"))
+	if err != nil || job.Event != "TaskCancel" {
+		t.Fatalf("job %+v, %v", job, err)
+	}
+	if rep, err := m.runJob(ctx, job); err != nil || rep.Added != 0 || rep.Present != 2 {
+		t.Fatalf("TaskCancel: %+v, %v; want nothing new", rep, err)
+	}
+}
+
+// TestClineCLI3HookJob: the Cline CLI 3's agent_end names the session in
+// sessionContext; its finished turn is stored even while the manifest
+// still says running, and a turn that did not complete stays open.
+func TestClineCLI3HookJob(t *testing.T) {
+	m := newMemory(t) // sets HOME
+	ctx := context.Background()
+	for _, k := range []string{"CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR"} {
+		t.Setenv(k, "")
+	}
+	const sid = "1796299658784_9jaig"
+	src := filepath.Join("..", "hooks", "testdata", "cline", "hook3")
+	dir := filepath.Join(os.Getenv("HOME"), ".cline", "data", "sessions", sid)
+	os.MkdirAll(dir, 0o755)
+	msgs, err := os.ReadFile(filepath.Join(src, "sessions", sid, sid+".messages.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, sid+".messages.json"), msgs, 0o644)
+	man, _ := os.ReadFile(filepath.Join(src, "sessions", sid, sid+".json"))
+	var mv map[string]any
+	if err := json.Unmarshal(man, &mv); err != nil || mv["status"] != "completed" {
+		t.Fatalf("manifest %v, %v", mv, err)
+	}
+	mv["status"] = "running" // as the session is while its hooks run
+	b, _ := json.Marshal(mv)
+	os.WriteFile(filepath.Join(dir, sid+".json"), b, 0o644)
+
+	payload, err := os.ReadFile(filepath.Join(src, "TaskComplete.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pv map[string]any
+	json.Unmarshal(payload, &pv)
+	pv["turn"].(map[string]any)["status"] = "aborted"
+	aborted, err := ClineHookJob(jsonReader(t, pv))
+	if err != nil || aborted.Event != "agent_end:aborted" {
+		t.Fatalf("job %+v, %v", aborted, err)
+	}
+	if rep, err := m.runJob(ctx, aborted); err != nil || rep.Added != 0 {
+		t.Fatalf("an aborted turn: %+v, %v; want nothing stored", rep, err)
+	}
+	f, _ := os.Open(filepath.Join(src, "TaskComplete.json"))
+	defer f.Close()
+	job, err := ClineHookJob(f)
+	if err != nil || job.SessionID != sid || job.Event != "agent_end" || job.Transcript != filepath.Join(dir, sid+".messages.json") || filepath.Base(job.Cwd) != "project" {
+		t.Fatalf("job %+v, %v", job, err)
+	}
+	rep, err := m.runJob(ctx, job)
+	if err != nil || rep.Added != 1 {
+		t.Fatalf("agent_end: %+v, %v; want the turn stored", rep, err)
+	}
+	os.RemoveAll(dir)
+	if _, err := ClineHookJob(jsonReader(t, pv)); err == nil {
+		t.Error("a job for a session that is nowhere")
+	}
+}

@@ -211,11 +211,13 @@ func (m *Memory) runJob(ctx context.Context, j Job) (AddReport, error) {
 		hooks.WaitCopilotCLIHook(ctx, path, j.Event, j.HookTimestamp, copilotCLIHookWait)
 	}
 	ended := j.Event == "SessionEnd" || j.Kind == hooks.FormatCopilotCLI && j.Event == "sessionEnd"
-	// Codex's notify and Gemini CLI's AfterAgent report a finished turn:
+	// Codex's notify, Gemini CLI's AfterAgent and the Cline CLI 3's
+	// agent_end (its TaskComplete hook) report a finished turn:
 	// that turn is closed. The hook may not have known the cwd, or the
 	// config changed since: AddFile checks the exclusions against what the
 	// transcript records.
-	turnDone := j.Kind == "codex" && j.Event == "agent-turn-complete" || j.Kind == hooks.FormatGemini && j.Event == "AfterAgent"
+	turnDone := j.Kind == "codex" && j.Event == "agent-turn-complete" || j.Kind == hooks.FormatGemini && j.Event == "AfterAgent" ||
+		j.Kind == hooks.FormatCline && j.Event == "agent_end"
 	return m.AddFile(ctx, path, j.Kind, hooks.Options{SessionEnded: ended,
 		LastAssistantMessage: j.LastAssistantMessage, LastAssistantDigest: j.LastAssistantDigest,
 		TurnComplete: turnDone, InputMessages: j.InputMessages, InputDigests: j.InputDigests, Cwd: j.Cwd}, AddOptions{excludable: true})

@@ -52,10 +52,11 @@ func newHookCmd(e *env) *cobra.Command {
 			return e.queueHook(job, err)
 		},
 	})
-	// Gemini CLI, Qwen Code, Copilot CLI and Cursor read a hook's stdout as JSON: they get {}.
+	// Gemini CLI, Qwen Code, Copilot CLI, Cline and Cursor read a hook's stdout as JSON: they get {}.
 	cmd.AddCommand(e.jsonStdinHook("gemini", "Gemini CLI hook (AfterAgent, SessionEnd): the hook's JSON on stdin", memory.GeminiHookJob))
 	cmd.AddCommand(e.jsonStdinHook("qwen-code", "Qwen Code hook (Stop, SessionEnd): the hook's JSON on stdin", memory.QwenCodeHookJob))
 	cmd.AddCommand(e.jsonStdinHook("copilot-cli", "GitHub Copilot CLI hook (agentStop, sessionEnd): the hook's JSON on stdin", memory.CopilotCLIHookJob))
+	cmd.AddCommand(e.jsonStdinHook("cline", "Cline hook (TaskComplete, TaskCancel): the hook's JSON on stdin", memory.ClineHookJob))
 	cmd.AddCommand(e.jsonStdinHook("cursor", "Cursor hook (stop): the hook's JSON on stdin", memory.CursorHookJob))
 	cmd.AddCommand(&cobra.Command{
 		Use:   "opencode JSON",
