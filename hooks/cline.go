@@ -59,6 +59,7 @@ type clMessage struct {
 type clBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
@@ -228,6 +229,18 @@ func ReadCline(path string, opt Options) (Result, error) {
 						}
 					}
 					cur.text(exchange.RoleAssistant, clip(strings.TrimSpace(t[prev:])), nil)
+				case "reasoning", "thinking":
+					// Roo Code keeps the model's reasoning as a block of its
+					// own before the text: {type: "thinking", thinking,
+					// signature} when it has Anthropic's signature, else
+					// {type: "reasoning", text, summary} (also for Anthropic
+					// through its own handler, which drops the signature);
+					// OpenAI's encrypted reasoning has no text.
+					t := b.Text
+					if b.Type == "thinking" {
+						t = b.Thinking
+					}
+					cur.text(exchange.RoleAssistant, clip(strings.TrimSpace(validUTF8(t))), map[string]any{"thinking": true})
 				case "tool_use":
 					var input any
 					if v, err := decodeAny(b.Input); err == nil {

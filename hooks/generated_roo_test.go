@@ -3,8 +3,11 @@ package hooks
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gitmem/git-mem/exchange"
 )
 
 // Roo Code task folders written by Roo Code's own CLI 0.1.17 (apps/cli of
@@ -23,7 +26,9 @@ func init() {
 			// Task 1, 10 messages, native tool_use / tool_result. User 0:
 			// "<user_message>\n…\n</user_message>" (not <task>), then an
 			// <environment_details> block ("# Current Workspace Directory
-			// (…) Files"). Assistant 1: text, read_file greet.js. User 2:
+			// (…) Files"). Assistant 1: a {type: "reasoning", text,
+			// summary} block (the scripted model's thinking; Roo drops the
+			// signature), text, read_file greet.js. User 2:
 			// its tool_result, environment_details. Assistant 3:
 			// attempt_completion. User 4: the second prompt, sent as the
 			// answer to the completion, comes as the attempt_completion's
@@ -115,5 +120,53 @@ func TestRooCLITaskRoot(t *testing.T) {
 	}
 	if len(res.Exchanges) != 1 || res.Exchanges[0].Agent != AgentRooCode {
 		t.Fatalf("exchanges %+v", res.Exchanges)
+	}
+}
+
+// TestGeneratedRooReasoning: the reasoning block Roo Code keeps before the
+// assistant's text is a thinking turn of the first exchange, and is not
+// lost.
+func TestGeneratedRooReasoning(t *testing.T) {
+	res, err := ReadCline(rooGenTask1, Options{SessionEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Exchanges) != 2 {
+		t.Fatalf("%d exchanges", len(res.Exchanges))
+	}
+	var thinking []string
+	for _, ex := range res.Exchanges {
+		for _, turn := range ex.Turns {
+			if turn.Extra["thinking"] == true {
+				thinking = append(thinking, turn.Text)
+			}
+		}
+	}
+	want := []string{"The user asks what greet.js prints. I should read the file before answering."}
+	if !reflect.DeepEqual(thinking, want) {
+		t.Errorf("thinking turns %q, want %q", thinking, want)
+	}
+	var texts []string
+	for _, turn := range res.Exchanges[0].Turns {
+		if turn.Role == exchange.RoleAssistant && turn.Extra["thinking"] != true {
+			texts = append(texts, turn.Text)
+		}
+	}
+	if !reflect.DeepEqual(texts, []string{"I'll read greet.js first."}) {
+		t.Errorf("assistant text %q", texts)
+	}
+}
+
+// TestRooEditFileTouches: Roo Code's edit_file (like its edit and
+// search_replace) names the file in file_path; Cursor's in target_file.
+func TestRooEditFileTouches(t *testing.T) {
+	for _, input := range []map[string]any{
+		{"file_path": "src/a.ts", "old_string": "x", "new_string": "y"},
+		{"target_file": "src/a.ts", "instructions": "rename x"},
+	} {
+		ex := &exchange.Exchange{Turns: []exchange.Turn{{Role: exchange.RoleTool, Name: "edit_file", Input: input}}}
+		if got := FilesTouched(ex); !reflect.DeepEqual(got, []string{"src/a.ts"}) {
+			t.Errorf("edit_file %v: files %q", input, got)
+		}
 	}
 }

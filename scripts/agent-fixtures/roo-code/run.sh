@@ -99,7 +99,7 @@ fs.writeFileSync(f, JSON.stringify(p, null, 2));
 
   # The release tarball's layout (apps/cli/scripts/build.sh create_tarball,
   # then apps/cli/install.sh's npm install --production).
-  mkdir -p "$rel/bin" "$rel/lib" "$rel/extension" "$rel/node_modules/@vscode/ripgrep/bin"
+  mkdir -p "$rel/bin" "$rel/lib" "$rel/extension"
   cp -r "$src/apps/cli/dist/"* "$rel/lib/"
   cp -r "$src/src/dist/"* "$rel/extension/"
   echo '{"type": "commonjs"}' > "$rel/extension/package.json"
@@ -110,6 +110,7 @@ console.log(JSON.stringify({ name: "@roo-code/cli", version: pkg.version, type: 
   dependencies: Object.fromEntries(keys.map((k) => [k, d[k]])) }, null, 2));
 ' "$src/apps/cli/package.json" > "$rel/package.json"
   (cd "$rel" && npm install --production --no-audit --no-fund --loglevel=error) >&2
+  mkdir -p "$rel/node_modules/@vscode/ripgrep/bin"
   cp "$(command -v rg)" "$rel/node_modules/@vscode/ripgrep/bin/rg"
   cp "$(command -v rg)" "$rel/bin/rg"
   touch "$rel/.env"

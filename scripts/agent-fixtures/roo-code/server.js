@@ -8,8 +8,9 @@
 //
 //   node server.js <port> [script.json] [logdir]
 //
-// A reply is {"text": "...", "tool_calls": [{"name": "...", "arguments":
-// {...}}]} (both optional): text and native tool_use blocks. The port it
+// A reply is {"thinking": "...", "text": "...", "tool_calls": [{"name":
+// "...", "arguments": {...}}]} (all optional): an extended-thinking block
+// (with a made-up signature), text and native tool_use blocks. The port it
 // listens on is printed on stdout (0: any free port).
 "use strict";
 const http = require("http");
@@ -35,6 +36,7 @@ function firstUserText(messages) {
 function send(res, body, reply, model) {
   const id = "msg_fixture_" + String(seq).padStart(4, "0");
   const blocks = [];
+  if (reply.thinking) blocks.push({ type: "thinking", thinking: reply.thinking, signature: "fixture-signature-" + String(seq).padStart(4, "0") });
   if (reply.text) blocks.push({ type: "text", text: reply.text });
   (reply.tool_calls || []).forEach((c, i) =>
     blocks.push({ type: "tool_use", id: "toolu_fixture_" + String(seq).padStart(4, "0") + "_" + i, name: c.name, input: c.arguments || {} }));
@@ -49,7 +51,11 @@ function send(res, body, reply, model) {
   const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   ev("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
   blocks.forEach((b, index) => {
-    if (b.type === "text") {
+    if (b.type === "thinking") {
+      ev("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } });
+      ev("content_block_delta", { index, delta: { type: "thinking_delta", thinking: b.thinking } });
+      ev("content_block_delta", { index, delta: { type: "signature_delta", signature: b.signature } });
+    } else if (b.type === "text") {
       ev("content_block_start", { index, content_block: { type: "text", text: "" } });
       for (let i = 0; i < b.text.length; i += 64) ev("content_block_delta", { index, delta: { type: "text_delta", text: b.text.slice(i, i + 64) } });
     } else {
