@@ -46,7 +46,8 @@ var (
 	clineThinkRe  = lazy.Regexp(`(?s)<thinking>(.*?)</thinking>`)
 	clinePromptRe = lazy.Regexp(`(?s)<(task|feedback|answer|user_message)>\n?(.*?)\n?</(?:task|feedback|answer|user_message)>`)
 	clineResultRe = lazy.Regexp(`^\[([a-z_]+)(?: for [^\]]*)?\] Result:`)
-	clineCwdRe    = lazy.Regexp(`# Current Working Directory \(([^)\n]+)\) Files`)
+	// Cline says "Working", Roo Code "Workspace".
+	clineCwdRe = lazy.Regexp(`# Current (?:Working|Workspace) Directory \(([^)\n]+)\) Files`)
 )
 
 type clMessage struct {
@@ -58,6 +59,7 @@ type clMessage struct {
 type clBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
@@ -88,7 +90,7 @@ func ReadCline(path string, opt Options) (Result, error) {
 	}
 	task := filepath.Base(filepath.Dir(path))
 	agent := AgentCline
-	if strings.Contains(path, "roo-cline") || strings.Contains(filepath.ToSlash(path), "/roo-code/") {
+	if slash := filepath.ToSlash(path); strings.Contains(slash, "roo-cline") || strings.Contains(slash, "/roo-code/") || strings.Contains(slash, "/"+rooCLIStorage+"/") {
 		agent = AgentRooCode
 	}
 	taskTime := ""
@@ -227,6 +229,18 @@ func ReadCline(path string, opt Options) (Result, error) {
 						}
 					}
 					cur.text(exchange.RoleAssistant, clip(strings.TrimSpace(t[prev:])), nil)
+				case "reasoning", "thinking":
+					// Roo Code keeps the model's reasoning as a block of its
+					// own before the text: {type: "thinking", thinking,
+					// signature} when it has Anthropic's signature, else
+					// {type: "reasoning", text, summary} (also for Anthropic
+					// through its own handler, which drops the signature);
+					// OpenAI's encrypted reasoning has no text.
+					t := b.Text
+					if b.Type == "thinking" {
+						t = b.Thinking
+					}
+					cur.text(exchange.RoleAssistant, clip(strings.TrimSpace(validUTF8(t))), map[string]any{"thinking": true})
 				case "tool_use":
 					var input any
 					if v, err := decodeAny(b.Input); err == nil {
@@ -277,9 +291,16 @@ func clineResultText(raw json.RawMessage) string {
 	return partsText(raw)
 }
 
+// rooCLIStorage is the folder under the home of Roo Code's CLI
+// (apps/cli): it runs the extension under Roo's @roo-code/vscode-shim,
+// whose global storage is ~/.vscode-mock/global-storage, so its tasks are
+// ~/.vscode-mock/global-storage/tasks/<task id>/ (beside an _index.json
+// of the task history).
+const rooCLIStorage = ".vscode-mock"
+
 // ClineTaskRoots are the folders holding Cline (or, with roo, Roo Code)
 // tasks: VS Code's global storage for each editor build, the remote
-// server's, and the Cline CLI's own.
+// server's, and the Cline CLI's own (or the Roo Code CLI's).
 func ClineTaskRoots(home string, roo bool) []string {
 	ext := "saoudrizwan.claude-dev"
 	if roo {
@@ -292,7 +313,9 @@ func ClineTaskRoots(home string, roo bool) []string {
 		}
 	}
 	roots = append(roots, filepath.Join(home, ".vscode-server", "data", "User", "globalStorage", ext, "tasks"))
-	if !roo {
+	if roo {
+		roots = append(roots, filepath.Join(home, rooCLIStorage, "global-storage", "tasks"))
+	} else {
 		roots = append(roots, filepath.Join(home, ".cline", "data", "tasks"))
 	}
 	return roots

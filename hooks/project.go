@@ -302,8 +302,9 @@ var editTools = map[string][]string{
 	"insert_content": {"path"}, "search_and_replace": {"path"},
 	// Cline SDK (apply_patch: through its headers, below)
 	"editor": {"path"},
-	// Cursor (database; its transcripts: StrReplace, Write, Delete by path)
-	"edit_file": {"target_file"}, "search_replace": {"file_path"}, "StrReplace": {"path"}, "Delete": {"path"},
+	// Cursor (database; its transcripts: StrReplace, Write, Delete by path);
+	// Roo Code's edit_file, edit and search_replace take file_path
+	"edit_file": {"target_file", "file_path"}, "search_replace": {"file_path"}, "StrReplace": {"path"}, "Delete": {"path"},
 	// OpenCode (filePath), Copilot CLI (path), Qwen Code (file_path)
 	"edit": {"filePath", "path", "file_path"}, "write": {"filePath"}, "multiedit": {"filePath"},
 	"create": {"path"}, "str_replace_editor": {"path"},
