@@ -583,6 +583,24 @@ func UninstallClaudeCode(settingsPath string, opt InstallOptions) (string, error
 	return msg, nil
 }
 
+// openVersionedHooks loads a hooks file of the {"version": 1, "hooks":
+// {...}} shape (Cursor's, Copilot CLI's) for an install, with its hooks
+// object made if missing.
+func openVersionedHooks(path string, opt InstallOptions) (*jsonFile, *jobj, error) {
+	if err := checkScope(opt.Scope); err != nil {
+		return nil, nil, err
+	}
+	jf, err := loadJSON(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok := jf.root.get("version"); !ok {
+		jf.root.set("version", json.Number("1"))
+	}
+	hooks, err := hooksObject(jf, true)
+	return jf, hooks, err
+}
+
 func hooksObject(jf *jsonFile, create bool) (*jobj, error) {
 	v, ok := jf.root.get("hooks")
 	if !ok || v == nil {

@@ -74,17 +74,7 @@ func isOurCopilotCLICommand(cmd string) bool { return isOurCommand(cmd, " hook c
 // Copilot CLI hooks file, keeping every other key and handler; twice
 // changes nothing.
 func InstallCopilotCLI(hooksPath, gitMemCmd string, opt InstallOptions) (string, error) {
-	if err := checkScope(opt.Scope); err != nil {
-		return "", fmt.Errorf("install copilot-cli hooks: %w", err)
-	}
-	jf, err := loadJSON(hooksPath)
-	if err != nil {
-		return "", fmt.Errorf("install copilot-cli hooks: %w", err)
-	}
-	if _, ok := jf.root.get("version"); !ok {
-		jf.root.set("version", json.Number("1"))
-	}
-	hooks, err := hooksObject(jf, true)
+	jf, hooks, err := openVersionedHooks(hooksPath, opt)
 	if err != nil {
 		return "", fmt.Errorf("install copilot-cli hooks: %w", err)
 	}

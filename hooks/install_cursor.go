@@ -26,17 +26,7 @@ func isOurCursorCommand(cmd string) bool { return isOurCommand(cmd, " hook curso
 // InstallCursor adds git mem's stop handler to a Cursor hooks.json, keeping
 // every other key and handler; twice changes nothing.
 func InstallCursor(hooksPath, gitMemCmd string, opt InstallOptions) (string, error) {
-	if err := checkScope(opt.Scope); err != nil {
-		return "", fmt.Errorf("install cursor hooks: %w", err)
-	}
-	jf, err := loadJSON(hooksPath)
-	if err != nil {
-		return "", fmt.Errorf("install cursor hooks: %w", err)
-	}
-	if _, ok := jf.root.get("version"); !ok {
-		jf.root.set("version", json.Number("1"))
-	}
-	hooks, err := hooksObject(jf, true)
+	jf, hooks, err := openVersionedHooks(hooksPath, opt)
 	if err != nil {
 		return "", fmt.Errorf("install cursor hooks: %w", err)
 	}
