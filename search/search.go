@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"sort"
 	"strings"
@@ -583,11 +584,14 @@ func (ix *Index) selectTop(all []cand, n int) []cand {
 }
 
 // HNSWCrossover is the document count from which the vector layer searches
-// an HNSW graph instead of scanning every vector. Measured (docs/bench/
-// search.md): loading the graph costs more than the exact scan saves at
-// every size a personal memory reaches, in a CLI process that opens the
-// index per query, so the crossover sits far above 100k.
-var HNSWCrossover = 1_000_000
+// an HNSW graph instead of scanning every vector: never, by default.
+// Measured (docs/bench/search.md): loading the graph costs more than the
+// exact scan saves at every size a personal memory reaches, in a CLI
+// process that opens the index per query; and a writer builds the graph
+// again over every vector at each flush, which at 1,000,000 (where it was
+// set) did not end in the minutes a reindex's own work took, at 8.4 GB
+// (docs/BENCHMARKS.md, session 7). The exact int8 scan needs no build.
+var HNSWCrossover = math.MaxInt
 
 // HNSWEf is the beam width of a graph search.
 var HNSWEf = 128
