@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,26 @@ func TestEntryCache(t *testing.T) {
 	cf, _ := loadEntryCache(m.EntryCachePath())
 	cf.Head = strings.Repeat("ab", 20)
 	cf.Entries = cf.Entries[:3]
+	if err := saveEntryCache(m.EntryCachePath(), cf); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = m.Entries()
+	same(got, want)
+	// A cache of a history that left main but shares its first commits
+	// (what a forget leaves): every card, the shared ones too.
+	base, err := exec.Command("git", "--git-dir", m.Repo.Dir(), "rev-parse", "main~3").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := exec.Command("git", "--git-dir", m.Repo.Dir(), "commit-tree", "-p", strings.TrimSpace(string(base)),
+		"-m", "a rewritten history", strings.TrimSpace(string(base))+"^{tree}")
+	ct.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	side, err := ct.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf.Head = strings.TrimSpace(string(side))
+	cf.Entries = cf.Entries[:1]
 	if err := saveEntryCache(m.EntryCachePath(), cf); err != nil {
 		t.Fatal(err)
 	}
