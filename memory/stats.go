@@ -1,13 +1,23 @@
 package memory
 
 import (
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/crc32"
+	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/gitstore"
 	"github.com/gitmem/git-mem/tokens"
 )
 
@@ -29,167 +39,499 @@ type Stats struct {
 	Last            *time.Time     `json:"last,omitempty"`
 }
 
-// tokenCache keeps token counts under mem/cache so stats does not
-// re-tokenise everything each time: verbatim counts by exchange id, card
-// counts by commit (a card is fixed by its commit). Counting every card
-// afresh was 72% of a `git mem stats` at 15,000 exchanges (955 ms CPU;
-// docs/BENCHMARKS.md, "Scale").
-type tokenCache map[string]int
-
 func (m *Memory) cachePath(name string) string {
 	return filepath.Join(m.Repo.MemDir(), "cache", name)
 }
 
-func (m *Memory) loadTokenCache(name string) tokenCache {
-	c := tokenCache{}
-	f, err := os.Open(m.cachePath(name))
-	if err != nil {
-		return c
-	}
-	defer f.Close()
-	if gob.NewDecoder(f).Decode(&c) != nil {
-		return tokenCache{}
-	}
-	return c
-}
+// statsFile is the kept state of Stats (statsState).
+const statsFile = "stats.bin"
 
-func (m *Memory) saveTokenCache(name string, c tokenCache) {
-	_ = WriteFileAtomic(m.cachePath(name), func(f *os.File) error { return gob.NewEncoder(f).Encode(c) })
-}
-
+// Files of earlier versions: their token counts seed the first state, so a
+// memory of a million exchanges is not read again blob by blob (minutes),
+// and they are removed once it is written.
 const (
-	verbatimTokensFile = "verbatim-tokens.gob"
-	cardTokensFile     = "card-tokens.gob"
+	legacyVerbatimTokens = "verbatim-tokens.gob" // map[exchange id]tokens
+	legacyCardTokens     = "card-tokens.gob"     // map[commit]tokens
+	legacyStatsJSON      = "stats.json"
 )
 
-const statsFile = "stats.json"
-
 // statsCacheVersion changes whenever what Stats counts, or how, changes: a
-// result kept by another version is computed again.
-const statsCacheVersion = 1
+// state kept by another version is computed again.
+const statsCacheVersion = 2
 
-// statsCacheFile is the last result of Stats and the head of main it
-// describes: stats of a memory that has not changed since is a file read
-// (decoding every card and summing was 117 ms CPU at 15,000 exchanges).
-type statsCacheFile struct {
-	Version int    `json:"version"`
-	Head    string `json:"head"`
-	Stats   *Stats `json:"stats"`
+// statsState is the last result of Stats, the head of main it describes, and
+// what moving it to a newer head needs: a row per counted exchange and the
+// sets of sessions, projects and rooms, all as 64-bit FNV hashes, sorted.
+// When main only gained commits (an add, a fast-forward, a merge) Stats
+// reads the new commits alone; summing every card again was O(history) per
+// call (a first `stats` after main moved at 1,000,000 exchanges ran for
+// over 300 s). Two ids hashing alike would at worst count one session or
+// room too few (about 1 in 10^7 at a million); an exchange id met again
+// sends Stats to the full count.
+type statsState struct {
+	Version  int
+	Head     string
+	Stats    Stats
+	Rows     []statRow // by ID
+	Sessions []uint64
+	Projects []uint64
+	Rooms    []uint64
 }
 
-// Stats computes the memory's statistics, or reads them when main has not
-// moved since they were last computed.
+// statRow is one counted exchange: Card is the hash of the card's text its
+// Tokens were counted from (a forget rewrites commits, not cards).
+type statRow struct {
+	ID, Card         uint64
+	Verbatim, Tokens uint32
+}
+
+func hash64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+func cardHash(e *Entry) uint64 { return hash64(e.Core + "\x00" + e.Context) }
+
+var statsTable = crc32.MakeTable(crc32.Castagnoli)
+
+// encode lays the state out as a JSON header and fixed-width arrays, with a
+// checksum: a million rows decode in milliseconds (gob: about a second).
+func (s *statsState) encode() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Version int
+		Head    string
+		Stats   Stats
+	}{s.Version, s.Head, s.Stats})
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 64+len(head)+24*len(s.Rows)+8*(len(s.Sessions)+len(s.Projects)+len(s.Rooms)))
+	b = binary.AppendUvarint(b, uint64(len(head)))
+	b = append(b, head...)
+	b = binary.AppendUvarint(b, uint64(len(s.Rows)))
+	for _, r := range s.Rows {
+		b = binary.LittleEndian.AppendUint64(b, r.ID)
+		b = binary.LittleEndian.AppendUint64(b, r.Card)
+		b = binary.LittleEndian.AppendUint32(b, r.Verbatim)
+		b = binary.LittleEndian.AppendUint32(b, r.Tokens)
+	}
+	for _, set := range [][]uint64{s.Sessions, s.Projects, s.Rooms} {
+		b = binary.AppendUvarint(b, uint64(len(set)))
+		for _, h := range set {
+			b = binary.LittleEndian.AppendUint64(b, h)
+		}
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, statsTable)), nil
+}
+
+var errStatsCorrupt = errors.New("corrupt stats state")
+
+func decodeStatsState(b []byte) (*statsState, error) {
+	if len(b) < 4 || crc32.Checksum(b[:len(b)-4], statsTable) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil, errStatsCorrupt
+	}
+	b = b[:len(b)-4]
+	count := func(width int) (int, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k)/uint64(width) {
+			return 0, false
+		}
+		b = b[k:]
+		return int(n), true
+	}
+	n, ok := count(1)
+	if !ok {
+		return nil, errStatsCorrupt
+	}
+	s := &statsState{}
+	var head struct {
+		Version int
+		Head    string
+		Stats   Stats
+	}
+	if err := json.Unmarshal(b[:n], &head); err != nil {
+		return nil, errStatsCorrupt
+	}
+	b = b[n:]
+	s.Version, s.Head, s.Stats = head.Version, head.Head, head.Stats
+	if n, ok = count(24); !ok {
+		return nil, errStatsCorrupt
+	}
+	s.Rows = make([]statRow, n)
+	for i := range s.Rows {
+		s.Rows[i] = statRow{
+			ID: binary.LittleEndian.Uint64(b), Card: binary.LittleEndian.Uint64(b[8:]),
+			Verbatim: binary.LittleEndian.Uint32(b[16:]), Tokens: binary.LittleEndian.Uint32(b[20:]),
+		}
+		b = b[24:]
+	}
+	for _, set := range []*[]uint64{&s.Sessions, &s.Projects, &s.Rooms} {
+		if n, ok = count(8); !ok {
+			return nil, errStatsCorrupt
+		}
+		*set = make([]uint64, n)
+		for i := range *set {
+			(*set)[i] = binary.LittleEndian.Uint64(b)
+			b = b[8:]
+		}
+	}
+	if len(b) != 0 {
+		return nil, errStatsCorrupt
+	}
+	return s, nil
+}
+
+// loadStatsState reads the kept state; any problem means "count again".
+func (m *Memory) loadStatsState() *statsState {
+	b, err := os.ReadFile(m.cachePath(statsFile))
+	if err != nil {
+		return nil
+	}
+	s, err := decodeStatsState(b)
+	if err != nil || s.Version != statsCacheVersion || !plumbing.IsHash(s.Head) {
+		return nil
+	}
+	return s
+}
+
+// saveStatsState keeps s when main still points where s says: a state
+// written after main moved on would be taken for the newer head's.
+func (m *Memory) saveStatsState(s *statsState) {
+	if now, err := m.Repo.Head(); err != nil || now.String() != s.Head {
+		return
+	}
+	b, err := s.encode()
+	if err != nil {
+		return
+	}
+	if WriteFileAtomic(m.cachePath(statsFile), func(f *os.File) error { _, err := f.Write(b); return err }) == nil {
+		for _, old := range []string{legacyVerbatimTokens, legacyCardTokens, legacyStatsJSON} {
+			_ = os.Remove(m.cachePath(old))
+		}
+	}
+}
+
+// Stats computes the memory's statistics: read when main has not moved
+// since they were last kept, brought up to date from the new commits when
+// main only gained some, counted over every card otherwise.
 func (m *Memory) Stats() (*Stats, error) {
 	head, err := m.Repo.Head()
 	if err != nil {
 		return nil, fmt.Errorf("read main: %w", err)
 	}
-	path := m.cachePath(statsFile)
-	if b, err := os.ReadFile(path); err == nil && !head.IsZero() {
-		var c statsCacheFile
-		if json.Unmarshal(b, &c) == nil && c.Version == statsCacheVersion && c.Head == head.String() && c.Stats != nil {
-			return c.Stats, nil
+	if head.IsZero() {
+		return newStats(), nil
+	}
+	old := m.loadStatsState()
+	if old != nil && old.Head == head.String() {
+		return &old.Stats, nil
+	}
+	var recount map[uint64]bool
+	if old != nil {
+		s, again, err := m.statsSince(old, head)
+		if err != nil {
+			return nil, err
 		}
-	}
-	st, complete, err := m.computeStats()
-	if err != nil || !complete || head.IsZero() {
-		return st, err
-	}
-	// Saved only when main did not move while it was computed.
-	if now, err := m.Repo.Head(); err == nil && now == head {
-		if b, err := json.Marshal(statsCacheFile{Version: statsCacheVersion, Head: head.String(), Stats: st}); err == nil {
-			_ = WriteFileAtomic(path, func(f *os.File) error { _, err := f.Write(b); return err })
+		if s != nil {
+			m.saveStatsState(s)
+			return &s.Stats, nil
 		}
+		recount = again
 	}
-	return st, nil
+	s, complete, err := m.computeStats(head, old, recount)
+	if err != nil {
+		return nil, err
+	}
+	if complete {
+		m.saveStatsState(s)
+	}
+	return &s.Stats, nil
 }
 
-// computeStats walks every card; complete is false when a verbatim blob
-// could not be read (its tokens are then left out, and the result not kept).
-func (m *Memory) computeStats() (st *Stats, complete bool, err error) {
+func newStats() *Stats {
+	return &Stats{Distillers: map[string]int{}, Agents: map[string]int{}}
+}
+
+// statsSince moves old to head by counting only the commits head has and
+// old's head has not. It gives nil when that cannot give the exact result
+// (history rewritten, an exchange stored again by another machine, a blob
+// unread, no git command); again then names the exchanges stored again,
+// whose kept counts may describe a copy that lost.
+func (m *Memory) statsSince(old *statsState, head plumbing.Hash) (s *statsState, again map[uint64]bool, err error) {
+	hs, reached, err := m.Repo.CommitHashesSince(head, plumbing.NewHash(old.Head))
+	if errors.Is(err, gitstore.ErrNoGit) || err == nil && !reached {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read memory log: %w", err)
+	}
+	var fresh []Entry
+	seen := map[uint64]bool{}
+	for start := 0; start < len(hs); start += entryBatch {
+		cs, err := m.Repo.ReadCommits(hs[start:min(start+entryBatch, len(hs))])
+		if err != nil {
+			return nil, nil, fmt.Errorf("read memory log: %w", err)
+		}
+		for _, c := range cs {
+			if len(c.ParentHashes) > 1 {
+				continue
+			}
+			e := *entryOf(c)
+			if e.Exchange == "" {
+				continue
+			}
+			id := hash64(e.Exchange)
+			if _, known := slices.BinarySearchFunc(old.Rows, id, func(r statRow, id uint64) int { return cmpU64(r.ID, id) }); known || seen[id] {
+				if again == nil {
+					again = map[uint64]bool{}
+				}
+				again[id] = true
+				continue
+			}
+			seen[id] = true
+			fresh = append(fresh, e)
+		}
+	}
+	if again != nil {
+		return nil, again, nil
+	}
+	rows, ok, err := m.countTokens(head, pointers(fresh), nil)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	s = &statsState{Version: statsCacheVersion, Head: head.String(), Stats: old.Stats}
+	st := &s.Stats
+	st.Distillers, st.Agents = copyCounts(st.Distillers), copyCounts(st.Agents)
+	var sessions, projects, rooms []uint64
+	for i := range fresh {
+		e := &fresh[i]
+		tally(st, e, rows[i])
+		if e.Session != "" {
+			sessions = append(sessions, hash64(e.Session))
+		}
+		if e.Project != "" {
+			projects = append(projects, hash64(e.Project))
+		}
+		for _, r := range e.Rooms {
+			rooms = append(rooms, hash64(r))
+		}
+	}
+	s.Rows = mergeRows(old.Rows, rows)
+	s.Sessions, s.Projects, s.Rooms = union(old.Sessions, sessions), union(old.Projects, projects), union(old.Rooms, rooms)
+	finish(st, len(s.Sessions), len(s.Projects), len(s.Rooms))
+	return s, nil, nil
+}
+
+// computeStats counts every card of main; counts kept in old (or, before
+// the first state, in the legacy token files) are reused unless recount
+// names the exchange. complete is false when a verbatim blob could not be
+// read (its tokens are then left out, and the result not kept).
+func (m *Memory) computeStats(head plumbing.Hash, old *statsState, recount map[uint64]bool) (s *statsState, complete bool, err error) {
+	statsFullCounts.Add(1)
 	entries, err := m.Entries()
 	if err != nil {
 		return nil, false, err
 	}
-	st = &Stats{Distillers: map[string]int{}, Agents: map[string]int{}}
-	sessions, projects, rooms := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	cache := m.loadTokenCache(verbatimTokensFile)
-	cards := m.loadTokenCache(cardTokensFile)
-	var missing, missingCards []*Entry
-	for _, e := range entries {
-		st.Exchanges++
+	known := func(e *Entry) (statRow, bool) { return statRow{}, false }
+	switch {
+	case old != nil:
+		known = func(e *Entry) (statRow, bool) {
+			id := hash64(e.Exchange)
+			i, ok := slices.BinarySearchFunc(old.Rows, id, func(r statRow, id uint64) int { return cmpU64(r.ID, id) })
+			if !ok || recount[id] {
+				return statRow{}, false
+			}
+			r := old.Rows[i]
+			if r.Card != cardHash(e) {
+				r.Card, r.Tokens = 0, 0 // the card changed: count it again
+			}
+			return r, true
+		}
+	default:
+		verbatim, cards := m.loadLegacyTokens(legacyVerbatimTokens), m.loadLegacyTokens(legacyCardTokens)
+		if len(verbatim) > 0 {
+			known = func(e *Entry) (statRow, bool) {
+				v, ok := verbatim[e.Exchange]
+				if !ok {
+					return statRow{}, false
+				}
+				r := statRow{ID: hash64(e.Exchange), Verbatim: uint32(v)}
+				if c, ok := cards[e.Commit]; ok {
+					r.Card, r.Tokens = cardHash(e), uint32(c)
+				}
+				return r, true
+			}
+		}
+	}
+	rows, complete, err := m.countTokens(head, entries, known)
+	if err != nil {
+		return nil, false, err
+	}
+	s = &statsState{Version: statsCacheVersion, Head: head.String(), Stats: *newStats()}
+	st := &s.Stats
+	for i, e := range entries {
+		tally(st, e, rows[i])
 		if e.Session != "" {
-			sessions[e.Session] = true
+			s.Sessions = append(s.Sessions, hash64(e.Session))
 		}
 		if e.Project != "" {
-			projects[e.Project] = true
+			s.Projects = append(s.Projects, hash64(e.Project))
 		}
 		for _, r := range e.Rooms {
-			rooms[r] = true
-		}
-		st.Redactions += e.Redacted
-		st.Distillers[e.Distiller]++
-		if e.Agent != "" {
-			st.Agents[e.Agent]++
-		}
-		if _, ok := cards[e.Commit]; !ok {
-			missingCards = append(missingCards, e)
-		}
-		if _, ok := cache[e.Exchange]; !ok {
-			missing = append(missing, e)
-		}
-		t := e.Time
-		if st.First == nil || t.Before(*st.First) {
-			st.First = &t
-		}
-		if st.Last == nil || t.After(*st.Last) {
-			st.Last = &t
+			s.Rooms = append(s.Rooms, hash64(r))
 		}
 	}
-	counts := make([]int, len(missing))
-	errs := make([]error, len(missing))
-	parallel(len(missing), func(i int) {
-		ex, _, err := m.Verbatim(missing[i].Exchange)
-		if err != nil {
-			errs[i] = err
-			return
+	s.Rows = mergeRows(nil, rows)
+	s.Sessions, s.Projects, s.Rooms = union(nil, s.Sessions), union(nil, s.Projects), union(nil, s.Rooms)
+	finish(st, len(s.Sessions), len(s.Projects), len(s.Rooms))
+	return s, complete, nil
+}
+
+// statsFullCounts counts computeStats' runs, so tests can tell which way
+// Stats went.
+var statsFullCounts atomic.Int64
+
+// statsBatch is how many blobs countTokens reads per git cat-file: a
+// million held at once would be a gigabyte.
+const statsBatch = 1000
+
+// countTokens gives each entry's row: the BPE tokens of its verbatim
+// exchange as rendered (read from head's tree, a batch at a time through
+// git cat-file: through go-git the first stats of 100,000 exchanges spent
+// 38 of its 63 s reopening packs) and of its card. known, when not nil,
+// gives counts already made (a row with Card 0 needs its card counted).
+func (m *Memory) countTokens(head plumbing.Hash, entries []*Entry, known func(*Entry) (statRow, bool)) (rows []statRow, complete bool, err error) {
+	rows = make([]statRow, len(entries))
+	var need []int
+	for i, e := range entries {
+		r, ok := statRow{}, false
+		if known != nil {
+			r, ok = known(e)
 		}
-		counts[i] = tokens.Count(ex.Render())
-	})
+		if !ok {
+			r = statRow{ID: hash64(e.Exchange)}
+			need = append(need, i)
+		}
+		rows[i] = r
+	}
 	complete = true
-	for i, e := range missing {
-		if errs[i] == nil {
-			cache[e.Exchange] = counts[i]
-		} else {
-			complete = false
+	for start := 0; start < len(need); start += statsBatch {
+		part := need[start:min(start+statsBatch, len(need))]
+		reqs := make([]gitstore.PathAt, len(part))
+		for j, i := range part {
+			reqs[j] = gitstore.PathAt{Commit: head, Path: exchange.BlobPath(entries[i].Exchange)}
+		}
+		data, ok, err := m.Repo.ReadPaths(reqs)
+		if err != nil {
+			return nil, false, fmt.Errorf("read exchanges for stats: %w", err)
+		}
+		parallel(len(part), func(j int) {
+			if !ok[j] {
+				return
+			}
+			if ex, err := exchange.Parse(data[j]); err == nil {
+				rows[part[j]].Verbatim = uint32(tokens.Count(ex.Render()))
+			} else {
+				ok[j] = false
+			}
+		})
+		for j := range part {
+			complete = complete && ok[j]
 		}
 	}
-	if len(missing) > 0 {
-		m.saveTokenCache(verbatimTokensFile, cache)
-	}
-	cardCounts := make([]int, len(missingCards))
-	parallel(len(missingCards), func(i int) {
-		cardCounts[i] = tokens.Count(missingCards[i].Core + " " + missingCards[i].Context)
+	parallel(len(entries), func(i int) {
+		if rows[i].Card == 0 {
+			rows[i].Card, rows[i].Tokens = cardHash(entries[i]), uint32(tokens.Count(entries[i].Core+" "+entries[i].Context))
+		}
 	})
-	for i, e := range missingCards {
-		cards[e.Commit] = cardCounts[i]
+	return rows, complete, nil
+}
+
+// loadLegacyTokens reads a token file of an earlier version (nil if none).
+func (m *Memory) loadLegacyTokens(name string) map[string]int {
+	f, err := os.Open(m.cachePath(name))
+	if err != nil {
+		return nil
 	}
-	if len(missingCards) > 0 {
-		kept := make(tokenCache, len(entries)) // commits forgotten or rewritten drop out
-		for _, e := range entries {
-			kept[e.Commit] = cards[e.Commit]
-		}
-		m.saveTokenCache(cardTokensFile, kept)
+	defer f.Close()
+	var c map[string]int
+	if gob.NewDecoder(f).Decode(&c) != nil {
+		return nil
 	}
-	for _, e := range entries {
-		st.VerbatimTokens += int64(cache[e.Exchange])
-		st.DistilledTokens += int64(cards[e.Commit])
+	return c
+}
+
+func tally(st *Stats, e *Entry, r statRow) {
+	st.Exchanges++
+	st.Redactions += e.Redacted
+	st.Distillers[e.Distiller]++
+	if e.Agent != "" {
+		st.Agents[e.Agent]++
 	}
-	st.Sessions, st.Projects, st.Rooms = len(sessions), len(projects), len(rooms)
+	st.VerbatimTokens += int64(r.Verbatim)
+	st.DistilledTokens += int64(r.Tokens)
+	t := e.Time
+	if st.First == nil || t.Before(*st.First) {
+		st.First = &t
+	}
+	if st.Last == nil || t.After(*st.Last) {
+		st.Last = &t
+	}
+}
+
+func finish(st *Stats, sessions, projects, rooms int) {
+	st.Sessions, st.Projects, st.Rooms = sessions, projects, rooms
+	st.Compression = 0
 	if st.DistilledTokens > 0 {
 		st.Compression = float64(st.VerbatimTokens) / float64(st.DistilledTokens)
 	}
-	return st, complete, nil
+}
+
+func copyCounts(c map[string]int) map[string]int {
+	out := make(map[string]int, len(c))
+	for k, v := range c {
+		out[k] = v
+	}
+	return out
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// mergeRows gives old's rows and the new ones in one list by ID.
+func mergeRows(old, add []statRow) []statRow {
+	add = slices.Clone(add)
+	slices.SortFunc(add, func(a, b statRow) int { return cmpU64(a.ID, b.ID) })
+	out := make([]statRow, 0, len(old)+len(add))
+	i, j := 0, 0
+	for i < len(old) || j < len(add) {
+		if j == len(add) || i < len(old) && old[i].ID <= add[j].ID {
+			out = append(out, old[i])
+			i++
+		} else {
+			out = append(out, add[j])
+			j++
+		}
+	}
+	return out
+}
+
+// union gives the sorted, distinct hashes of a sorted set and more.
+func union(set, more []uint64) []uint64 {
+	if len(more) == 0 {
+		return set
+	}
+	out := append(slices.Clone(set), more...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // RoomCount is one room of the memory palace.
