@@ -305,6 +305,22 @@ func (r *Repo) CommitHashesSince(start, last plumbing.Hash) (order []plumbing.Ha
 	return order, reached, nil
 }
 
+// EachCommitBatch reads the commits hs a batch of size at a time
+// (ReadCommits) and gives fn each batch in order, so that a caller going
+// through a million commits holds a batch, not gigabytes of decoded commits.
+func (r *Repo) EachCommitBatch(hs []plumbing.Hash, size int, fn func([]*object.Commit) error) error {
+	for start := 0; start < len(hs); start += size {
+		cs, err := r.ReadCommits(hs[start:min(start+size, len(hs))])
+		if err != nil {
+			return err
+		}
+		if err := fn(cs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReadCommits reads and decodes the commits hs through one `git cat-file
 // --batch`. ErrNoGit when git cannot.
 func (r *Repo) ReadCommits(hs []plumbing.Hash) ([]*object.Commit, error) {

@@ -120,17 +120,14 @@ func walkNew(m *Memory, head, stop plumbing.Hash) (out []Entry, reached bool, er
 	}
 	switch {
 	case err == nil:
-		for start := 0; start < len(hs) && err == nil; start += entryBatch {
-			var cs []*object.Commit
-			if cs, err = m.Repo.ReadCommits(hs[start:min(start+entryBatch, len(hs))]); err != nil {
-				break
-			}
+		err = m.Repo.EachCommitBatch(hs, entryBatch, func(cs []*object.Commit) error {
 			for _, c := range cs {
-				if err = visit(c); err != nil {
-					break
+				if err := visit(c); err != nil {
+					return err
 				}
 			}
-		}
+			return nil
+		})
 	case errors.Is(err, gitstore.ErrNoGit):
 		reached = false
 		err = m.Repo.Walk(head, func(h plumbing.Hash) bool {

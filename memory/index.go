@@ -461,23 +461,26 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	}
 	total := max(len(hashes), len(pending))
 	n, seq := 0, 0
-	for start := 0; start < total; start += catchUpBatch {
-		end := min(start+catchUpBatch, total)
-		batch := pending[min(start, len(pending)):min(end, len(pending))]
-		if hashes != nil {
-			if batch, err = m.Repo.ReadCommits(hashes[start:end]); err != nil {
-				return n, err
-			}
-		}
+	index := func(batch []*object.Commit) (err error) {
 		if seq, err = m.indexCommits(ctx, ix, head, batch, seq); err != nil {
-			return n, err
+			return err
 		}
 		// Indexed: let the commits go (each keeps its raw object; at
 		// 100,000 they held 150 MB of a reindex's heap to its end).
 		clear(batch)
 		seq++
-		n = end
+		n += len(batch)
 		m.progress(n, total)
+		return nil
+	}
+	if hashes != nil {
+		err = m.Repo.EachCommitBatch(hashes, catchUpBatch, index)
+	}
+	for start := 0; start < len(pending) && err == nil; start += catchUpBatch {
+		err = index(pending[start:min(start+catchUpBatch, len(pending))])
+	}
+	if err != nil {
+		return n, err
 	}
 	return n, ix.SetLastCommit(head.String(), seq-1)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
@@ -268,11 +269,7 @@ func (m *Memory) statsSince(old *statsState, head plumbing.Hash) (s *statsState,
 	}
 	var fresh []Entry
 	seen := map[uint64]bool{}
-	for start := 0; start < len(hs); start += entryBatch {
-		cs, err := m.Repo.ReadCommits(hs[start:min(start+entryBatch, len(hs))])
-		if err != nil {
-			return nil, nil, fmt.Errorf("read memory log: %w", err)
-		}
+	err = m.Repo.EachCommitBatch(hs, entryBatch, func(cs []*object.Commit) error {
 		for _, c := range cs {
 			if len(c.ParentHashes) > 1 {
 				continue
@@ -292,6 +289,10 @@ func (m *Memory) statsSince(old *statsState, head plumbing.Hash) (s *statsState,
 			seen[id] = true
 			fresh = append(fresh, e)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read memory log: %w", err)
 	}
 	if again != nil {
 		return nil, again, nil
