@@ -220,7 +220,7 @@ func ParseCopilotCLIHook(r io.Reader, wait time.Duration, home string) (CopilotC
 		if strings.ContainsAny(in.SessionID, `/\`) || in.SessionID == "." || in.SessionID == ".." {
 			return in, fmt.Errorf("copilot-cli hook input: sessionId %q is not a session id", in.SessionID)
 		}
-		dir := filepath.Join(CopilotCLIHome(home), "session-state")
+		dir := CopilotCLISessionsDir(home)
 		in.TranscriptPath = filepath.Join(dir, in.SessionID, "events.jsonl")
 		if _, err := os.Stat(in.TranscriptPath); err != nil {
 			if legacy := filepath.Join(dir, in.SessionID+".jsonl"); fileExists(legacy) {
