@@ -469,12 +469,12 @@ func copilotCLISessionID(path string) string {
 // COPILOT_HOME ?? the OS home, and "session-state" under it), and
 // --config-dir, now deprecated in favour of COPILOT_HOME (changelog
 // 1.0.40), also sets COPILOT_HOME for the process, so hooks it runs see
-// it. The XDG variables no longer move it: builds before 0.0.421/1.0.4
-// kept state in $XDG_STATE_HOME/.copilot and config in
-// $XDG_CONFIG_HOME/.copilot; a current build, when neither COPILOT_HOME
-// nor --config-dir is given, moves session-state (and session-store.db,
-// hooks, …) from there into ~/.copilot at startup and leaves symlinks
-// behind (its "XDG migration"; docs: "Previous XDG-based configuration
+// it. The XDG variables no longer move it: older builds (up to about
+// 0.0.421-1.0.4; the changelog gives no version) kept state in
+// $XDG_STATE_HOME/.copilot and config in $XDG_CONFIG_HOME/.copilot; a
+// current build, when neither COPILOT_HOME nor --config-dir is given,
+// moves session-state (and session-store.db, hooks, …) from there into
+// ~/.copilot at startup and leaves symlinks behind (its "XDG migration"; docs: "Previous XDG-based configuration
 // locations are migrated to ~/.copilot at startup when COPILOT_HOME isn't
 // set"). So git mem reads no XDG folder: sessions of an old build not yet
 // migrated are imported by naming the folder (`git mem import copilot-cli
