@@ -459,9 +459,29 @@ func copilotCLISessionID(path string) string {
 	return strings.TrimSuffix(filepath.Base(path), ".jsonl")
 }
 
-// CopilotCLISessionsDir is where Copilot CLI keeps its session logs.
+// CopilotCLISessionsDir is where Copilot CLI keeps its session logs:
+// <copilot home>/session-state, the home being $COPILOT_HOME, else
+// ~/.copilot (CopilotCLIHome, the one place that decides it: the hook
+// installer, the hook's sessionEnd lookup and import all use it).
+//
+// Copilot CLI 1.0.102 resolves the session folder from --config-dir, then
+// $COPILOT_HOME, then ~/.copilot (its cli-main.js: configDir ??
+// COPILOT_HOME ?? the OS home, and "session-state" under it), and
+// --config-dir, now deprecated in favour of COPILOT_HOME (changelog
+// 1.0.40), also sets COPILOT_HOME for the process, so hooks it runs see
+// it. The XDG variables no longer move it: older builds (up to about
+// 0.0.421-1.0.4; the changelog gives no version) kept state in
+// $XDG_STATE_HOME/.copilot and config in $XDG_CONFIG_HOME/.copilot; a
+// current build, when neither COPILOT_HOME nor --config-dir is given,
+// moves session-state (and session-store.db, hooks, …) from there into
+// ~/.copilot at startup and leaves symlinks behind (its "XDG migration"; docs: "Previous XDG-based configuration
+// locations are migrated to ~/.copilot at startup when COPILOT_HOME isn't
+// set"). So git mem reads no XDG folder: sessions of an old build not yet
+// migrated are imported by naming the folder (`git mem import copilot-cli
+// DIR`). A session started with --config-dir DIR is found only with
+// COPILOT_HOME=DIR set for git mem, or DIR/session-state named.
 func CopilotCLISessionsDir(home string) string {
-	return filepath.Join(home, ".copilot", "session-state")
+	return filepath.Join(CopilotCLIHome(home), "session-state")
 }
 
 func isCopilotCLISession(p string, d fs.DirEntry) bool {

@@ -487,11 +487,21 @@ func isOurCommand(cmd string, tails ...string) bool {
 			continue
 		}
 		prog := strings.Trim(stripMemDirArg(strings.TrimSpace(strings.TrimSuffix(cmd, tail))), `'"`)
-		if prog == "git mem" || prog == "git-mem" || filepath.Base(prog) == "git-mem" {
+		if isGitMemProgram(prog) {
 			return true
 		}
 	}
 	return false
+}
+
+// isGitMemProgram says whether prog runs git mem: "git mem", or a program
+// named git-mem (git-mem.exe on Windows) at any path, / or \ separated.
+func isGitMemProgram(prog string) bool {
+	if prog == "git mem" {
+		return true
+	}
+	base := prog[strings.LastIndexAny(prog, `/\`)+1:]
+	return base == "git-mem" || strings.EqualFold(base, "git-mem.exe") || filepath.Base(prog) == "git-mem"
 }
 
 func isContextCommand(cmd string) bool {

@@ -29,6 +29,14 @@ import (
 // sessionEnd (before session.shutdown is written; also after a provider
 // error, where no agentStop fires) adds reason ("complete", "error", …) and
 // names no transcript. git mem installs agentStop and sessionEnd.
+//
+// Each handler has both commands: Copilot CLI runs "bash" on Linux and
+// macOS and "powershell" on Windows (hookSelectShellScript(bash,
+// powershell, platform == win32) in 1.0.102; the docs' hooks reference:
+// "One of bash/powershell", "Shell command for Windows"), so a handler
+// with bash alone does nothing on Windows. Both run the same `git mem hook
+// copilot-cli` (with --mem-dir when installed with one), each quoted for
+// its shell (shellWord, psWord).
 const copilotCLIHookTimeoutSec = 5
 
 // copilotCLIHookFile is git mem's own hooks file in a hooks folder.
@@ -68,7 +76,100 @@ func gitRootOf(dir string) string {
 	}
 }
 
-func isOurCopilotCLICommand(cmd string) bool { return isOurCommand(cmd, " hook copilot-cli") }
+const copilotCLIHookTail = " hook copilot-cli"
+
+func isOurCopilotCLICommand(cmd string) bool { return isOurCommand(cmd, copilotCLIHookTail) }
+
+// psWord quotes a word for a PowerShell command line when needed. A
+// single-quoted string is literal ($, ` and " are not special in it); a
+// quote in it is doubled, and PowerShell takes the typographic single
+// quotes (U+2018 to U+201B) for quotes too. A bare word must start with a
+// letter or a slash: one PowerShell reads as a number (1e3, 0x10) would
+// reach the program rewritten.
+func psWord(s string) string {
+	bare := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(`-_./:\`, r))
+	}) < 0
+	if bare {
+		c := s[0]
+		bare = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '\\'
+	}
+	if bare {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('\'')
+	for _, r := range s {
+		if isPSQuote(r) {
+			b.WriteRune(r)
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+func isPSQuote(r rune) bool { return r == '\'' || r >= '\u2018' && r <= '\u201b' }
+
+// psUnquote undoes psWord.
+func psUnquote(w string) string {
+	rs := []rune(w)
+	if len(rs) < 2 || !isPSQuote(rs[0]) || !isPSQuote(rs[len(rs)-1]) {
+		return w
+	}
+	rs = rs[1 : len(rs)-1]
+	var b strings.Builder
+	for i := 0; i < len(rs); i++ {
+		if isPSQuote(rs[i]) && i+1 < len(rs) && isPSQuote(rs[i+1]) {
+			i++
+		}
+		b.WriteRune(rs[i])
+	}
+	return b.String()
+}
+
+// copilotCLIPowerShell is the "powershell" command of a handler whose
+// "bash" is commandFor(cmd) + copilotCLIHookTail: the same program and
+// arguments, quoted for PowerShell; a quoted program is run with the call
+// operator (& 'C:\Program Files\git-mem\git-mem.exe' hook copilot-cli), as
+// a quoted string alone is a value, not a command.
+func copilotCLIPowerShell(cmd string, opt InstallOptions) string {
+	cmd = strings.TrimSpace(cmd)
+	var c string
+	switch cmd {
+	case "":
+		c = "git-mem"
+	case "git mem":
+		c = cmd
+	default:
+		if c = psWord(cmd); c != cmd {
+			c = "& " + c
+		}
+	}
+	if opt.MemDir != "" {
+		c += " --mem-dir " + psWord(opt.MemDir)
+	}
+	return c + copilotCLIHookTail
+}
+
+// isOurCopilotCLIPowerShell recognises a "powershell" command
+// copilotCLIPowerShell wrote, whatever path and memory it names.
+func isOurCopilotCLIPowerShell(cmd string) bool {
+	cmd = strings.TrimSpace(cmd)
+	if !strings.HasSuffix(cmd, copilotCLIHookTail) {
+		return false
+	}
+	prog := strings.TrimSpace(strings.TrimSuffix(cmd, copilotCLIHookTail))
+	if i := strings.LastIndex(prog, " --mem-dir "); i >= 0 {
+		if w := strings.TrimSpace(prog[i+len(" --mem-dir "):]); psWord(psUnquote(w)) == w {
+			prog = strings.TrimSpace(prog[:i])
+		}
+	}
+	if strings.HasPrefix(prog, "& ") {
+		prog = strings.TrimSpace(prog[2:])
+	}
+	return isGitMemProgram(psUnquote(prog))
+}
 
 // InstallCopilotCLI adds git mem's agentStop and sessionEnd handlers to its
 // Copilot CLI hooks file, keeping every other key and handler; twice
@@ -78,9 +179,10 @@ func InstallCopilotCLI(hooksPath, gitMemCmd string, opt InstallOptions) (string,
 	if err != nil {
 		return "", fmt.Errorf("install copilot-cli hooks: %w", err)
 	}
-	c := opt.commandFor(gitMemCmd) + " hook copilot-cli"
+	c := opt.commandFor(gitMemCmd) + copilotCLIHookTail
+	ps := copilotCLIPowerShell(gitMemCmd, opt)
 	for _, ev := range copilotCLIEvents {
-		if err := ensureCopilotCLIHook(hooks, ev, c); err != nil {
+		if err := ensureCopilotCLIHook(hooks, ev, c, ps); err != nil {
 			return "", fmt.Errorf("install copilot-cli hooks in %s: %w", hooksPath, err)
 		}
 	}
@@ -96,9 +198,10 @@ func InstallCopilotCLI(hooksPath, gitMemCmd string, opt InstallOptions) (string,
 }
 
 // ensureCopilotCLIHook makes sure exactly one of our handlers for event
-// exists, running command, updating an older git mem handler in place (its
-// other keys kept).
-func ensureCopilotCLIHook(hooks *jobj, event, command string) error {
+// exists, running command (bash) and psCommand (powershell), updating an
+// older git mem handler in place (its other keys kept; one from before the
+// powershell command gets it).
+func ensureCopilotCLIHook(hooks *jobj, event, command, psCommand string) error {
 	var list []any
 	if v, ok := hooks.get(event); ok && v != nil {
 		l, ok := v.([]any)
@@ -112,20 +215,30 @@ func ensureCopilotCLIHook(hooks *jobj, event, command string) error {
 			if cmd, _ := handler.vals["bash"].(string); cmd != command {
 				handler.set("bash", command)
 			}
+			if cmd, _ := handler.vals["powershell"].(string); cmd != psCommand {
+				handler.set("powershell", psCommand)
+			}
 			return nil
 		}
 	}
 	handler := newObj()
 	handler.set("type", "command")
 	handler.set("bash", command)
+	handler.set("powershell", psCommand)
 	handler.set("timeoutSec", json.Number(fmt.Sprint(copilotCLIHookTimeoutSec)))
 	hooks.set(event, append(list, handler))
 	return nil
 }
 
+// isOurCopilotCLIHandler: a handler whose bash command is git mem's, or,
+// with no bash command, whose powershell command is. A handler with a bash
+// command of someone else's is never ours, whatever its powershell says.
 func isOurCopilotCLIHandler(h *jobj) bool {
-	cmd, _ := h.vals["bash"].(string)
-	return isOurCopilotCLICommand(cmd)
+	if cmd, ok := h.vals["bash"].(string); ok {
+		return isOurCopilotCLICommand(cmd)
+	}
+	cmd, _ := h.vals["powershell"].(string)
+	return isOurCopilotCLIPowerShell(cmd)
 }
 
 // UninstallCopilotCLI removes git mem's handlers and nothing else. The file
@@ -220,7 +333,7 @@ func ParseCopilotCLIHook(r io.Reader, wait time.Duration, home string) (CopilotC
 		if strings.ContainsAny(in.SessionID, `/\`) || in.SessionID == "." || in.SessionID == ".." {
 			return in, fmt.Errorf("copilot-cli hook input: sessionId %q is not a session id", in.SessionID)
 		}
-		dir := filepath.Join(CopilotCLIHome(home), "session-state")
+		dir := CopilotCLISessionsDir(home)
 		in.TranscriptPath = filepath.Join(dir, in.SessionID, "events.jsonl")
 		if _, err := os.Stat(in.TranscriptPath); err != nil {
 			if legacy := filepath.Join(dir, in.SessionID+".jsonl"); fileExists(legacy) {

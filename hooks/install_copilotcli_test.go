@@ -95,7 +95,8 @@ func TestInstallCopilotCLI(t *testing.T) {
 			for _, ev := range []string{"agentStop", "sessionEnd"} {
 				list := hooks[ev].([]any)
 				last := list[len(list)-1].(map[string]any)
-				if last["bash"] != "/opt/bin/git-mem --mem-dir /m/mem.git hook copilot-cli" || last["type"] != "command" || last["timeoutSec"] != float64(5) {
+				const c = "/opt/bin/git-mem --mem-dir /m/mem.git hook copilot-cli"
+				if last["bash"] != c || last["powershell"] != c || last["type"] != "command" || last["timeoutSec"] != float64(5) {
 					t.Errorf("%s handlers %v", ev, list)
 				}
 			}
@@ -113,8 +114,10 @@ func TestInstallCopilotCLI(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := readString(t, p)
-			if n := strings.Count(s, "hook copilot-cli"); n != 2 || !strings.Contains(s, `"bash": "git-mem hook copilot-cli"`) {
-				t.Errorf("%d git mem handlers after a reinstall, want 2 running git-mem:\n%s", n, s)
+			// Two handlers, each with a bash and a powershell command.
+			if n := strings.Count(s, "hook copilot-cli"); n != 4 || strings.Count(s, `"bash": "git-mem hook copilot-cli"`) != 2 ||
+				strings.Count(s, `"powershell": "git-mem hook copilot-cli"`) != 2 {
+				t.Errorf("%d git mem commands after a reinstall, want 2 handlers running git-mem from bash and powershell:\n%s", n, s)
 			}
 			if tc.edit != nil {
 				if err := os.WriteFile(p, []byte(tc.edit(s)), 0o644); err != nil {
@@ -142,6 +145,126 @@ func TestInstallCopilotCLI(t *testing.T) {
 				t.Errorf("second uninstall: %q", msg)
 			}
 		})
+	}
+}
+
+// TestCopilotCLIHooksFile: the whole file a fresh install writes, with a
+// program and a memory that need quoting: each handler's bash and
+// powershell commands run the same git mem, each quoted for its shell.
+func TestCopilotCLIHooksFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "hooks", "git-mem.json")
+	if _, err := InstallCopilotCLI(p, "/opt/my tools/git-mem", InstallOptions{MemDir: "/m/it's $mem.git"}); err != nil {
+		t.Fatal(err)
+	}
+	handler := `      {
+        "type": "command",
+        "bash": "'/opt/my tools/git-mem' --mem-dir '/m/it'\\''s $mem.git' hook copilot-cli",
+        "powershell": "& '/opt/my tools/git-mem' --mem-dir '/m/it''s $mem.git' hook copilot-cli",
+        "timeoutSec": 5
+      }
+`
+	want := "{\n  \"version\": 1,\n  \"hooks\": {\n    \"agentStop\": [\n" + handler + "    ],\n    \"sessionEnd\": [\n" + handler + "    ]\n  }\n}\n"
+	if got := readString(t, p); got != want {
+		t.Errorf("hooks file:\n%s\nwant:\n%s", got, want)
+	}
+	if msg, err := UninstallCopilotCLI(p, InstallOptions{}); err != nil || !strings.Contains(msg, "removed 2 git mem hook(s) and the hooks file") {
+		t.Errorf("uninstall: %q, %v", msg, err)
+	}
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Errorf("hooks file left: %v", err)
+	}
+}
+
+// TestCopilotCLIPowerShell: the powershell command of each install, and
+// which commands uninstall takes for git mem's.
+func TestCopilotCLIPowerShell(t *testing.T) {
+	for _, tc := range []struct{ cmd, memDir, want string }{
+		{"", "", "git-mem hook copilot-cli"},
+		{"git mem", "", "git mem hook copilot-cli"},
+		{"git-mem", "/home/me/.git-mem", "git-mem --mem-dir /home/me/.git-mem hook copilot-cli"},
+		{`C:\Users\me\go\bin\git-mem.exe`, `C:\Users\me\.git-mem`, `C:\Users\me\go\bin\git-mem.exe --mem-dir C:\Users\me\.git-mem hook copilot-cli`},
+		// A quoted program needs the call operator.
+		{`C:\Program Files\git-mem\git-mem.exe`, `D:\my mem`, `& 'C:\Program Files\git-mem\git-mem.exe' --mem-dir 'D:\my mem' hook copilot-cli`},
+		// Single quotes are literal: $ and ` stay; a quote is doubled,
+		// the typographic ones too (PowerShell ends a string at them).
+		{"/opt/git-mem", "/m/$HOME `n", "/opt/git-mem --mem-dir '/m/$HOME `n' hook copilot-cli"},
+		{"/opt/git-mem", "/m/it's", "/opt/git-mem --mem-dir '/m/it''s' hook copilot-cli"},
+		{"/opt/git-mem", "/m/it\u2019s", "/opt/git-mem --mem-dir '/m/it\u2019\u2019s' hook copilot-cli"},
+		// Bare, these would be read as numbers, an array or a splat.
+		{"/opt/git-mem", "1e3", "/opt/git-mem --mem-dir '1e3' hook copilot-cli"},
+		{"/opt/git-mem", "/m/a,b", "/opt/git-mem --mem-dir '/m/a,b' hook copilot-cli"},
+		{"/opt/git-mem", "@m", "/opt/git-mem --mem-dir '@m' hook copilot-cli"},
+		{"/opt/git-mem", "~/mem", "/opt/git-mem --mem-dir '~/mem' hook copilot-cli"},
+	} {
+		got := copilotCLIPowerShell(tc.cmd, InstallOptions{MemDir: tc.memDir})
+		if got != tc.want {
+			t.Errorf("%q, %q: %s, want %s", tc.cmd, tc.memDir, got, tc.want)
+		}
+		if !isOurCopilotCLIPowerShell(got) {
+			t.Errorf("%s not recognised as git mem's", got)
+		}
+		if tc.memDir != "" {
+			if w := strings.TrimSuffix(strings.SplitN(got, " --mem-dir ", 2)[1], copilotCLIHookTail); psUnquote(w) != tc.memDir {
+				t.Errorf("%s: the memory reads back as %q", got, psUnquote(w))
+			}
+		}
+	}
+	for _, other := range []string{"./check.ps1", "git-mem hook copilot", "& 'C:\\x\\not-git-mem.exe' hook copilot-cli",
+		"git-mem-dev hook copilot-cli", "git-mem hook copilot-cli; Remove-Item x", ""} {
+		if isOurCopilotCLIPowerShell(other) {
+			t.Errorf("%q taken for git mem's", other)
+		}
+	}
+}
+
+// TestCopilotCLIHookUpgrade: a handler from before the powershell command
+// gets it in place (its other keys kept); one installed on Windows (a
+// git-mem.exe path) is git mem's for a reinstall and an uninstall; a
+// handler whose bash command is the user's stays, whatever its powershell.
+func TestCopilotCLIHookUpgrade(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "git-mem.json")
+	const user = `{"type": "command", "bash": "./mine.sh", "powershell": "git-mem hook copilot-cli"}`
+	before := `{"version": 1, "hooks": {"agentStop": [` + user + `, {"type": "command", "bash": "git-mem hook copilot-cli", "timeoutSec": 5, "env": {"A": "1"}}]}}`
+	os.WriteFile(p, []byte(before), 0o644)
+	if _, err := InstallCopilotCLI(p, "git-mem", InstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	v := decode(t, p)
+	list := v["hooks"].(map[string]any)["agentStop"].([]any)
+	if len(list) != 2 {
+		t.Fatalf("agentStop handlers %v", list)
+	}
+	if h := list[1].(map[string]any); h["powershell"] != "git-mem hook copilot-cli" || h["bash"] != "git-mem hook copilot-cli" || h["env"] == nil {
+		t.Errorf("upgraded handler %v", h)
+	}
+	if h := list[0].(map[string]any); h["bash"] != "./mine.sh" {
+		t.Errorf("the user's handler %v", h)
+	}
+	win := `C:\Users\me\bin\git-mem.exe`
+	if _, err := InstallCopilotCLI(p, win, InstallOptions{MemDir: `C:\Users\me\.git-mem`}); err != nil {
+		t.Fatal(err)
+	}
+	if msg, _ := InstallCopilotCLI(p, win, InstallOptions{MemDir: `C:\Users\me\.git-mem`}); !strings.Contains(msg, "already") {
+		t.Errorf("reinstall from git-mem.exe: %q", msg)
+	}
+	s := readString(t, p)
+	if strings.Count(s, `"powershell": "C:\\Users\\me\\bin\\git-mem.exe --mem-dir C:\\Users\\me\\.git-mem hook copilot-cli"`) != 2 ||
+		strings.Count(s, `"bash": "'C:\\Users\\me\\bin\\git-mem.exe' --mem-dir 'C:\\Users\\me\\.git-mem' hook copilot-cli"`) != 2 {
+		t.Errorf("installed from git-mem.exe:\n%s", s)
+	}
+	msg, err := UninstallCopilotCLI(p, InstallOptions{})
+	if err != nil || !strings.Contains(msg, "removed 2 git mem hook") {
+		t.Fatalf("uninstall: %q, %v", msg, err)
+	}
+	want := "{\n  \"version\": 1,\n  \"hooks\": {\n    \"agentStop\": [\n      {\n        \"type\": \"command\",\n" +
+		"        \"bash\": \"./mine.sh\",\n        \"powershell\": \"git-mem hook copilot-cli\"\n      }\n    ]\n  }\n}\n"
+	if got := readString(t, p); got != want {
+		t.Errorf("after uninstall:\n%s\nwant:\n%s", got, want)
+	}
+	// A handler with only a powershell command of git mem's is git mem's.
+	os.WriteFile(p, []byte(`{"version": 1, "hooks": {"sessionEnd": [{"type": "command", "powershell": "& 'C:\\a b\\git-mem.exe' hook copilot-cli"}]}}`), 0o644)
+	if msg, err := UninstallCopilotCLI(p, InstallOptions{}); err != nil || !strings.Contains(msg, "removed 1 git mem hook(s) and the hooks file") {
+		t.Errorf("uninstall of a powershell-only handler: %q, %v", msg, err)
 	}
 }
 

@@ -88,6 +88,10 @@ gm init >/dev/null
 gm hook install copilot-cli
 grep -q -- "--mem-dir $mem hook copilot-cli" "$home/.copilot/hooks/git-mem.json" ||
 	{ echo "FAIL: the hook does not name the memory" >&2; cat "$home/.copilot/hooks/git-mem.json" >&2; exit 1; }
+# Each handler also has the command Copilot CLI runs on Windows (not run
+# here: this is Linux, where it takes "bash").
+[ "$(grep -c -- "\"powershell\": \".*--mem-dir $mem hook copilot-cli\"" "$home/.copilot/hooks/git-mem.json")" = 2 ] ||
+	{ echo "FAIL: want a powershell command naming the memory in both handlers" >&2; cat "$home/.copilot/hooks/git-mem.json" >&2; exit 1; }
 
 # The agent's whole environment: no GIT_MEM_DIR; git-mem on PATH.
 run() {
