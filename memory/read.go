@@ -109,9 +109,19 @@ func nonNil(s []string) []string {
 
 // Log lists cards newest first, filtered, at most n (0 = all).
 func (m *Memory) Log(f Filter, n int) ([]*Entry, error) {
+	out, err := m.Newest(f, n)
+	if err != nil {
+		return nil, err
+	}
+	return out, m.Mark(context.Background(), out)
+}
+
+// Newest is Log without the marks: the first n cards that match f, newest
+// first (0 = all), decoding only as much of the card cache as that needs.
+func (m *Memory) Newest(f Filter, n int) ([]*Entry, error) {
 	if n > 0 {
 		if out, ok := m.firstEntries(f, n); ok {
-			return out, m.Mark(context.Background(), out)
+			return out, nil
 		}
 	}
 	all, err := m.Entries()
@@ -127,7 +137,7 @@ func (m *Memory) Log(f Filter, n int) ([]*Entry, error) {
 			}
 		}
 	}
-	return out, m.Mark(context.Background(), out)
+	return out, nil
 }
 
 // ErrNoSuchExchange means show found neither a commit nor an exchange id.

@@ -95,20 +95,24 @@ func TestStatsFollowsMain(t *testing.T) {
 		var out []*exchange.Exchange
 		for i := 0; i < k; i++ {
 			n++
-			out = append(out, ex(fmt.Sprintf("x%d", n), session, fmt.Sprintf("2026-01-%02dT10:00:00Z", 1+n%28),
-				fmt.Sprintf("fix the flaky heron retry test %d in retry_%d_test.go", n, n%3), "raised the timeout"))
+			e := ex(fmt.Sprintf("x%d", n), session, fmt.Sprintf("2026-01-%02dT10:00:00Z", 1+n%28),
+				fmt.Sprintf("fix the flaky heron retry test %d in retry_%d_test.go", n, n%3), "raised the timeout")
+			e.Project = []string{"p", "q"}[n%2]
+			out = append(out, e)
 		}
 		return out
 	}
 	var rewind string
+	dropState := func() { os.Remove(m.cachePath(statsFile)) }
 	steps := []struct {
-		name string
-		do   func()
-		full bool // Stats counts every card again
+		name       string
+		do         func()
+		full       bool // Stats (or Rooms first) counts every card again
+		roomsFirst bool // Rooms is asked before Stats
 	}{
-		{"first", func() { mustAdd(t, m, next("s1", 3)...) }, true},
-		{"same head", func() {}, false},
-		{"an add", func() { mustAdd(t, m, next("s2", 2)...) }, false},
+		{"first", func() { mustAdd(t, m, next("s1", 3)...) }, true, false},
+		{"same head", func() {}, false, false},
+		{"an add", func() { mustAdd(t, m, next("s2", 2)...) }, false, false},
 		{"a forget", func() {
 			plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{"x2"}})
 			if err != nil || len(plan) != 1 {
@@ -117,30 +121,45 @@ func TestStatsFollowsMain(t *testing.T) {
 			if _, err := m.Forget(ctx, plan, "test"); err != nil {
 				t.Fatal(err)
 			}
-		}, true},
+		}, true, false},
 		{"two adds", func() {
 			rewind = git("rev-parse", "main")[:40]
 			mustAdd(t, m, next("s1", 1)...)
 			mustAdd(t, m, next("s3", 4)...)
-		}, false},
-		{"main rewound by git", func() { git("update-ref", "refs/heads/main", rewind) }, true},
-		{"an add after", func() { mustAdd(t, m, next("s4", 2)...) }, false},
+		}, false, false},
+		{"main rewound by git", func() { git("update-ref", "refs/heads/main", rewind) }, true, false},
+		{"an add after", func() { mustAdd(t, m, next("s4", 2)...) }, false, false},
 		{"state damaged", func() {
 			p := m.cachePath(statsFile)
 			b, _ := os.ReadFile(p)
 			b[len(b)/2] ^= 0x55
 			os.WriteFile(p, b, 0o644)
-		}, true},
+		}, true, false},
 		{"state of another version", func() {
 			s := m.loadStatsState()
 			s.Version++
 			b, _ := s.encode()
 			os.WriteFile(m.cachePath(statsFile), b, 0o644)
-		}, true},
+		}, true, false},
+		{"an add, rooms first", func() { mustAdd(t, m, next("s5", 2)...) }, false, true},
+		{"no state, rooms first", dropState, true, true},
+		{"no state, rooms, then an add", func() {
+			dropState()
+			if _, err := m.Rooms(Filter{}); err != nil {
+				t.Fatal(err)
+			}
+			if s := m.loadStatsState(); s == nil || s.Counted {
+				t.Fatalf("rooms kept %+v, want a state without token counts", s)
+			}
+			mustAdd(t, m, next("s6", 2)...)
+		}, true, false},
 	}
 	for _, st := range steps {
 		st.do()
 		before := statsFullCounts.Load()
+		if st.roomsFirst {
+			checkRooms(t, m, st.name)
+		}
 		got, err := m.Stats()
 		if err != nil {
 			t.Fatalf("%s: %v", st.name, err)
@@ -151,8 +170,39 @@ func TestStatsFollowsMain(t *testing.T) {
 		if full := statsFullCounts.Load() > before; full != st.full {
 			t.Errorf("%s: counted every card again = %v, want %v", st.name, full, st.full)
 		}
-		if s := m.loadStatsState(); s == nil || s.Head != git("rev-parse", "main")[:40] {
-			t.Errorf("%s: state not kept for main's head", st.name)
+		if s := m.loadStatsState(); s == nil || s.Head != git("rev-parse", "main")[:40] || !s.Counted {
+			t.Errorf("%s: state not kept for main's head, or without its counts", st.name)
+		}
+		checkRooms(t, m, st.name)
+	}
+}
+
+// checkRooms compares Rooms, unfiltered and by project, with the rooms of
+// every card counted afresh.
+func checkRooms(t *testing.T, m *Memory, step string) {
+	t.Helper()
+	es, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Filter{{}, {Project: "p"}, {Project: "q"}, {Project: "none"}} {
+		got, err := m.Rooms(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := roomsIn(es, f)
+		if jsonOf(t, got) != jsonOf(t, want) || len(want) == 0 && f.Project != "none" {
+			t.Fatalf("%s: rooms %+v:\n%s\nwant\n%s", step, f, jsonOf(t, got), jsonOf(t, want))
+		}
+		n, ok, err := m.ProjectExchanges(f)
+		want2 := 0
+		for _, e := range es {
+			if f.Match(e) {
+				want2++
+			}
+		}
+		if err != nil || !ok || n != want2 {
+			t.Fatalf("%s: %d exchanges for %+v (%v %v), want %d", step, n, f, ok, err, want2)
 		}
 	}
 }
@@ -263,4 +313,13 @@ func TestUnionAndMergeRows(t *testing.T) {
 
 func writeGob(path string, v any) error {
 	return WriteFileAtomic(path, func(f *os.File) error { return gob.NewEncoder(f).Encode(v) })
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

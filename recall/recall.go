@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/gitmem/git-mem/exchange"
@@ -122,15 +121,31 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 		f.Project = req.Project
 	}
 	res := &Result{Project: f.Project, Budget: req.Budget, Cards: []Card{}}
-	all, note, err := Entries(ctx, m)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The newest cards a pack can use, not every card of the project: at
+	// 1,000,000 exchanges reading them all made a SessionStart hook 1.9 s
+	// and 1.2 GB. More are read only when these all collapsed or fit.
+	// A project's count (kept with the stats) bounds the search: a project
+	// with no cards is known at once, a small one read only as far back as
+	// its oldest card.
+	total, known, err := m.ProjectExchanges(f)
 	if err != nil {
 		return nil, err
 	}
-	res.Note = note
 	var match []*memory.Entry
-	for _, e := range all {
-		if f.Match(e) {
-			match = append(match, e)
+	var cand []Card
+	for n := newestFirst; !known || total > 0; n *= 8 {
+		if known {
+			n = min(n, total)
+		}
+		if match, err = m.Newest(f, n); err != nil {
+			return nil, err
+		}
+		var full bool
+		if cand, full = pickCards(match, req.Budget); full || len(match) < n || known && n == total {
+			break
 		}
 	}
 	// The links of the pins now, those of the cards once they are chosen:
@@ -156,27 +171,11 @@ func recallProject(ctx context.Context, m *memory.Memory, req Request) (*Result,
 	if len(match) == 0 && len(pins) == 0 {
 		return res, nil
 	}
-	res.Rooms = topRooms(match, f.Project, headerRooms)
-	// Counting tokens is the costly part: only format as many cards as
-	// could fit (a token is at least ~1 byte of card text, so 4x the
-	// budget in bytes is a generous bound). Identical cards (a repeated
-	// standup note) take one slot, as in search.
-	var cand []Card
-	slot := map[string]int{}
-	size := 0
-	for _, e := range match {
-		key := strings.ToLower(oneLine(e.Core) + "\x00" + oneLine(e.Context))
-		if i, ok := slot[key]; ok {
-			cand[i].Collapsed = append(cand[i].Collapsed, e.Exchange)
-			continue
-		}
-		if size > 4*req.Budget || len(cand) >= 2000 {
-			break
-		}
-		slot[key] = len(cand)
-		cand = append(cand, Card{Entry: *e})
-		size += len(e.Core) + len(e.Context) + 40
+	rooms, err := m.Rooms(f)
+	if err != nil {
+		return nil, err
 	}
+	res.Rooms = topRooms(rooms, f.Project, headerRooms)
 	es := make([]*memory.Entry, len(cand))
 	for i := range cand {
 		es[i] = &cand[i].Entry
@@ -277,47 +276,46 @@ func (r *Result) fill(p Packed, candidates int, card func(i int) Card) {
 	r.Omitted = candidates - len(p.Items)
 }
 
-// topRooms counts the rooms of the entries, the busiest first (ties by
+// topRooms is the busiest rooms (memory.Rooms' order: by count, ties by
 // name), at most n; the project's own room says nothing new and is left out.
-func topRooms(es []*memory.Entry, project string, n int) []memory.RoomCount {
-	idx := map[string]*memory.RoomCount{}
-	var order []*memory.RoomCount
+func topRooms(rooms []memory.RoomCount, project string, n int) []memory.RoomCount {
 	own := "project:" + exchange.NormalizeRoomKey(project)
-	for _, e := range es {
-		for _, room := range e.Rooms {
-			if project != "" && room == own {
-				continue
-			}
-			rc := idx[room]
-			if rc == nil {
-				rc = &memory.RoomCount{Room: room}
-				idx[room] = rc
-				order = append(order, rc)
-			}
-			rc.Count++
-			if e.Time.After(rc.LastUsed) {
-				rc.LastUsed = e.Time
-			}
+	out := []memory.RoomCount{}
+	for _, rc := range rooms {
+		if len(out) < n && (project == "" || rc.Room != own) {
+			out = append(out, rc)
 		}
-	}
-	out := make([]memory.RoomCount, 0, len(order))
-	for _, rc := range order {
-		out = append(out, *rc)
-	}
-	sortRooms(out)
-	if len(out) > n {
-		out = out[:n]
 	}
 	return out
 }
 
-func sortRooms(rs []memory.RoomCount) {
-	sort.Slice(rs, func(i, j int) bool {
-		if rs[i].Count != rs[j].Count {
-			return rs[i].Count > rs[j].Count
+// newestFirst is how many of the newest matching cards recallProject reads
+// first.
+var newestFirst = 256
+
+// pickCards picks the cards a pack of budget tokens may use from es,
+// newest first: only as many as could fit (a token is at least ~1 byte of
+// card text, so 4x the budget in bytes is a generous bound), since counting
+// tokens is the costly part; identical cards (a repeated standup note) take
+// one slot, as in search. full reports that the bound was reached, so no
+// older card could change the pick.
+func pickCards(es []*memory.Entry, budget int) (cand []Card, full bool) {
+	slot := map[string]int{}
+	size := 0
+	for _, e := range es {
+		key := strings.ToLower(oneLine(e.Core) + "\x00" + oneLine(e.Context))
+		if i, ok := slot[key]; ok {
+			cand[i].Collapsed = append(cand[i].Collapsed, e.Exchange)
+			continue
 		}
-		return rs[i].Room < rs[j].Room
-	})
+		if size > 4*budget || len(cand) >= 2000 {
+			return cand, true
+		}
+		slot[key] = len(cand)
+		cand = append(cand, Card{Entry: *e})
+		size += len(e.Core) + len(e.Context) + 40
+	}
+	return cand, false
 }
 
 // ClaudeSessionStart is what a Claude Code SessionStart hook prints to add

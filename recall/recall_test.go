@@ -2,6 +2,8 @@ package recall
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +117,55 @@ func TestRecallBadBudget(t *testing.T) {
 	for _, b := range []int{-1, MaxBudget + 1} {
 		if _, err := Recall(context.Background(), nil, Request{Budget: b}); err == nil {
 			t.Errorf("budget %d: no error", b)
+		}
+	}
+}
+
+// TestRecallProjectReadsNewestFirst: reading the newest cards a few at a
+// time (as many as the pack can use) gives the block reading every card
+// gave, also when the newest cards all collapse into one (a repeated
+// standup note) and the ones that fit lie further back.
+func TestRecallProjectReadsNewestFirst(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	m, _, err := memory.Init(filepath.Join(t.TempDir(), "mem.git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exs []*exchange.Exchange
+	for i := 0; i < 40; i++ {
+		exs = append(exs, &exchange.Exchange{ID: fmt.Sprintf("old-%d", i), Session: "s1", Project: "web",
+			Time: fmt.Sprintf("2026-01-01T%02d:%02d:00Z", i/60, i%60),
+			Turns: []exchange.Turn{{Role: "user", Text: fmt.Sprintf("fix the flaky retry test number %d in retry_%d_test.go", i, i)},
+				{Role: "assistant", Text: fmt.Sprintf("raised the timeout of case %d to 30s", i)}}})
+	}
+	for i := 0; i < 30; i++ {
+		exs = append(exs, &exchange.Exchange{ID: fmt.Sprintf("standup-%d", i), Session: "s2", Project: "web",
+			Time:  fmt.Sprintf("2026-01-02T%02d:%02d:00Z", i/60, i%60),
+			Turns: []exchange.Turn{{Role: "user", Text: "daily standup note"}, {Role: "assistant", Text: "noted"}}})
+	}
+	exs = append(exs, &exchange.Exchange{ID: "other", Session: "s3", Project: "api", Time: "2026-01-03T00:00:00Z",
+		Turns: []exchange.Turn{{Role: "user", Text: "rotate the api key"}, {Role: "assistant", Text: "rotated"}}})
+	if _, err := m.Add(context.Background(), exs, memory.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(first int) string {
+		t.Helper()
+		defer func(n int) { newestFirst = n }(newestFirst)
+		newestFirst = first
+		res, err := Recall(context.Background(), m, Request{Project: "web", Budget: 400})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
+	all := run(1 << 30)
+	if !strings.Contains(all, "standup-29") || !strings.Contains(all, "old-39") || strings.Contains(all, `"other"`) {
+		t.Fatalf("the block reading every card: %s", all)
+	}
+	for _, first := range []int{1, 2, 5, 31} {
+		if got := run(first); got != all {
+			t.Fatalf("reading %d first:\n%s\nwant\n%s", first, got, all)
 		}
 	}
 }
