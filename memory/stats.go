@@ -256,6 +256,14 @@ func (m *Memory) saveStatsState(s *statsState) {
 	if now, err := m.Repo.Head(); err != nil || now.String() != s.Head {
 		return
 	}
+	// A state without token counts never replaces one with them for the
+	// same head (a `rooms` racing a `stats`): the next `stats` would count
+	// every blob again.
+	if !s.Counted {
+		if on := m.loadStatsState(); on != nil && on.Head == s.Head && on.Counted {
+			return
+		}
+	}
 	b, err := s.encode()
 	if err != nil {
 		return

@@ -323,3 +323,19 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestStatsCountedStateKept: a state without token counts (from rooms)
+// does not replace a counted one of the same head.
+func TestStatsCountedStateKept(t *testing.T) {
+	m := newMemory(t)
+	mustAdd(t, m, ex("a", "s1", "2026-01-02T00:00:00Z", "fix the flaky retry test in retry_test.go", "raised the timeout"))
+	if _, err := m.Stats(); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := m.Repo.Head()
+	uncounted := &statsState{Version: statsCacheVersion, Head: head.String(), Stats: *newStats()}
+	m.saveStatsState(uncounted)
+	if s := m.loadStatsState(); s == nil || !s.Counted {
+		t.Fatalf("the counted state was replaced: %+v", s)
+	}
+}
