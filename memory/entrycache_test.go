@@ -137,3 +137,112 @@ func TestEntryCache(t *testing.T) {
 	got, _ = m.Entries()
 	same(got, want)
 }
+
+// TestFirstEntriesOverStaleCache: after main moves, the first cards come
+// from the new commits merged into the cache's prefix, in Entries' order
+// (ties included), without rewriting the cache; a new copy of an exchange
+// the cache has sends the caller to Entries.
+func TestFirstEntriesOverStaleCache(t *testing.T) {
+	m := newMemory(t)
+	var exs []*exchange.Exchange
+	for i := 0; i < 30; i++ {
+		e := ex(fmt.Sprintf("old-%d", i), fmt.Sprintf("s%d", i%3), fmt.Sprintf("2026-01-%02dT10:00:00Z", 1+i%20),
+			fmt.Sprintf("tune the heron cache %d", i), "done")
+		e.Project = []string{"p", "q"}[i%2]
+		exs = append(exs, e)
+	}
+	mustAdd(t, m, exs...)
+	if _, err := m.Entries(); err != nil { // the cache at this head
+		t.Fatal(err)
+	}
+	cached, _ := os.ReadFile(m.EntryCachePath())
+	exs = nil
+	for i := 0; i < 8; i++ {
+		// Times among the old ones, the same as some of them, and newer.
+		e := ex(fmt.Sprintf("new-%d", i), "s1", fmt.Sprintf("2026-01-%02dT10:00:00Z", 5+3*i), fmt.Sprintf("tune the heron pool %d", i), "done")
+		e.Project = []string{"p", "q"}[i%2]
+		exs = append(exs, e)
+	}
+	mustAdd(t, m, exs...)
+	type got struct {
+		f Filter
+		n int
+		e []*Entry
+	}
+	var gots []got
+	defer func(p int) { entryPrefix = p }(entryPrefix)
+	for _, prefix := range []int{16, 256 << 10} { // a prefix shorter than the header or its count, and the whole
+		entryPrefix = prefix
+		for _, f := range []Filter{{}, {Project: "p"}, {Project: "q", Session: "s1"}, {Project: "none"}} {
+			for _, n := range []int{1, 5, 20, 100} {
+				out, ok := m.firstEntries(f, n)
+				if !ok {
+					t.Fatalf("prefix %d, %+v n=%d: not answered from the stale cache", prefix, f, n)
+				}
+				gots = append(gots, got{f, n, out})
+			}
+		}
+	}
+	if now, _ := os.ReadFile(m.EntryCachePath()); string(now) != string(cached) {
+		t.Fatal("the cache was rewritten")
+	}
+	all, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gots {
+		var want []string
+		for _, e := range all {
+			if g.f.Match(e) && len(want) < g.n {
+				want = append(want, e.Commit)
+			}
+		}
+		var have []string
+		for _, e := range g.e {
+			have = append(have, e.Commit)
+		}
+		if strings.Join(have, ",") != strings.Join(want, ",") {
+			t.Errorf("%+v n=%d:\n%v\nwant\n%v", g.f, g.n, have, want)
+		}
+	}
+}
+
+// TestFirstEntriesStaleCacheSecondCopy: a sync that brings another
+// machine's copy of an exchange the cache holds is not merged by
+// firstEntries; Log gives what Entries gives.
+func TestFirstEntriesStaleCacheSecondCopy(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	remote := syncRemote(t)
+	a, b := memoryOn(t, remote), memoryOn(t, remote)
+	mustAdd(t, a, ex("shared", "s9", "2026-01-03T00:00:00Z", "rotate the zebracorn key", "rotated zebracorn in vault"))
+	mustAdd(t, b, ex("b1", "s2", "2026-01-02T00:00:00Z", "rename calcTax", "renamed calcTax to computeTax"),
+		ex("shared", "s9", "2026-01-03T00:00:00Z", "rotate the zebracorn key", "rotated zebracorn in vault (again)"))
+	mustSyncMem(t, b)
+	if _, err := a.Entries(); err != nil {
+		t.Fatal(err)
+	}
+	cached, _ := os.ReadFile(a.EntryCachePath())
+	mustSyncMem(t, a) // brings b1 and b's copy of shared
+	// The cache as it was before the sync: stale, and holding shared.
+	if err := os.WriteFile(a.EntryCachePath(), cached, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.firstEntries(Filter{}, 10); ok {
+		t.Fatal("firstEntries merged a second copy of an exchange the cache holds")
+	}
+	got, err := a.Log(Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := a.Entries()
+	var have, want []string
+	for _, e := range got {
+		have = append(have, e.Commit)
+	}
+	for _, e := range all {
+		want = append(want, e.Commit)
+	}
+	if strings.Join(have, ",") != strings.Join(want, ",") || len(want) != 2 {
+		t.Fatalf("log %v, want %v", have, want)
+	}
+}

@@ -77,7 +77,10 @@ type statsState struct {
 	Head    string
 	Stats   Stats
 	Tallies []roomTally // by project, then room
-	Counted bool        // every row's tokens are counted: Stats is valid
+	Counted bool        // every row's tokens are counted but Pending's
+	// Pending lists the commits of rows added uncounted to a counted state;
+	// Stats is valid when Counted and none is pending.
+	Pending []string
 	// PerProject counts each project's exchanges: a SessionStart hook in a
 	// project with none (or few) need not read every card to find so.
 	PerProject map[string]int
@@ -96,6 +99,7 @@ type stateHeader struct {
 	Counted bool
 	// PerProject counts the exchanges of each project ("" for none).
 	PerProject map[string]int
+	Pending    []string
 }
 
 // roomTally counts a room's exchanges in one project and its last use, so
@@ -161,7 +165,7 @@ var statsTable = crc32.MakeTable(crc32.Castagnoli)
 // encode lays the state out as a JSON header and fixed-width arrays, with a
 // checksum: a million rows decode in milliseconds (gob: about a second).
 func (s *statsState) encode() ([]byte, error) {
-	head, err := json.Marshal(stateHeader{s.Version, s.Head, s.Stats, s.Tallies, s.Counted, s.PerProject})
+	head, err := json.Marshal(stateHeader{s.Version, s.Head, s.Stats, s.Tallies, s.Counted, s.PerProject, s.Pending})
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +213,7 @@ func decodeStatsState(b []byte) (*statsState, error) {
 		return nil, errStatsCorrupt
 	}
 	b = b[n:]
-	s.Version, s.Head, s.Stats, s.Tallies, s.Counted, s.PerProject = head.Version, head.Head, head.Stats, head.Tallies, head.Counted, head.PerProject
+	s.Version, s.Head, s.Stats, s.Tallies, s.Counted, s.PerProject, s.Pending = head.Version, head.Head, head.Stats, head.Tallies, head.Counted, head.PerProject, head.Pending
 	if n, ok = count(24); !ok {
 		return nil, errStatsCorrupt
 	}
@@ -298,24 +302,33 @@ func (m *Memory) state(count bool) (*statsState, error) {
 		return &statsState{Version: statsCacheVersion, Stats: *newStats()}, nil
 	}
 	old := m.loadStatsState()
-	if old != nil && old.Head == head.String() && (old.Counted || !count) {
-		return old, nil
-	}
-	var recount map[uint64]bool
 	if old != nil && old.Head != head.String() {
-		s, again, err := m.statsSince(old, head)
+		s, again, err := m.statsSince(old, head, count)
 		if err != nil {
 			return nil, err
 		}
 		if s != nil {
 			m.saveStatsState(s)
-			if s.Counted || !count {
-				return s, nil
-			}
-			old = s // its rows are reused; the missing counts made below
+			old = s
+		} else {
+			// History rewritten or an exchange stored again: a full
+			// count, reusing old's rows but those named again.
+			return m.fullState(head, old, again, count)
 		}
-		recount = again
 	}
+	if old != nil && old.Head == head.String() {
+		if !count || old.valid() {
+			return old, nil
+		}
+		if old.Counted {
+			return m.countPending(old, head)
+		}
+	}
+	return m.fullState(head, old, nil, count)
+}
+
+// fullState is computeStats, kept when complete.
+func (m *Memory) fullState(head plumbing.Hash, old *statsState, recount map[uint64]bool, count bool) (*statsState, error) {
 	s, complete, err := m.computeStats(head, old, recount, count)
 	if err != nil {
 		return nil, err
@@ -324,6 +337,54 @@ func (m *Memory) state(count bool) (*statsState, error) {
 		m.saveStatsState(s)
 	}
 	return s, nil
+}
+
+// valid reports whether s's Stats hold every token count.
+func (s *statsState) valid() bool { return s.Counted && len(s.Pending) == 0 }
+
+// countPending counts the tokens of the exchanges s lists as pending (added
+// while only rooms or the context were asked for, which never count: a
+// SessionStart hook after a sync of a thousand exchanges would have
+// tokenised them all) and keeps the result.
+func (m *Memory) countPending(s *statsState, head plumbing.Hash) (*statsState, error) {
+	hs := make([]plumbing.Hash, len(s.Pending))
+	for i, p := range s.Pending {
+		hs[i] = plumbing.NewHash(p)
+	}
+	var es []*Entry
+	err := m.Repo.EachCommitBatch(hs, entryBatch, func(cs []*object.Commit) error {
+		for _, c := range cs {
+			es = append(es, entryOf(c))
+		}
+		return nil
+	})
+	if errors.Is(err, gitstore.ErrNoGit) {
+		return m.fullState(head, s, nil, true)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read memory log: %w", err)
+	}
+	rows, ok, err := m.countTokens(head, es, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return m.fullState(head, s, nil, true)
+	}
+	c := *s
+	c.Rows, c.Pending = slices.Clone(s.Rows), nil
+	for _, r := range rows {
+		i, found := slices.BinarySearchFunc(c.Rows, r.ID, func(x statRow, id uint64) int { return cmpU64(x.ID, id) })
+		if !found || c.Rows[i].Verbatim != uncounted {
+			return m.fullState(head, s, nil, true) // not what Pending said: count from the cards
+		}
+		c.Rows[i] = r
+		c.Stats.VerbatimTokens += int64(r.Verbatim)
+		c.Stats.DistilledTokens += int64(r.Tokens)
+	}
+	finish(&c.Stats, c.Stats.Sessions, c.Stats.Projects, c.Stats.Rooms)
+	m.saveStatsState(&c)
+	return &c, nil
 }
 
 func newStats() *Stats {
@@ -335,7 +396,7 @@ func newStats() *Stats {
 // (history rewritten, an exchange stored again by another machine, a blob
 // unread, no git command); again then names the exchanges stored again,
 // whose kept counts may describe a copy that lost.
-func (m *Memory) statsSince(old *statsState, head plumbing.Hash) (s *statsState, again map[uint64]bool, err error) {
+func (m *Memory) statsSince(old *statsState, head plumbing.Hash, count bool) (s *statsState, again map[uint64]bool, err error) {
 	hs, reached, err := m.Repo.CommitHashesSince(head, plumbing.NewHash(old.Head))
 	if errors.Is(err, gitstore.ErrNoGit) || err == nil && !reached {
 		return nil, nil, nil
@@ -373,11 +434,20 @@ func (m *Memory) statsSince(old *statsState, head plumbing.Hash) (s *statsState,
 	if again != nil {
 		return nil, again, nil
 	}
-	rows, ok, err := m.countTokens(head, pointers(fresh), nil, old.Counted)
+	// Counted only when asked (stats) and worth it (every older row is);
+	// otherwise, in a counted state, the new ones wait in Pending.
+	countNow := count && old.valid()
+	rows, ok, err := m.countTokens(head, pointers(fresh), nil, countNow)
 	if err != nil || !ok {
 		return nil, nil, err
 	}
-	s = &statsState{Version: statsCacheVersion, Head: head.String(), Stats: old.Stats, Counted: old.Counted}
+	s = &statsState{Version: statsCacheVersion, Head: head.String(), Stats: old.Stats, Counted: old.Counted,
+		Pending: slices.Clone(old.Pending)}
+	if old.Counted && !countNow {
+		for i := range fresh {
+			s.Pending = append(s.Pending, fresh[i].Commit)
+		}
+	}
 	st := &s.Stats
 	st.Distillers, st.Agents = copyCounts(st.Distillers), copyCounts(st.Agents)
 	var sessions, projects, rooms []uint64

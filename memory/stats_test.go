@@ -142,6 +142,17 @@ func TestStatsFollowsMain(t *testing.T) {
 			os.WriteFile(m.cachePath(statsFile), b, 0o644)
 		}, true, false},
 		{"an add, rooms first", func() { mustAdd(t, m, next("s5", 2)...) }, false, true},
+		{"adds, rooms after each (the hook's way)", func() {
+			for i := 0; i < 2; i++ {
+				mustAdd(t, m, next("s7", 2)...)
+				if _, err := m.Rooms(Filter{Project: "p"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s := m.loadStatsState(); s == nil || !s.Counted || len(s.Pending) != 4 {
+				t.Fatalf("rooms kept %+v, want the 4 new exchanges pending, not counted", s)
+			}
+		}, false, false},
 		{"no state, rooms first", dropState, true, true},
 		{"no state, rooms, then an add", func() {
 			dropState()
