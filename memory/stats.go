@@ -448,12 +448,23 @@ func (m *Memory) statsSince(old *statsState, head plumbing.Hash, count bool) (s 
 			s.Pending = append(s.Pending, fresh[i].Commit)
 		}
 	}
-	st := &s.Stats
-	st.Distillers, st.Agents = copyCounts(st.Distillers), copyCounts(st.Agents)
+	s.Stats.Distillers, s.Stats.Agents = copyCounts(old.Stats.Distillers), copyCounts(old.Stats.Agents)
+	s.Rows, s.Tallies, s.PerProject = old.Rows, old.Tallies, copyCounts(old.PerProject)
+	s.Sessions, s.Projects, s.Rooms = old.Sessions, old.Projects, old.Rooms
+	s.add(pointers(fresh), rows)
+	return s, nil, nil
+}
+
+// add counts es (with their rows) into s: the one place both an update and
+// a full count go through.
+func (s *statsState) add(es []*Entry, rows []statRow) {
 	var sessions, projects, rooms []uint64
-	for i := range fresh {
-		e := &fresh[i]
-		tally(st, e, rows[i])
+	if s.PerProject == nil {
+		s.PerProject = map[string]int{}
+	}
+	for i, e := range es {
+		tally(&s.Stats, e, rows[i])
+		s.PerProject[e.Project]++
 		if e.Session != "" {
 			sessions = append(sessions, hash64(e.Session))
 		}
@@ -464,15 +475,10 @@ func (m *Memory) statsSince(old *statsState, head plumbing.Hash, count bool) (s 
 			rooms = append(rooms, hash64(r))
 		}
 	}
-	s.Rows = mergeRows(old.Rows, rows)
-	s.Tallies = tallyRooms(old.Tallies, pointers(fresh))
-	s.PerProject = copyCounts(old.PerProject)
-	for i := range fresh {
-		s.PerProject[fresh[i].Project]++
-	}
-	s.Sessions, s.Projects, s.Rooms = union(old.Sessions, sessions), union(old.Projects, projects), union(old.Rooms, rooms)
-	finish(st, len(s.Sessions), len(s.Projects), len(s.Rooms))
-	return s, nil, nil
+	s.Rows = mergeRows(s.Rows, rows)
+	s.Tallies = tallyRooms(s.Tallies, es)
+	s.Sessions, s.Projects, s.Rooms = union(s.Sessions, sessions), union(s.Projects, projects), union(s.Rooms, rooms)
+	finish(&s.Stats, len(s.Sessions), len(s.Projects), len(s.Rooms))
 }
 
 // computeStats counts every card of main; counts kept in old (or, before
@@ -521,27 +527,7 @@ func (m *Memory) computeStats(head plumbing.Hash, old *statsState, recount map[u
 		return nil, false, err
 	}
 	s = &statsState{Version: statsCacheVersion, Head: head.String(), Stats: *newStats(), Counted: counted(rows)}
-	st := &s.Stats
-	for i, e := range entries {
-		tally(st, e, rows[i])
-		if e.Session != "" {
-			s.Sessions = append(s.Sessions, hash64(e.Session))
-		}
-		if e.Project != "" {
-			s.Projects = append(s.Projects, hash64(e.Project))
-		}
-		for _, r := range e.Rooms {
-			s.Rooms = append(s.Rooms, hash64(r))
-		}
-	}
-	s.Rows = mergeRows(nil, rows)
-	s.Tallies = tallyRooms(nil, entries)
-	s.PerProject = map[string]int{}
-	for _, e := range entries {
-		s.PerProject[e.Project]++
-	}
-	s.Sessions, s.Projects, s.Rooms = union(nil, s.Sessions), union(nil, s.Projects), union(nil, s.Rooms)
-	finish(st, len(s.Sessions), len(s.Projects), len(s.Rooms))
+	s.add(entries, rows)
 	return s, complete, nil
 }
 
