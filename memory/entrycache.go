@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -601,4 +602,119 @@ func (m *Memory) followRewrite(before, after plumbing.Hash, moved map[plumbing.H
 		out = append(out, e)
 	}
 	_ = saveEntryCache(path, entryCacheFile{Version: entryCacheVersion, Head: after.String(), Entries: out})
+}
+
+// findCached resolves ref as findEntry does over Entries, reading the card
+// cache without decoding every card: `git mem show` at 1,000,000 exchanges
+// decoded all of them (8.6 s, 1.6 GB) for one. It scans each card's commit
+// and exchange id in place, checks the set digest as decodeEntryCache does,
+// and decodes only the cards that match; the new commits of a cache main
+// has moved past come from cardsSince. ok is false when the cache cannot
+// answer (absent, corrupt, not on main's history, an exchange stored twice):
+// the caller then goes through Entries.
+func (m *Memory) findCached(ref string) (en *Entry, ok bool, err error) {
+	head, herr := m.Repo.Head()
+	if herr != nil || head.IsZero() {
+		return nil, false, nil
+	}
+	b, unmap, merr := search.MapReadOnly(m.EntryCachePath())
+	if merr != nil {
+		return nil, false, nil
+	}
+	defer unmap()
+	cf, d, total, digest, herr := decodeEntryCacheHeader(b)
+	if herr != nil {
+		return nil, false, nil
+	}
+	var fresh []*Entry
+	if cf.Head != head.String() {
+		if fresh, ok = m.cardsSince(head, cf.Head); !ok {
+			return nil, false, nil
+		}
+	}
+	lower := strings.ToLower(ref)
+	byCommit := isHex(lower) && len(lower) >= minPrefix
+	var exact []*Entry
+	var prefixed []*Entry
+	for _, e := range fresh {
+		if e.Exchange == ref {
+			exact = append(exact, e)
+		} else if byCommit && strings.HasPrefix(e.Commit, lower) {
+			prefixed = append(prefixed, e)
+		}
+	}
+	var sum uint64
+	z := zones{}
+	for i := 0; i < total; i++ {
+		start := d.b
+		commit, id := d.raw(), d.raw()
+		for range 6 { // session project agent core context distiller
+			d.raw()
+		}
+		d.varint()
+		d.varint()
+		d.uvarint()
+		d.skipStrs() // rooms
+		d.skipStrs() // files
+		if d.err != nil {
+			return nil, false, nil
+		}
+		sum ^= search.DocDigestBytes(id, commit)
+		isID := string(id) == ref
+		if !isID && !(byCommit && len(commit) >= len(lower) && string(commit[:len(lower)]) == lower) {
+			continue
+		}
+		e := &Entry{}
+		if (&decoder{b: start}).entry(e, z) != nil {
+			return nil, false, nil
+		}
+		if isID {
+			exact = append(exact, e)
+		} else {
+			prefixed = append(prefixed, e)
+		}
+	}
+	if len(d.b) != 0 || sum != digest {
+		return nil, false, nil
+	}
+	// findEntry over the matching cards in Entries' order (a stable sort by
+	// time of the new cards before the cached ones, as merge gives) says
+	// what it says over all of them.
+	found := append(exact, prefixed...)
+	es := make([]Entry, len(found))
+	for i, e := range found {
+		es[i] = *e
+	}
+	if len(fresh) > 0 {
+		sortEntries(es)
+	}
+	en, err = findEntry(pointers(es), ref)
+	return en, true, err
+}
+
+// raw returns the next string's bytes in place.
+func (d *decoder) raw() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.err = errCacheCorrupt
+		return nil
+	}
+	s := d.b[:n:n]
+	d.b = d.b[n:]
+	return s
+}
+
+// skipStrs steps over a list of strings.
+func (d *decoder) skipStrs() {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = errCacheCorrupt
+		return
+	}
+	for range n {
+		d.raw()
+	}
 }

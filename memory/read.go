@@ -150,11 +150,19 @@ func (m *Memory) Show(ref string) (*Entry, []byte, error) {
 	if ref == "" {
 		return nil, nil, fmt.Errorf("%w: give a commit or an exchange id", ErrNoSuchExchange)
 	}
-	all, err := m.Entries()
-	if err != nil {
-		return nil, nil, err
+	found, ok, err := m.findCached(ref)
+	if !ok {
+		all, aerr := m.Entries()
+		if aerr != nil {
+			return nil, nil, aerr
+		}
+		found, err = findEntry(all, ref)
 	}
-	en, blob, err := m.showIn(all, ref)
+	var en *Entry
+	var blob []byte
+	if err == nil {
+		en, blob, err = m.blobOf(found)
+	}
 	if err == nil {
 		c := *en
 		en = &c
@@ -169,6 +177,11 @@ func (m *Memory) showIn(all []*Entry, ref string) (*Entry, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return m.blobOf(found)
+}
+
+// blobOf reads the verbatim blob of a card's exchange from main.
+func (m *Memory) blobOf(found *Entry) (*Entry, []byte, error) {
 	blob, ok, err := m.Repo.ReadPath(plumbing.ZeroHash, exchange.BlobPath(found.Exchange))
 	if err != nil {
 		return nil, nil, err

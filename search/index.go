@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -327,12 +326,24 @@ func (ix *Index) Digest() string { return ix.man.Digest }
 func (ix *Index) Known(id string) bool { _, ok := ix.byID[id]; return ok }
 
 // DocDigest is one document's part of the set digest: XOR them over a set.
-func DocDigest(id, commit string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	h.Write([]byte{0})
-	h.Write([]byte(commit))
-	return h.Sum64()
+func DocDigest(id, commit string) uint64 { return docDigest(id, commit) }
+
+// DocDigestBytes is DocDigest of raw bytes, for scans that decode no string.
+func DocDigestBytes(id, commit []byte) uint64 { return docDigest(id, commit) }
+
+// docDigest is FNV-64a of id, a zero byte and commit, without the
+// allocations of hash/fnv's Write on strings.
+func docDigest[T string | []byte](id, commit T) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * prime
+	}
+	h *= prime // the zero byte: h ^ 0 = h
+	for i := 0; i < len(commit); i++ {
+		h = (h ^ uint64(commit[i])) * prime
+	}
+	return h
 }
 
 func (ix *Index) xorDigest(v uint64) {

@@ -162,7 +162,7 @@ type linksView struct {
 }
 
 func openLinks(dir string, rows int) (*linksView, error) {
-	b, unmap, err := mapReadOnly(filepath.Join(dir, linksBinFile))
+	b, unmap, err := MapReadOnly(filepath.Join(dir, linksBinFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return &linksView{none: true, unmap: func() {}}, nil
 	}

@@ -215,7 +215,7 @@ type table struct {
 // seal's size and mtime are checked on every open, and the checksum of 40 MB
 // at 100,000 exchanges was 5 % of a search, docs/BENCHMARKS.md).
 func readTable(path string, verify bool) (*table, error) {
-	b, unmap, err := mapReadOnly(path)
+	b, unmap, err := MapReadOnly(path)
 	if err != nil {
 		return nil, err
 	}
@@ -230,9 +230,11 @@ func readTable(path string, verify bool) (*table, error) {
 	return t, nil
 }
 
-// mapReadOnly maps path read-only, or reads it where it cannot be mapped (an
-// empty file, a file system without mmap). unmap releases the mapping.
-func mapReadOnly(path string) (b []byte, unmap func(), err error) {
+// MapReadOnly maps path read-only, or reads it where it cannot be mapped (an
+// empty file, a file system without mmap). unmap releases the mapping; b
+// must not be used after it. Exported for the caches beside the index
+// (memory's card cache), so that one place maps files.
+func MapReadOnly(path string) (b []byte, unmap func(), err error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
