@@ -80,6 +80,16 @@ type benchVariant struct {
 // benchVariants are the ideas measured (docs/bench/eval.md).
 var benchVariants = []benchVariant{
 	{"baseline", func() func() { return func() {} }},
+	{"cooc-0.05", set(&search.CoocWeight, 0.05)},
+	{"cooc-0.1", set(&search.CoocWeight, 0.1)},
+	{"cooc-0.2", set(&search.CoocWeight, 0.2)},
+	{"cooc-0.1-t3", both(set(&search.CoocWeight, 0.1), set(&search.CoocTerms, 3))},
+	{"cooc-0.1-m5", both(set(&search.CoocWeight, 0.1), set(&search.CoocMin, 5))},
+	{"outb-0.3", set(&search.OutputB, 0.3)},
+	{"outb-0.5", set(&search.OutputB, 0.5)},
+	{"outb-0.9", set(&search.OutputB, 0.9)},
+	{"titleb-0.3", set(&search.TitleB, 0.3)},
+	{"titleb-0.9", set(&search.TitleB, 0.9)},
 	{"prompt-off", set(&search.PromptWeight, 0.0)},
 	{"prompt-off-time-off", both(set(&search.PromptWeight, 0.0), set(&search.TimeBoost, 0.0))},
 	{"prompt1p-0.05", both(set(&search.PromptWeight, 0.05), set(&search.PromptFirstPerson, true))},

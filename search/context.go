@@ -120,6 +120,10 @@ var (
 var (
 	SessionK1 = 1.2
 	SessionB  = 0.75
+	// OutputB and TitleB, when ≥ 0, are b for the tools' output and the
+	// title field instead of SessionB (measured, off: docs/bench/eval.md).
+	OutputB = -1.0
+	TitleB  = -1.0
 )
 
 // contextFile holds per row: the previous and next row of the same session
@@ -406,6 +410,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		if touched, err = ix.prf(ctx, ws[0], qterms, scores, touched, seen); err != nil {
 			return nil, err
 		}
+		if touched, err = ix.coocExpand(ctx, ws[0], qterms, scores, touched, seen); err != nil {
+			return nil, err
+		}
 	}
 	cs := make([]cand, 0, len(touched))
 	for _, row := range touched {
@@ -659,7 +666,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 				s.add(j, p.f)
 			}
 		}
-		s.score(TitleWeight, sc.titleDL, sc.titleAvg)
+		s.scoreB(TitleWeight, sc.titleDL, sc.titleAvg, TitleB)
 	}
 	if CardWeight > 0 && s.distAvg > 0 {
 		if err := s.cardTerm(ctx, t); err != nil {
@@ -676,7 +683,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		s.add(p.row, p.f)
 		s.own(p.row)
 	}
-	s.score(OutputWeight, sc.outDL, sc.outAvg)
+	s.scoreB(OutputWeight, sc.outDL, sc.outAvg, OutputB)
 	return nil
 }
 
@@ -724,6 +731,11 @@ func (s *sessionScorer) plainTerm(ctx context.Context, t string) error {
 // score adds weight × BM25 of the frequencies gathered in tf (the rows in
 // eff, which df counts) and clears them.
 func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
+	s.scoreB(weight, dl, avgdl, -1)
+}
+
+// scoreB is score with BM25's b set to b when b ≥ 0.
+func (s *sessionScorer) scoreB(weight float64, dl []float64, avgdl, bOver float64) {
 	if len(s.eff) == 0 || avgdl == 0 {
 		for _, row := range s.eff {
 			s.tf[row] = 0
@@ -736,6 +748,8 @@ func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
 	k1, b := SessionK1, SessionB
 	if s.plain {
 		k1, b = BM25K1, BM25B
+	} else if bOver >= 0 {
+		b = bOver
 	}
 	for _, row := range s.eff {
 		f := s.tf[row]

@@ -182,6 +182,10 @@ type Index struct {
 	ctxMu sync.Mutex
 	sctx  *sessionCtx // session neighbours (session-bm25), built or loaded on first use
 
+	coocOnce sync.Once // term associations (rank_cooc.go, an experiment)
+	coocTab  *coocTable
+	coocErr  error
+
 	lst  *linkState     // supersession links and events (links.go), guarded by mu for readers
 	dead map[int32]bool // man.Dead as a set, built on first use
 
