@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"math"
-	"sort"
 )
 
 // Query expansion by term associations of the memory itself (issue 15),
@@ -112,40 +111,9 @@ func (ix *Index) coocExpand(ctx context.Context, base *sessionScorer, qterms []s
 			best[w] = max(best[w], pmi*math.Log(float64(c)))
 		}
 	}
-	type cand struct {
-		t string
-		w float64
-	}
-	var cs []cand
+	var cs []expansion
 	for id, w := range best {
-		cs = append(cs, cand{t.terms[id], w})
+		cs = append(cs, expansion{t.terms[id], w})
 	}
-	sort.Slice(cs, func(a, b int) bool {
-		if cs[a].w != cs[b].w {
-			return cs[a].w > cs[b].w
-		}
-		return cs[a].t < cs[b].t
-	})
-	if len(cs) > CoocTerms {
-		cs = cs[:CoocTerms]
-	}
-	if len(cs) == 0 {
-		return touched, nil
-	}
-	maxW := cs[0].w
-	x := &sessionScorer{ix: ix, r: base.r, sc: base.sc, cache: map[uint64]int32{}, n: base.n, distAvg: base.distAvg}
-	for i, c := range cs {
-		x.k, x.tw = int32(i+1), CoocWeight*c.w/maxW
-		if err := x.term(ctx, c.t); err != nil {
-			return touched, err
-		}
-	}
-	for _, row := range x.touched {
-		if !seen[row] {
-			seen[row] = true
-			touched = append(touched, row)
-		}
-		scores[row] += x.scores[row]
-	}
-	return touched, nil
+	return ix.addExpansion(ctx, base, cs, CoocTerms, CoocWeight, scores, touched, seen)
 }

@@ -59,11 +59,7 @@ func (ix *Index) prf(ctx context.Context, base *sessionScorer, qterms []string, 
 			}
 		}
 	}
-	type cand struct {
-		t string
-		w float64
-	}
-	var cs []cand
+	var cs []expansion
 	n := float64(len(ix.seqs))
 	for t, c := range count {
 		if c < PRFMinDocs {
@@ -76,16 +72,31 @@ func (ix *Index) prf(ctx context.Context, base *sessionScorer, qterms []string, 
 		df := float64(tfr.Count())
 		tfr.Close()
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		cs = append(cs, cand{t, float64(c) * idf})
+		cs = append(cs, expansion{t, float64(c) * idf})
 	}
+	return ix.addExpansion(ctx, base, cs, PRFTerms, PRFWeight, scores, touched, seen)
+}
+
+// expansion is a term added to a query with its weight before scaling.
+type expansion struct {
+	t string
+	w float64
+}
+
+// addExpansion scores the best limit of cs (ties by term) at weight × their
+// weight relative to the best one and adds them to scores, as one more
+// pass of the session scorer over base's reader: pseudo-relevance feedback
+// and term associations expand a query this way.
+func (ix *Index) addExpansion(ctx context.Context, base *sessionScorer, cs []expansion, limit int, weight float64,
+	scores []float64, touched []int32, seen []bool) ([]int32, error) {
 	sort.Slice(cs, func(a, b int) bool {
 		if cs[a].w != cs[b].w {
 			return cs[a].w > cs[b].w
 		}
 		return cs[a].t < cs[b].t
 	})
-	if len(cs) > PRFTerms {
-		cs = cs[:PRFTerms]
+	if len(cs) > limit {
+		cs = cs[:limit]
 	}
 	if len(cs) == 0 {
 		return touched, nil
@@ -93,7 +104,7 @@ func (ix *Index) prf(ctx context.Context, base *sessionScorer, qterms []string, 
 	maxW := cs[0].w
 	x := &sessionScorer{ix: ix, r: base.r, sc: base.sc, cache: map[uint64]int32{}, n: base.n, distAvg: base.distAvg}
 	for i, c := range cs {
-		x.k, x.tw = int32(i+1), PRFWeight*c.w/maxW
+		x.k, x.tw = int32(i+1), weight*c.w/maxW
 		if err := x.term(ctx, c.t); err != nil {
 			return touched, err
 		}
