@@ -634,13 +634,12 @@ func (m *Memory) findCached(ref string) (en *Entry, ok bool, err error) {
 	}
 	lower := strings.ToLower(ref)
 	byCommit := isHex(lower) && len(lower) >= minPrefix
-	var exact []*Entry
-	var prefixed []*Entry
+	var exact, prefixed []Entry
 	for _, e := range fresh {
 		if e.Exchange == ref {
-			exact = append(exact, e)
+			exact = append(exact, *e)
 		} else if byCommit && strings.HasPrefix(e.Commit, lower) {
-			prefixed = append(prefixed, e)
+			prefixed = append(prefixed, *e)
 		}
 	}
 	var sum uint64
@@ -664,8 +663,8 @@ func (m *Memory) findCached(ref string) (en *Entry, ok bool, err error) {
 		if !isID && !(byCommit && len(commit) >= len(lower) && string(commit[:len(lower)]) == lower) {
 			continue
 		}
-		e := &Entry{}
-		if (&decoder{b: start}).entry(e, z) != nil {
+		var e Entry
+		if (&decoder{b: start}).entry(&e, z) != nil {
 			return nil, false, nil
 		}
 		if isID {
@@ -680,11 +679,7 @@ func (m *Memory) findCached(ref string) (en *Entry, ok bool, err error) {
 	// findEntry over the matching cards in Entries' order (a stable sort by
 	// time of the new cards before the cached ones, as merge gives) says
 	// what it says over all of them.
-	found := append(exact, prefixed...)
-	es := make([]Entry, len(found))
-	for i, e := range found {
-		es[i] = *e
-	}
+	es := append(exact, prefixed...)
 	if len(fresh) > 0 {
 		sortEntries(es)
 	}
