@@ -59,8 +59,8 @@ func isConversation(ex *exchange.Exchange) bool {
 func codingCard(ex *exchange.Exchange, card *exchange.Card) {
 	user := stripInjected(ex.UserText())
 	p := parsePrompt(user)
-	ask := askText(p)
-	done := doneText(ex)
+	ask := pairTicks(askText(p))
+	done := pairTicks(doneText(ex))
 	switch {
 	case ask != "" && done != "":
 		card.Core = ask + " — " + done

@@ -352,3 +352,17 @@ func TestCleanMarkdownKeepsCode(t *testing.T) {
 		}
 	}
 }
+
+func TestPairTicks(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"write it to `minsky.mdc in the root dir", "write it to minsky.mdc in the root dir"},
+		{"run `go test` and `go vet", "run `go test` and go vet"},
+		{"run `go test` and `go vet`", "run `go test` and `go vet`"},
+		{"no code here", "no code here"},
+		{"`", ""},
+	} {
+		if got := pairTicks(c.in); got != c.want {
+			t.Errorf("pairTicks(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

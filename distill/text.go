@@ -429,6 +429,18 @@ func clip(s string, n int) string {
 	return strings.TrimRight(out, " ,;:-—") + "…"
 }
 
+// pairTicks drops a backtick left without a pair (a typo, or a span cut
+// by the sentence splitter), as Markdown shows it: literal, not the opening
+// of a span. Left in, it swallowed the " — " join and the reply after it
+// into one code span (3 of the 3,099 coding cards).
+func pairTicks(s string) string {
+	if strings.Count(s, "`")%2 == 0 {
+		return s
+	}
+	i := strings.LastIndexByte(s, '`')
+	return cleanSpaces(s[:i] + s[i+1:])
+}
+
 func wordCount(s string) int { return len(strings.Fields(s)) }
 
 // upperFirst starts a sentence with a capital, unless it starts with a
