@@ -160,7 +160,8 @@ var topics = []struct {
 	name  string
 	words string
 }{
-	{"testing", "testing unittest pytest jest vitest playwright e2e assertion assert mock mocks fixture fixtures coverage"},
+	{"testing", "testing unittest pytest jest vitest assertion assert mock mocks fixture fixtures coverage"},
+	{"e2e", "e2e playwright cypress selenium puppeteer headless"},
 	{"build", "build builds compile compiler compilation msbuild tsc webpack vite bundle bundler csproj sln linker"},
 	{"ci", "ci workflow workflows actions pipeline pipelines github-actions yaml runner"},
 	{"deployment", "deploy deployed deployment deployments railway vercel heroku netlify production staging hosting"},
@@ -169,7 +170,7 @@ var topics = []struct {
 	{"git", "git rebase squash cherry-pick stash gitignore"},
 	{"auth", "auth authentication login logout signin signup oauth password jwt"},
 	{"ui", "ui ux css tailwind styling layout button modal"},
-	{"api", "api endpoint endpoints route routes request response rest graphql fetch http"},
+	{"api", "api endpoint endpoints route routes rest graphql http"},
 	{"dependencies", "dependency dependencies package packages npm pnpm yarn nuget pip install upgrade version versions"},
 	{"config", "config configuration env environment settings variable variables dotenv"},
 	{"docker", "docker container containers dockerfile compose image kubernetes"},

@@ -46,7 +46,7 @@ func statsOf(exs []*exchange.Exchange) roomStats {
 // = one developer's memory) and holds them to the palace's aims: rooms
 // repeat (under a room per 3 exchanges, singletons near half of them at
 // most), no id-like room (hashes, user ids, UIDs), no room but the project
-// holding a fifth of a memory.
+// holding more than 15 % of a memory.
 func TestRoomsCodingCorpus(t *testing.T) {
 	files, _ := filepath.Glob(codingGlob)
 	if len(files) == 0 {
@@ -61,7 +61,7 @@ func TestRoomsCodingCorpus(t *testing.T) {
 		t.Logf("%-12s %4d exchanges: %4d rooms (%.2f per exchange), %4d used once, %d id-like, largest %s %.1f %%",
 			filepath.Base(filepath.Dir(f)), st.exchanges, st.rooms, float64(st.rooms)/float64(st.exchanges),
 			st.singletons, st.idLike, st.largest, 100*st.largestShare)
-		if st.largestShare > 0.2 {
+		if st.largestShare > 0.15 {
 			t.Errorf("%s: room %s holds %.0f %% of the memory", f, st.largest, 100*st.largestShare)
 		}
 	}
@@ -69,8 +69,9 @@ func TestRoomsCodingCorpus(t *testing.T) {
 	t.Logf("all          %4d exchanges: %4d rooms (%.2f per exchange), %4d used once, %d id-like, largest %s %.1f %%",
 		st.exchanges, st.rooms, float64(st.rooms)/float64(st.exchanges), st.singletons, st.idLike, st.largest, 100*st.largestShare)
 	// What heuristic/3 holds (before it: 1,823 rooms, 1,071 used once, 24
-	// id-like); the largest room of a memory is 10–15 % (the aim is ~10 %),
-	// held under 20 % above.
+	// id-like); the largest room of a memory is 9.9–13.6 % (the aim is
+	// ~10 %; 15.0 % before e2e had a room of its own and "request",
+	// "response", "fetch" stopped calling api), held under 15 % above.
 	if st.rooms*3 > st.exchanges || st.idLike > 0 || st.singletons*2 > st.rooms+st.rooms/10 {
 		t.Errorf("rooms regressed: %+v", st)
 	}
