@@ -750,6 +750,7 @@ func (m *Memory) readIndex(ctx context.Context) (ix *search.Index, release func(
 			return nil, nil, note, errors.New("the search index keeps falling behind main: try again in a moment")
 		}
 		var rep IndexReport
+		gcOff := m.writerGC()
 		if openErr != nil && !errors.Is(openErr, search.ErrMissing) && !errors.Is(openErr, os.ErrNotExist) {
 			replace := ""
 			if errors.Is(openErr, search.ErrCorrupt) {
@@ -759,6 +760,7 @@ func (m *Memory) readIndex(ctx context.Context) (ix *search.Index, release func(
 		} else {
 			rep, err = m.updateIndex(ctx, true)
 		}
+		gcOff()
 		if err != nil {
 			return nil, nil, note, fmt.Errorf("update the search index: %w", err)
 		}
@@ -786,7 +788,9 @@ func (m *Memory) withIndex(ctx context.Context, fn func(ix *search.Index) error)
 		if err == nil || !errors.Is(err, search.ErrCorrupt) || attempt > 0 {
 			return note, err
 		}
+		gcOff := m.writerGC()
 		rep, rerr := m.rebuild(ctx, rebuildReason(err), gen)
+		gcOff()
 		if rerr != nil {
 			return note, rerr
 		}

@@ -30,6 +30,13 @@ type Memory struct {
 	// Progress, when set, hears how far an index rebuild or catch-up is
 	// (commits done of total); the CLI draws it on a terminal.
 	Progress func(done, total int)
+	// OneShot says the process ends after this call (the CLI): a search
+	// then ranks with the garbage collector held off (see queryGC).
+	OneShot bool
+	// gcHeld and gcPercent: queryGC holds the collector off (and the
+	// target it had), which writerGC undoes while an index writer runs.
+	gcHeld    bool
+	gcPercent int
 	// handoff, while an add runs, holds the verbatim blobs it committed for
 	// the indexer that follows (see handoff).
 	handoff atomic.Pointer[handoff]

@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 	"unicode/utf8"
 
@@ -86,11 +88,52 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 		q.K = m.Config.Search.K
 	}
 
+	if m.OneShot {
+		defer m.queryGC()()
+	}
 	note, err = m.withIndex(ctx, func(ix *search.Index) (err error) {
 		results, err = m.searchIn(ix, q)
 		return err
 	})
 	return results, note, err
+}
+
+// queryMemLimit is the heap at which a one-shot query's collector runs
+// after all (a soft limit, far above what a search holds: 13.7 MB
+// allocated at 100,000 exchanges, a few hundred at 1,000,000).
+const queryMemLimit = 1 << 30
+
+// queryGC holds the garbage collector off while a one-shot process opens
+// the index and ranks, up to queryMemLimit, and returns what restores it.
+// Nearly all of it (tables, per-row arrays, postings) is live until the
+// process ends, so collecting found little and cost CPU: at 100,000
+// exchanges the whole search process took 9–19 % less CPU with GOGC=off,
+// at the same RSS (docs/BENCHMARKS.md, session 10). A catch-up or rebuild
+// on the way writes with the collector on (writerGC). GOGC or GOMEMLIMIT
+// set by the user win.
+func (m *Memory) queryGC() (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	limit := debug.SetMemoryLimit(queryMemLimit)
+	pct := debug.SetGCPercent(-1)
+	m.gcHeld, m.gcPercent = true, pct
+	return func() {
+		m.gcHeld = false
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+	}
+}
+
+// writerGC turns the collector back on while an index writer runs inside
+// a query whose collector queryGC holds off (a writer's garbage is most of
+// what it allocates), and returns what holds it off again.
+func (m *Memory) writerGC() (restore func()) {
+	if !m.gcHeld {
+		return func() {}
+	}
+	debug.SetGCPercent(m.gcPercent)
+	return func() { debug.SetGCPercent(-1) }
 }
 
 // searchIn runs a checked query (mode and k filled in) on an open index;

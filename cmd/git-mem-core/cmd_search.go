@@ -46,6 +46,7 @@ func newSearchCmd(e *env) *cobra.Command {
 			}
 			p := e.startProgress("searching (the index catches up with new commits)")
 			m.Progress = p.report
+			m.OneShot = true
 			results, note, err := m.Search(e.ctx, q)
 			p.end()
 			if err != nil {
