@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/search"
@@ -89,6 +90,11 @@ func TestInspect(t *testing.T) {
 				}
 				fmt.Fprintf(&w, "  %s %2d %s\n", mark, i+1, brief(byID[sl[0]]))
 			}
+			if os.Getenv("GIT_MEM_INSPECT_SCORES") != "" {
+				if err := scoreBreakdown(qctx, &w, b, q.Text, mode, slots, rank, rel); err != nil {
+					t.Fatal(err)
+				}
+			}
 			t.Log(w.String())
 		}
 		b.close()
@@ -112,4 +118,113 @@ func brief(e *exchange.Exchange) string {
 		first = first[:160]
 	}
 	return fmt.Sprintf("%s (%s, %s, %d chars, %d turns) %q", e.ID, e.Session, e.Time, n, len(e.Turns), first)
+}
+
+// inspectStreams are the session layer's streams, each switched off in
+// turn by scoreBreakdown: the score an exchange loses without a stream is
+// what that stream gave it.
+var inspectStreams = []struct {
+	name string
+	off  func() func()
+}{
+	{"ctx", set(&search.ContextWeight, 0.0)},
+	{"asked", set(&search.AskedWeight, 0.0)},
+	{"title", set(&search.TitleWeight, 0.0)},
+	{"card", set(&search.CardWeight, 0.0)},
+	{"prompt", set(&search.PromptWeight, 0.0)},
+	{"output", set(&search.OutputWeight, 0.0)},
+	{"time", set(&search.TimeBoost, 0.0)},
+}
+
+// scoreBreakdown prints, for the slots above the first relevant one and
+// for the relevant exchanges, the score and what each stream adds to it.
+func scoreBreakdown(ctx context.Context, w *strings.Builder, b *built, text, mode string, slots [][]string, rank int, rel map[string]bool) error {
+	scoresOf := func() (map[string]float64, error) {
+		hits, err := b.ix.SearchContext(ctx, search.Query{Text: text, K: 500, Mode: mode, Verbatim: b.mem.Talks})
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]float64{}
+		for _, h := range hits {
+			m[h.Doc.ID] = h.Score
+		}
+		return m, nil
+	}
+	full, err := scoresOf()
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for i, sl := range slots {
+		if i < max(rank, 5) || rel[sl[0]] {
+			ids = append(ids, sl[0])
+		}
+	}
+	for r := range rel {
+		if !contains(ids, r) {
+			ids = append(ids, r)
+		}
+	}
+	off := make([]map[string]float64, len(inspectStreams))
+	for i, st := range inspectStreams {
+		undo := st.off()
+		off[i], err = scoresOf()
+		undo()
+		if err != nil {
+			return err
+		}
+	}
+	if os.Getenv("GIT_MEM_INSPECT_TERMS") != "" {
+		// Terms score independently: each word's own score, as a query of
+		// that word alone (the first-person and time gates aside).
+		words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		var cols []string
+		per := map[string]map[string]float64{}
+		for _, wd := range words {
+			if per[wd] != nil {
+				continue
+			}
+			hits, err := b.ix.SearchContext(ctx, search.Query{Text: wd + " I", K: 500, Mode: mode, Verbatim: b.mem.Talks})
+			if err != nil {
+				return err
+			}
+			m := map[string]float64{}
+			for _, h := range hits {
+				m[h.Doc.ID] = h.Score
+			}
+			if len(m) > 0 {
+				per[wd] = m
+				cols = append(cols, wd)
+			}
+		}
+		fmt.Fprintf(w, "  %-34s", "term")
+		for _, c := range cols {
+			fmt.Fprintf(w, " %7.7s", c)
+		}
+		w.WriteString("\n")
+		for _, id := range ids {
+			fmt.Fprintf(w, "  %-34.34s", id)
+			for _, c := range cols {
+				fmt.Fprintf(w, " %7.3f", per[c][id])
+			}
+			w.WriteString("\n")
+		}
+	}
+	fmt.Fprintf(w, "  %-34s %8s", "score", "full")
+	for _, st := range inspectStreams {
+		fmt.Fprintf(w, " %7s", st.name)
+	}
+	w.WriteString("\n")
+	for _, id := range ids {
+		mark := "   "
+		if rel[id] {
+			mark = "***"
+		}
+		fmt.Fprintf(w, "  %s %-30.30s %8.3f", mark, id, full[id])
+		for i := range inspectStreams {
+			fmt.Fprintf(w, " %+7.3f", full[id]-off[i][id])
+		}
+		w.WriteString("\n")
+	}
+	return nil
 }
