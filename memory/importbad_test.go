@@ -35,11 +35,11 @@ func TestImportCorruptSession(t *testing.T) {
 			".continue/sessions/3b0f6c1e-0000-4e8b-9c7d-1a2b3c4d5e6f.json", 3},
 		{"copilot", map[string]string{
 			vs + "workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json": "copilot/workspaceStorage/ab12cd/chatSessions/c0ffee00-1234-4abc-9def-0123456789ab.json",
-			vs + "workspaceStorage/ab12cd/workspace.json":                                          "copilot/workspaceStorage/ab12cd/workspace.json"},
+			vs + "workspaceStorage/ab12cd/workspace.json":                                         "copilot/workspaceStorage/ab12cd/workspace.json"},
 			vs + "workspaceStorage/ab12cd/chatSessions/c0ffee00-0000-4abc-9def-0123456789ab.json", 3},
 		{"copilot", map[string]string{
 			vs + "workspaceStorage/ef34gh/chatSessions/5f1e2d3c-4b5a-4c6d-8e7f-90a1b2c3d4e5.jsonl": "copilot/workspaceStorage/ef34gh/chatSessions/5f1e2d3c-4b5a-4c6d-8e7f-90a1b2c3d4e5.jsonl",
-			vs + "workspaceStorage/ef34gh/workspace.json":                                           "copilot/workspaceStorage/ef34gh/workspace.json"},
+			vs + "workspaceStorage/ef34gh/workspace.json":                                          "copilot/workspaceStorage/ef34gh/workspace.json"},
 			vs + "workspaceStorage/ef34gh/chatSessions/5f1e2d3c-0000-4c6d-8e7f-90a1b2c3d4e5.jsonl", 4},
 		{"copilot-cli", map[string]string{
 			".copilot/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/events.jsonl":   "copilot-cli/session-state/5e7a3c1d-8b2f-4d6a-9c0e-1f2a3b4c5d6e/events.jsonl",
