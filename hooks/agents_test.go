@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,31 @@ import (
 
 // agentDirs are the fixture folders of the readers added for issue 16;
 // each fixture in them has an entry in the folder's PROVENANCE.json.
+// TestFixtureProvenance checks every folder of testdata (but Go's fuzz
+// corpus), so a new agent's folder without one fails too.
 var agentDirs = []string{"gemini", "qwen-code", "cline", "roo-code", "continue", "specstory", "cursor", "copilot", "copilot-cli", "opencode"}
+
+// fixtureDirs are the folders of testdata that hold fixtures: all but
+// fuzz (the corpus go test -fuzz keeps).
+func fixtureDirs(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "fuzz" {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	for _, d := range agentDirs {
+		if !slices.Contains(dirs, d) {
+			t.Errorf("testdata/%s is gone", d)
+		}
+	}
+	return dirs
+}
 
 type provenance struct {
 	Synthetic   bool   `json:"synthetic"`
@@ -35,7 +60,7 @@ type provenance struct {
 }
 
 func TestFixtureProvenance(t *testing.T) {
-	for _, dir := range agentDirs {
+	for _, dir := range fixtureDirs(t) {
 		b, err := os.ReadFile(filepath.Join("testdata", dir, "PROVENANCE.json"))
 		if err != nil {
 			t.Errorf("%s: %v", dir, err)

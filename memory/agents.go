@@ -197,12 +197,29 @@ func gitMemCommand() string {
 	if exe, err := os.Executable(); err == nil {
 		// Run as git-mem-core (the front binary hands commands over):
 		// hooks should start the front beside it, whose start is cheap.
-		if front := filepath.Join(filepath.Dir(exe), "git-mem"); filepath.Base(exe) == "git-mem-core" {
-			if fi, err := os.Stat(front); err == nil && fi.Mode().IsRegular() {
-				return front
-			}
-		}
-		return exe
+		return frontBeside(exe, func(p string) bool {
+			fi, err := os.Stat(p)
+			return err == nil && fi.Mode().IsRegular()
+		})
 	}
 	return "git-mem"
+}
+
+// frontBeside is the front binary beside exe when exe is git-mem-core
+// (git-mem-core.exe on Windows, in any case, as Windows names are) and the
+// front is a file there; else exe itself.
+func frontBeside(exe string, isFile func(string) bool) string {
+	base := filepath.Base(exe)
+	ext := ""
+	if e := filepath.Ext(base); strings.EqualFold(e, ".exe") {
+		ext = e
+	}
+	name := strings.TrimSuffix(base, ext)
+	if name != "git-mem-core" && (ext == "" || !strings.EqualFold(name, "git-mem-core")) {
+		return exe
+	}
+	if front := filepath.Join(filepath.Dir(exe), "git-mem"+ext); isFile(front) {
+		return front
+	}
+	return exe
 }
