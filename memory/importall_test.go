@@ -50,16 +50,7 @@ func TestImportAllAgents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dst = filepath.Join(home, dst)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(dst, old, old); err != nil {
-			t.Fatal(err)
-		}
+		writeAged(t, filepath.Join(home, dst), b, old)
 	}
 	place(claude, ".claude/projects/-Users-dain-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
 	place(codex, ".codex/sessions/2025/09/24/"+filepath.Base(codex))
@@ -162,16 +153,7 @@ func TestImportAllAgentsGenerated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dst = filepath.Join(home, dst)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(dst, old, old); err != nil {
-			t.Fatal(err)
-		}
+		writeAged(t, filepath.Join(home, dst), b, old)
 	}
 	tree := func(src, dst string) {
 		t.Helper()
@@ -235,6 +217,21 @@ func TestImportAllAgentsGenerated(t *testing.T) {
 		if again, _ := m.Import(ctx, agent, "", nil); again.Added != 0 {
 			t.Errorf("%s: second import added %d", agent, again.Added)
 		}
+	}
+}
+
+// writeAged writes b to path (making its folders) with mtime: the import
+// tests' agent files, old enough that their last exchange counts as closed.
+func writeAged(t *testing.T, path string, b []byte, mtime time.Time) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		t.Fatal(err)
 	}
 }
 

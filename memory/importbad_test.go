@@ -54,18 +54,7 @@ func TestImportCorruptSession(t *testing.T) {
 			t.Setenv("COPILOT_HOME", "")
 			home := os.Getenv("HOME")
 			old := time.Now().Add(-time.Hour)
-			write := func(rel string, b []byte) {
-				p := filepath.Join(home, rel)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chtimes(p, old, old); err != nil {
-					t.Fatal(err)
-				}
-			}
+			write := func(rel string, b []byte) { writeAged(t, filepath.Join(home, rel), b, old) }
 			for dst, src := range tt.good {
 				b, err := os.ReadFile(filepath.Join("..", "hooks", "testdata", src))
 				if err != nil {
