@@ -67,9 +67,7 @@ func TestInstallNamesMemDir(t *testing.T) {
 	if _, err := UninstallClaudeCode(path, opt); err != nil {
 		t.Fatal(err)
 	}
-	if v := decode(t, path); len(v) != 0 {
-		t.Errorf("left %v", v)
-	}
+	assertGone(t, path)
 
 	cpath := CodexConfigPath(home)
 	os.MkdirAll(filepath.Dir(cpath), 0o755)

@@ -173,6 +173,15 @@ type jobj struct {
 
 func (o *jobj) get(k string) (any, bool) { v, ok := o.vals[k]; return v, ok }
 
+// empty: no keys, or only a "version" of 1 (a versioned hooks file with no hooks).
+func (o *jobj) empty() bool {
+	if len(o.keys) == 1 {
+		v, _ := o.get("version")
+		return o.keys[0] == "version" && fmt.Sprint(v) == "1"
+	}
+	return len(o.keys) == 0
+}
+
 func (o *jobj) set(k string, v any) {
 	if _, ok := o.vals[k]; !ok {
 		o.keys = append(o.keys, k)
@@ -368,6 +377,27 @@ func (jf *jsonFile) save() (bool, error) {
 		return false, nil // same content; keep the file's own formatting
 	}
 	return writeIfChanged(jf.path, jf.exists, jf.orig, data, jf.mode)
+}
+
+// saveUninstalled is save for an uninstall that took git mem's entries
+// out (removed says which), and says so. A file left holding nothing (an empty object, or
+// the bare {"version": 1} of Cursor's and Copilot CLI's hooks files) is
+// removed, not written: to the agent no file and an empty one mean the same,
+// and install made it (or every other entry is gone). Nothing of the user's
+// goes with it — what it held was git mem's entries and containers they
+// emptied; when install changed a file that existed, install's backup holds
+// the bytes from before.
+func (jf *jsonFile) saveUninstalled(removed, path string) (string, error) {
+	if jf.root.empty() {
+		if err := os.Remove(jf.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("remove %s: %w", path, err)
+		}
+		return removed + " and the file " + path + ", left empty", nil
+	}
+	if _, err := jf.save(); err != nil {
+		return "", err
+	}
+	return removed + " from " + path, nil
 }
 
 // writeIfChanged replaces path atomically (temp file + rename in the same
@@ -576,10 +606,9 @@ func UninstallClaudeCode(settingsPath string, opt InstallOptions) (string, error
 			n := removeClaudeHooks(hooks, isOurClaudeCommand)
 			cleanHooks(jf.root, hooks)
 			if n > 0 {
-				if _, err := jf.save(); err != nil {
+				if msg, err = jf.saveUninstalled(fmt.Sprintf("removed %d git mem hook(s)", n), settingsPath); err != nil {
 					return "", fmt.Errorf("uninstall claude-code hooks: %w", err)
 				}
-				msg = fmt.Sprintf("removed %d git mem hook(s) from %s", n, settingsPath)
 			}
 		}
 	}
@@ -805,8 +834,9 @@ func uninstallClaudeMCP(path string) (string, error) {
 	if len(servers.keys) == 0 {
 		jf.root.del("mcpServers")
 	}
-	if _, err := jf.save(); err != nil {
+	msg, err := jf.saveUninstalled("removed MCP server git-mem", path)
+	if err != nil {
 		return "", fmt.Errorf("unregister git mem MCP server: %w", err)
 	}
-	return "removed MCP server git-mem from " + path, nil
+	return msg, nil
 }

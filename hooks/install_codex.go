@@ -442,10 +442,18 @@ func UninstallCodex(configTomlPath string, opt InstallOptions) (string, error) {
 	if len(removed) == 0 {
 		return "no git mem notify in " + configTomlPath, nil
 	}
+	what := "removed " + strings.Join(removed, " and ")
+	if strings.TrimSpace(src) == "" {
+		// Left empty: removed, as saveUninstalled does for a JSON file.
+		if err := os.Remove(tf.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("uninstall codex hook: remove %s: %w", configTomlPath, err)
+		}
+		return what + " and the file " + configTomlPath + ", left empty", nil
+	}
 	if _, err := writeIfChanged(tf.path, true, []byte(tf.src), []byte(src), tf.mode); err != nil {
 		return "", fmt.Errorf("uninstall codex hook: %w", err)
 	}
-	return "removed " + strings.Join(removed, " and ") + " from " + configTomlPath, nil
+	return what + " from " + configTomlPath, nil
 }
 
 func equalStrings(a, b []string) bool {

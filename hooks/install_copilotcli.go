@@ -283,16 +283,11 @@ func UninstallCopilotCLI(hooksPath string, opt InstallOptions) (string, error) {
 		return none, nil
 	}
 	cleanHooks(jf.root, hooks)
-	if v, ok := jf.root.get("version"); ok && len(jf.root.keys) == 1 && fmt.Sprint(v) == "1" {
-		if err := os.Remove(jf.path); err != nil {
-			return "", fmt.Errorf("uninstall copilot-cli hooks: %w", err)
-		}
-		return fmt.Sprintf("removed %d git mem hook(s) and the hooks file %s, empty without them", n, hooksPath), nil
-	}
-	if _, err := jf.save(); err != nil {
+	msg, err := jf.saveUninstalled(fmt.Sprintf("removed %d git mem hook(s)", n), hooksPath)
+	if err != nil {
 		return "", fmt.Errorf("uninstall copilot-cli hooks: %w", err)
 	}
-	return fmt.Sprintf("removed %d git mem hook(s) from %s", n, hooksPath), nil
+	return msg, nil
 }
 
 // CopilotCLIHook is the JSON Copilot CLI gives a hook on stdin (the fields

@@ -167,7 +167,7 @@ func TestCopilotCLIHooksFile(t *testing.T) {
 	if got := readString(t, p); got != want {
 		t.Errorf("hooks file:\n%s\nwant:\n%s", got, want)
 	}
-	if msg, err := UninstallCopilotCLI(p, InstallOptions{}); err != nil || !strings.Contains(msg, "removed 2 git mem hook(s) and the hooks file") {
+	if msg, err := UninstallCopilotCLI(p, InstallOptions{}); err != nil || !strings.Contains(msg, "removed 2 git mem hook(s) and the file") {
 		t.Errorf("uninstall: %q, %v", msg, err)
 	}
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
@@ -263,7 +263,7 @@ func TestCopilotCLIHookUpgrade(t *testing.T) {
 	}
 	// A handler with only a powershell command of git mem's is git mem's.
 	os.WriteFile(p, []byte(`{"version": 1, "hooks": {"sessionEnd": [{"type": "command", "powershell": "& 'C:\\a b\\git-mem.exe' hook copilot-cli"}]}}`), 0o644)
-	if msg, err := UninstallCopilotCLI(p, InstallOptions{}); err != nil || !strings.Contains(msg, "removed 1 git mem hook(s) and the hooks file") {
+	if msg, err := UninstallCopilotCLI(p, InstallOptions{}); err != nil || !strings.Contains(msg, "removed 1 git mem hook(s) and the file") {
 		t.Errorf("uninstall of a powershell-only handler: %q, %v", msg, err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 )
@@ -43,9 +42,8 @@ func InstallCursor(hooksPath, gitMemCmd string, opt InstallOptions) (string, err
 	return "wrote cursor hook (stop) to " + hooksPath, nil
 }
 
-// UninstallCursor removes git mem's handlers and nothing else. A file left
-// holding only {"version": 1} (a hooks.json with no hooks: install created
-// it, or every other hook is gone) is removed.
+// UninstallCursor removes git mem's handlers and nothing else (a file left
+// empty goes: saveUninstalled).
 func UninstallCursor(hooksPath string, opt InstallOptions) (string, error) {
 	jf, err := loadJSON(hooksPath)
 	if err != nil {
@@ -64,19 +62,11 @@ func UninstallCursor(hooksPath string, opt InstallOptions) (string, error) {
 		return none, nil
 	}
 	cleanHooks(jf.root, hooks)
-	if v, ok := jf.root.get("version"); ok && len(jf.root.keys) == 1 && fmt.Sprint(v) == "1" {
-		if _, err := backup(jf.path, jf.orig, jf.mode); err != nil {
-			return "", fmt.Errorf("uninstall cursor hooks: %w", err)
-		}
-		if err := os.Remove(jf.path); err != nil {
-			return "", fmt.Errorf("uninstall cursor hooks: %w", err)
-		}
-		return fmt.Sprintf("removed %d git mem hook(s) and the hooks file %s, empty without them", n, hooksPath), nil
-	}
-	if _, err := jf.save(); err != nil {
+	msg, err := jf.saveUninstalled(fmt.Sprintf("removed %d git mem hook(s)", n), hooksPath)
+	if err != nil {
 		return "", fmt.Errorf("uninstall cursor hooks: %w", err)
 	}
-	return fmt.Sprintf("removed %d git mem hook(s) from %s", n, hooksPath), nil
+	return msg, nil
 }
 
 // ensureFlatHook makes sure exactly one of our handlers for event exists

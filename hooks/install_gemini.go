@@ -72,10 +72,11 @@ func UninstallGemini(settingsPath string, opt InstallOptions) (string, error) {
 	if n == 0 {
 		return "no git mem hooks in " + settingsPath, nil
 	}
-	if _, err := jf.save(); err != nil {
+	msg, err := jf.saveUninstalled(fmt.Sprintf("removed %d git mem hook(s)", n), settingsPath)
+	if err != nil {
 		return "", fmt.Errorf("uninstall gemini hooks: %w", err)
 	}
-	return fmt.Sprintf("removed %d git mem hook(s) from %s", n, settingsPath), nil
+	return msg, nil
 }
 
 // GeminiHook is the JSON Gemini CLI gives a hook on stdin.

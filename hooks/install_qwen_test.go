@@ -115,6 +115,10 @@ func TestInstallQwenCode(t *testing.T) {
 			if err != nil || !strings.Contains(msg, "removed 2 git mem hook") {
 				t.Fatalf("uninstall: %q, %v", msg, err)
 			}
+			if tc.before == "" {
+				assertGone(t, p) // install made it: uninstall takes it
+				return
+			}
 			got := readString(t, p)
 			if tc.after != "" && got != tc.after {
 				t.Errorf("after uninstall:\n%s\nwant:\n%s", got, tc.after)
