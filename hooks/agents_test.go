@@ -588,7 +588,7 @@ func fuzzFile(f *testing.F, seeds []string, dirs []string, name string, read fun
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		checkReader(t, func(opt Options) (Result, error) { return read(p, opt) })
+		checkReader(t, p, func(opt Options) (Result, error) { return read(p, opt) })
 	})
 }
 

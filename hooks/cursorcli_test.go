@@ -454,6 +454,6 @@ func FuzzCursorCLIBlob(f *testing.F) {
 			t.Fatal(err)
 		}
 		db.Close()
-		checkReader(t, func(opt Options) (Result, error) { return ReadCursorCLI(p, opt) })
+		checkReader(t, p, func(opt Options) (Result, error) { return ReadCursorCLI(p, opt) })
 	})
 }

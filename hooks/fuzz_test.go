@@ -51,10 +51,11 @@ func seedFuzz(f *testing.F, own string, shared string) {
 	}
 }
 
-// checkReader holds for every reader on any input: no panic, only valid
+// checkReader holds for every reader on any input: no panic, problems that
+// name the file read, only valid
 // exchanges with unique ids, and the exchanges of a still-open session are
 // exactly those of the same session once ended, minus its last one.
-func checkReader(t *testing.T, read func(Options) (Result, error)) {
+func checkReader(t *testing.T, file string, read func(Options) (Result, error)) {
 	open, err := read(Options{})
 	if err != nil {
 		return
@@ -85,7 +86,7 @@ func checkReader(t *testing.T, read func(Options) (Result, error)) {
 		}
 	}
 	for _, p := range ended.Problems {
-		if p.Line < 0 || !strings.Contains(p.Error(), "fuzz") {
+		if p.Line < 0 || !strings.Contains(p.Error(), file) {
 			t.Fatalf("bad problem %v", p)
 		}
 	}
@@ -94,7 +95,7 @@ func checkReader(t *testing.T, read func(Options) (Result, error)) {
 func FuzzClaudeCode(f *testing.F) {
 	seedFuzz(f, "testdata/claude/*.jsonl", sharedFixtures+"/claude-code/*.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkReader(t, func(opt Options) (Result, error) {
+		checkReader(t, "fuzz.jsonl", func(opt Options) (Result, error) {
 			return readClaude(bytes.NewReader(data), "fuzz.jsonl", "fuzz", nil, opt)
 		})
 		for _, line := range bytes.Split(data, []byte("\n")) {
@@ -106,7 +107,7 @@ func FuzzClaudeCode(f *testing.F) {
 func FuzzCodex(f *testing.F) {
 	seedFuzz(f, "testdata/codex/*.jsonl", sharedFixtures+"/codex/*.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkReader(t, func(opt Options) (Result, error) {
+		checkReader(t, "fuzz.jsonl", func(opt Options) (Result, error) {
 			return readCodex(bytes.NewReader(data), "fuzz.jsonl", "thread", opt)
 		})
 	})
@@ -115,7 +116,7 @@ func FuzzCodex(f *testing.F) {
 func FuzzAider(f *testing.F) {
 	seedFuzz(f, "testdata/aider/*.md", sharedFixtures+"/aider/.aider.chat.history.md")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkReader(t, func(opt Options) (Result, error) {
+		checkReader(t, "fuzz.md", func(opt Options) (Result, error) {
 			return readAider(bytes.NewReader(data), "fuzz.md", "proj", time.UTC, opt)
 		})
 	})
