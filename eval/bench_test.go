@@ -22,8 +22,9 @@ type benchGroup struct {
 
 // loadBenchGroups reads every set the defaults are chosen on: LoCoMo dev,
 // coding dev, our queries over the other four coding folders, LongMemEval-S
-// dev, our conceptual queries (testdata/concept-queries), and the coding
-// and LongMemEval folders pooled.
+// dev, our conceptual queries (testdata/concept-queries), our misspelt
+// queries (testdata/typo-queries), and the coding and LongMemEval folders
+// pooled.
 func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 	root := sharedEval(t)
 	load := func(dir string) []Set {
@@ -47,6 +48,10 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 	for _, f := range []string{"paulukonis", "minsky", "docgen", "ktsu", "chefchopsky"} {
 		concept = append(concept, load(withQueries(t, filepath.Join(root, "coding", f), "concept-queries/"+f+".jsonl"))...)
 	}
+	var typo []Set
+	for _, f := range []string{"paulukonis", "minsky", "docgen", "ktsu", "chefchopsky"} {
+		typo = append(typo, load(withQueries(t, filepath.Join(root, "coding", f), "typo-queries/"+f+".jsonl"))...)
+	}
 	dev := load(filepath.Join(root, "coding/paulukonis"))
 	lme := load(filepath.Join(root, "longmemeval-dev"))
 	groups := []*benchGroup{
@@ -58,6 +63,8 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 		{name: "exact-pooled", sets: []Set{Pool("pooled", exact)}},
 		{name: "concept", sets: concept},
 		{name: "concept-pooled", sets: []Set{Pool("pooled", concept)}},
+		{name: "typo", sets: typo},
+		{name: "typo-pooled", sets: []Set{Pool("pooled", typo)}},
 		{name: "lme-dev", sets: lme},
 		{name: "lme-pooled", sets: []Set{Pool("pooled", lme)}},
 	}
@@ -80,6 +87,18 @@ type benchVariant struct {
 // benchVariants are the ideas measured (docs/bench/eval.md).
 var benchVariants = []benchVariant{
 	{"baseline", func() func() { return func() {} }},
+	{"typo-0.3", set(&search.TypoWeight, 0.3)},
+	{"typo-0.5", set(&search.TypoWeight, 0.5)},
+	{"typo-1", set(&search.TypoWeight, 1.0)},
+	{"typo-0.5-min6", both(set(&search.TypoWeight, 0.5), set(&search.TypoMinLen, 6))},
+	{"typo-0.5-min5", both(set(&search.TypoWeight, 0.5), set(&search.TypoMinLen, 5))},
+	{"typo-0.3-min5", both(set(&search.TypoWeight, 0.3), set(&search.TypoMinLen, 5))},
+	{"typo-1-min5", both(set(&search.TypoWeight, 1.0), set(&search.TypoMinLen, 5))},
+	{"typo-off", set(&search.TypoWeight, 0.0)},
+	{"typo-long7", set(&search.TypoLong, 7)},
+	{"typo-long8", set(&search.TypoLong, 8)},
+	{"typo-long7-0.3", both(set(&search.TypoLong, 7), set(&search.TypoWeight, 0.3))},
+	{"typo-long8-0.3", both(set(&search.TypoLong, 8), set(&search.TypoWeight, 0.3))},
 	{"cooc-0.05", set(&search.CoocWeight, 0.05)},
 	{"cooc-0.1", set(&search.CoocWeight, 0.1)},
 	{"cooc-0.2", set(&search.CoocWeight, 0.2)},

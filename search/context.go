@@ -367,6 +367,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	// nor on the number of cores.
 	workers := min(sessionTermGroups, len(terms))
 	ws := make([]*sessionScorer, workers)
+	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range ws {
@@ -384,12 +385,18 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 				if errs[w] = ws[w].term(ctx, terms[k].t); errs[w] != nil {
 					return
 				}
+				missing[k] = ws[w].held == 0
 			}
 		}(w)
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if !plain && TypoWeight > 0 {
+		if err := correctTypos(ctx, ws[0], terms, missing); err != nil {
+			return nil, err
+		}
 	}
 	// Every worker scored at least one term, so its arrays exist.
 	scores, touched, seen := ws[0].scores, ws[0].touched, ws[0].seen
@@ -562,6 +569,7 @@ type sessionScorer struct {
 	stamp   []int32 // per row: the last term counted in matched
 	distAvg float64 // mean card length (CardWeight > 0)
 	prompt  bool    // score the rows' own first turns (PromptWeight)
+	held    int     // postings of the current term in the rows' own fields
 
 	scores, tf []float64 // per row: the sum so far, f'(t,row) of the current term
 	seen       []bool
@@ -628,6 +636,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.buf, err = s.pr.postings(ctx, fieldVerbatim, t, s.buf[:0]); err != nil {
 		return err
 	}
+	s.held = len(s.buf)
 	for _, p := range s.buf {
 		s.add(p.row, p.f)
 		s.own(p.row)
@@ -683,6 +692,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.buf, err = s.pr.postings(ctx, fieldOutput, t, s.buf[:0]); err != nil {
 		return err
 	}
+	s.held += len(s.buf)
 	for _, p := range s.buf {
 		s.add(p.row, p.f)
 		s.own(p.row)
@@ -704,6 +714,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 	if len(ps) == 0 {
 		return nil
 	}
+	s.held += len(ps)
 	df := float64(len(ps))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
 	for _, x := range ps {
