@@ -2,7 +2,7 @@
 # Prints the rows of issue 19's table that a script can measure, at N
 # synthetic exchanges (docs/BENCHMARKS.md, "Scale"):
 #
-#   scripts/bench-scale.sh [-n N] [--1m] [--bin PATH] [--runs R] [--no-coding] [--keep-index]
+#   scripts/bench-scale.sh [-n N] [--1m] [--bin PATH] [--runs R] [--no-coding] [--keep-index] [--coding-share F]
 #
 # -n N          size of the memory (default 100000); --1m is -n 1000000
 # --bin PATH    the git-mem binary to measure (default: built from this tree)
@@ -12,6 +12,10 @@
 # --ingest-only only the write side (ingest_rows): add of 1,000 into N, add of
 #               the coding exchanges, reindex, disk, sync of 1,000 on each side
 # --no-sync     skip the sync rows (two copies of the memory and a remote)
+# --coding-share F  a share F of the memory's sessions are the real coding
+#               sessions (../shared/eval/coding, read in place) replicated with
+#               new ids (`synth -coding`), so term statistics are realistic;
+#               cached apart, in .../N-coding-F
 #
 # The memory of N exchanges (`go run ./scripts/synth -n N`, `git mem add
 # --no-index`) is cached in $GIT_MEM_BENCH_CACHE (default
@@ -29,6 +33,7 @@ CODING=1
 KEEP=
 INGEST=
 SYNC=1
+SHARE=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-n) N=$2; shift ;;
@@ -39,13 +44,20 @@ while [ $# -gt 0 ]; do
 	--keep-index) KEEP=1 ;;
 	--ingest-only) INGEST=1 ;;
 	--no-sync) SYNC= ;;
+	--coding-share) SHARE=$2; shift ;;
 	*) echo "bench-scale.sh: unknown argument $1 (see the comment at the top)" >&2; exit 2 ;;
 	esac
 	shift
 done
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-CACHE=${GIT_MEM_BENCH_CACHE:-${TMPDIR:-/tmp}/git-mem-bench/$N}
+SYNTH_ARGS=()
+SUFFIX=
+if [ -n "$SHARE" ]; then
+	SYNTH_ARGS=(-coding "$ROOT/../shared/eval/coding" -coding-share "$SHARE")
+	SUFFIX=-coding-$SHARE
+fi
+CACHE=${GIT_MEM_BENCH_CACHE:-${TMPDIR:-/tmp}/git-mem-bench/$N$SUFFIX}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$CACHE"
@@ -76,12 +88,12 @@ echo "# bench-scale: N=$N, $(date -u +%FT%TZ), nproc $(nproc), $(grep -m1 'model
 # The cached memory of N exchanges, and 1,000 more to add.
 if [ ! -f "$CACHE/ready" ]; then
 	rm -rf "$CACHE/mem"
-	"$W/synth" -n "$N" >"$CACHE/ex.jsonl"
+	"$W/synth" -n "$N" "${SYNTH_ARGS[@]}" >"$CACHE/ex.jsonl"
 	GIT_MEM_DIR=$CACHE/mem "$BIN" init >/dev/null
 	row "build cache: add --no-index of $N" "$(GIT_MEM_DIR=$CACHE/mem timed "$BIN" add --no-index "$CACHE/ex.jsonl")"
 	touch "$CACHE/ready"
 fi
-[ -f "$CACHE/more.jsonl" ] || "$W/synth" -n $((N + 1000)) | tail -n 1000 >"$CACHE/more.jsonl"
+[ -f "$CACHE/more.jsonl" ] || "$W/synth" -n $((N + 1000)) "${SYNTH_ARGS[@]}" | tail -n 1000 >"$CACHE/more.jsonl"
 export GIT_MEM_DIR=$CACHE/mem
 
 # git-mem is the front binary; git-mem-core beside it does the rest (a
