@@ -89,7 +89,8 @@ var (
 // 7: links.bin and events.json for links.json (links_store.go), at most
 // linkCap links derived per card.
 // 8: Bleve holds only the text fields (no keyword or time fields).
-const SchemaVersion = 8
+// 9: docs.bin names repeated strings from a dictionary (table.go).
+const SchemaVersion = 9
 
 // Files under the index directory.
 const (
@@ -440,12 +441,8 @@ func (ix *Index) ensureFull() error {
 		return nil
 	}
 	recs := make([]docRec, len(ix.seqs), withRoom(len(ix.seqs)))
-	for i := range recs {
-		r, err := ix.tab.rec(i)
-		if err != nil {
-			return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
-		}
-		recs[i] = r
+	if err := ix.tab.all(recs); err != nil {
+		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
 	}
 	ix.recs = recs
 	return nil
