@@ -90,7 +90,8 @@ var (
 // linkCap links derived per card.
 // 8: Bleve holds only the text fields (no keyword or time fields).
 // 9: docs.bin names repeated strings from a dictionary (table.go).
-const SchemaVersion = 9
+// 10: vectors.f32 stores sparse rows when that is smaller (vector.Flat).
+const SchemaVersion = 10
 
 // Files under the index directory.
 const (
@@ -415,9 +416,9 @@ func (ix *Index) loadTables() error {
 	}
 	// A truncated vector file is caught here by its size; its checksum is
 	// verified when a reader first needs the vectors.
-	want := vector.FileSize(ix.man.Dims, n)
-	if st, err := os.Stat(filepath.Join(ix.dir, vectorsFile)); err != nil || st.Size() != want {
-		return fmt.Errorf("%s: vectors: missing or not %d bytes: %w", ix.dir, want, ErrCorrupt)
+	lo, hi := vector.MinFileSize(ix.man.Dims, n), vector.DenseFileSize(ix.man.Dims, n)
+	if st, err := os.Stat(filepath.Join(ix.dir, vectorsFile)); err != nil || st.Size() < lo || st.Size() > hi {
+		return fmt.Errorf("%s: vectors: missing or not %d to %d bytes: %w", ix.dir, lo, hi, ErrCorrupt)
 	}
 	ix.tab, ix.seqs, ix.groups = tab, tab.seqs, tab.groups
 	if ix.readOnly {
