@@ -49,11 +49,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // rows stay dense. A reader scores straight from the mapped file's bytes
 // either way: a sparse row is spread into the same float buffer a dense row
 // is widened into, so every score is the same float.
+//
+// A matrix read from a sparse file keeps its rows there and takes new rows
+// dense after them, so a writer that only appends (an add) writes the old
+// rows' bytes as they are instead of encoding every row again.
 type Flat struct {
 	Dims   int
-	buf    []byte // dense: Len() rows of [scale f32 LE][Dims × int8]
-	mapped []byte // the file's memory map behind buf or sp, when read by ReadFlat
-	sp     *sparse
+	sp     *sparse // rows [0, sp.n), mapped; nil: none
+	buf    []byte  // the rows after them, dense: [scale f32 LE][Dims × int8] each
+	mapped []byte  // the file's memory map behind buf or sp, when read by ReadFlat
 }
 
 // sparse is a mapped sparse matrix (read-only; Set makes it dense first).
@@ -70,19 +74,25 @@ func (f *Flat) rowBytes() int { return 4 + f.Dims }
 
 func bitmapBytes(dims int) int { return (dims + 7) / 8 }
 
+// base is the number of rows kept sparse.
+func (f *Flat) base() int {
+	if f.sp == nil {
+		return 0
+	}
+	return f.sp.n
+}
+
 // Len is the number of rows.
 func (f *Flat) Len() int {
-	if f.sp != nil {
-		return f.sp.n
-	}
 	if f.Dims <= 0 {
 		return 0
 	}
-	return len(f.buf) / f.rowBytes()
+	return f.base() + len(f.buf)/f.rowBytes()
 }
 
-// raw returns row i's scale and its int8 values (dense only).
+// raw returns dense row i's scale and its int8 values (i ≥ base()).
 func (f *Flat) raw(i int) (float32, []int8) {
+	i -= f.base()
 	b := f.buf[i*f.rowBytes() : (i+1)*f.rowBytes()]
 	return math.Float32frombits(binary.LittleEndian.Uint32(b)), unsafe.Slice((*int8)(unsafe.Pointer(&b[4])), f.Dims)
 }
@@ -140,7 +150,7 @@ func spreadRow[T float32 | int8](b []byte, dims int, out []T) (float32, int) {
 
 // rowInt8 copies row i's int8 values into q and returns its scale.
 func (f *Flat) rowInt8(i int, q []int8) float32 {
-	if f.sp != nil {
+	if i < f.base() {
 		scale, _ := spreadRow(f.sp.rows[f.sparseOff(i):], f.Dims, q)
 		return scale
 	}
@@ -174,7 +184,7 @@ func (f *Flat) dense() {
 		return
 	}
 	n := f.sp.n
-	buf := make([]byte, n*f.rowBytes(), n*f.rowBytes()+(n/32+64)*f.rowBytes())
+	buf := make([]byte, n*f.rowBytes(), n*f.rowBytes()+len(f.buf)+(n/32+64)*f.rowBytes())
 	off := 0
 	for i := 0; i < n; i++ {
 		b := buf[i*f.rowBytes() : (i+1)*f.rowBytes()]
@@ -182,7 +192,7 @@ func (f *Flat) dense() {
 		binary.LittleEndian.PutUint32(b, math.Float32bits(scale))
 		off += l
 	}
-	f.buf, f.sp = buf, nil
+	f.buf, f.sp = append(buf, f.buf...), nil
 }
 
 // Set writes v at row i, appending when i == Len().
@@ -190,13 +200,15 @@ func (f *Flat) Set(i int, v []float32) error {
 	if len(v) != f.Dims {
 		return fmt.Errorf("vector has %d dims, index has %d", len(v), f.Dims)
 	}
-	f.dense()
 	switch {
+	case i < f.base():
+		f.dense() // a row replaced or emptied: rare, and never in an add of new ids
 	case i == f.Len():
 		f.buf = append(f.buf, make([]byte, f.rowBytes())...)
 	case i > f.Len():
 		return fmt.Errorf("vector row %d past the end (%d rows)", i, f.Len())
 	}
+	i -= f.base()
 	b := f.buf[i*f.rowBytes() : (i+1)*f.rowBytes()]
 	q := unsafe.Slice((*int8)(unsafe.Pointer(&b[4])), f.Dims)
 	scale := quantize(v, q)
@@ -236,14 +248,13 @@ func (f *Flat) Scores(q []float32) []float32 {
 
 func (f *Flat) scoreRows(q, out []float32, lo, hi int) {
 	tmp := make([]float32, f.Dims)
-	if f.sp != nil {
+	if lo < f.base() {
 		off := f.sparseOff(lo)
-		for i := lo; i < hi; i++ {
+		for ; lo < min(hi, f.base()); lo++ {
 			scale, l := spreadRow(f.sp.rows[off:], f.Dims, tmp)
 			off += l
-			out[i] = vek32.Dot(tmp, q) * scale
+			out[lo] = vek32.Dot(tmp, q) * scale
 		}
-		return
 	}
 	for i := lo; i < hi; i++ {
 		scale, r := f.raw(i)
@@ -303,40 +314,69 @@ func (f *Flat) Write(path string) error {
 }
 
 // encodeSparse returns the sparse layout's block table and rows, or false
-// when it would not be smaller than the dense rows.
+// when it would not be smaller than the dense rows. Rows kept sparse are
+// copied as they are.
 func (f *Flat) encodeSparse() (blocks, rows []byte, ok bool) {
 	n := f.Len()
 	if f.Dims <= 0 || n == 0 {
 		return nil, nil, false
 	}
 	dense := n * f.rowBytes()
-	blocks = make([]byte, 0, 8*((n+blockRows-1)/blockRows))
-	rows = make([]byte, 0, dense/2)
-	q := make([]int8, f.Dims)
+	nb := (n + blockRows - 1) / blockRows
+	blocks = make([]byte, 0, 8*nb)
+	start := f.base()
+	if f.sp != nil {
+		blocks = append(blocks, f.sp.blocks...)
+		rows = make([]byte, 0, len(f.sp.rows)+(n-start)*f.rowBytes()*2/3)
+		rows = append(rows, f.sp.rows...)
+	} else {
+		rows = make([]byte, 0, dense/2)
+	}
 	bm := make([]byte, bitmapBytes(f.Dims))
-	for i := 0; i < n; i++ {
+	for i := start; i < n; i++ {
 		if i%blockRows == 0 {
 			blocks = binary.LittleEndian.AppendUint64(blocks, uint64(len(rows)))
 		}
-		scale := f.rowInt8(i, q)
-		clear(bm)
-		for j, x := range q {
-			if x != 0 {
-				bm[j/8] |= 1 << (j % 8)
-			}
-		}
+		scale, q := f.raw(i)
 		rows = binary.LittleEndian.AppendUint32(rows, math.Float32bits(scale))
-		rows = append(rows, bm...)
-		for _, x := range q {
-			if x != 0 {
-				rows = append(rows, byte(x))
-			}
-		}
+		rows = appendSparse(rows, bm, unsafe.Slice((*byte)(unsafe.Pointer(&q[0])), len(q)))
 		if len(blocks)+len(rows) >= dense {
 			return nil, nil, false
 		}
 	}
 	return blocks, rows, true
+}
+
+// appendSparse appends q's bitmap of non-zero bytes and those bytes; bm is
+// scratch of bitmapBytes(len(q)). Eight bytes at a time: an all-zero word
+// (half of the builtin embedder's) costs one test.
+func appendSparse(rows, bm, q []byte) []byte {
+	clear(bm)
+	at := len(rows)
+	rows = append(rows, bm...) // the bitmap's place
+	j := 0
+	for ; j+8 <= len(q); j += 8 {
+		w := binary.LittleEndian.Uint64(q[j:])
+		if w == 0 {
+			continue
+		}
+		var m byte
+		for k := 0; k < 8; k++ {
+			if x := byte(w >> (8 * k)); x != 0 {
+				m |= 1 << k
+				rows = append(rows, x)
+			}
+		}
+		bm[j/8] = m
+	}
+	for ; j < len(q); j++ {
+		if q[j] != 0 {
+			bm[j/8] |= 1 << (j % 8)
+			rows = append(rows, q[j])
+		}
+	}
+	copy(rows[at:], bm)
+	return rows
 }
 
 // ReadFlat loads a matrix written by Write. A missing file is returned as

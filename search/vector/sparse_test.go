@@ -99,30 +99,53 @@ func TestSparseFlatSameScores(t *testing.T) {
 				t.Fatalf("%+v: row %d differs", tc, i)
 			}
 		}
-		// A writer's change to the mapped matrix, then its write.
-		v := make([]float32, tc.dims)
-		v[0] = 1
-		for _, m := range []*Flat{f, g} {
-			if err := m.Set(tc.n, v); err != nil {
+		// A writer appends to the mapped matrix (its rows stay sparse),
+		// then replaces a row (they become dense); after each, the same
+		// scores and the same file as the matrix built in memory.
+		more := sparseish(70, tc.dims, tc.zeros, 99)
+		same := func(step string) {
+			t.Helper()
+			q := make([]float32, tc.dims)
+			for j := range q {
+				q[j] = float32(r.NormFloat64())
+			}
+			a, b := f.Scores(q), g.Scores(q)
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("%+v, %s: row %d scores %v, want %v", tc, step, i, b[i], a[i])
+				}
+			}
+			pf, pg := filepath.Join(t.TempDir(), "f"), filepath.Join(t.TempDir(), "g")
+			if err := f.Write(pf); err != nil {
 				t.Fatal(err)
 			}
-			if tc.n > 0 {
-				if err := m.Set(tc.n/2, make([]float32, tc.dims)); err != nil {
+			if err := g.Write(pg); err != nil {
+				t.Fatal(err)
+			}
+			bf, _ := os.ReadFile(pf)
+			bg, _ := os.ReadFile(pg)
+			if string(bf) != string(bg) {
+				t.Fatalf("%+v, %s: the two matrices write different files", tc, step)
+			}
+		}
+		for i := 0; i < more.Len(); i++ {
+			for _, m := range []*Flat{f, g} {
+				if err := m.Set(m.Len(), more.Row(i)); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		pf, pg := filepath.Join(t.TempDir(), "f"), filepath.Join(t.TempDir(), "g")
-		if err := f.Write(pf); err != nil {
-			t.Fatal(err)
+		if tc.sparse && g.sp == nil {
+			t.Fatalf("%+v: appending made the mapped rows dense", tc)
 		}
-		if err := g.Write(pg); err != nil {
-			t.Fatal(err)
-		}
-		bf, _ := os.ReadFile(pf)
-		bg, _ := os.ReadFile(pg)
-		if string(bf) != string(bg) {
-			t.Fatalf("%+v: the changed copies write different files", tc)
+		same("appended")
+		if tc.n > 0 {
+			for _, m := range []*Flat{f, g} {
+				if err := m.Set(tc.n/2, make([]float32, tc.dims)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			same("replaced")
 		}
 		g.Close()
 	}
