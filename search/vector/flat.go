@@ -539,14 +539,15 @@ func (f *Flat) Search(q []float32, k int, allowed func(int) bool) []Result {
 	return out
 }
 
-// MinFileSize is the smallest file Write produces for n rows of dims (every
-// row sparse and all zeros); DenseFileSize the size of its dense layout,
-// the largest.
+// MinFileSize is the smallest file Write produces for n rows of dims: every
+// row sparse and all zeros, or the dense layout when that is smaller (narrow
+// rows). DenseFileSize, the dense layout's size, is the largest.
 func MinFileSize(dims, n int) int64 {
 	if n == 0 {
 		return headerSize
 	}
-	return int64(headerSize) + 8*int64((n+blockRows-1)/blockRows) + int64(n)*int64(4+bitmapBytes(dims))
+	sparse := int64(headerSize) + 8*int64((n+blockRows-1)/blockRows) + int64(n)*int64(4+bitmapBytes(dims))
+	return min(sparse, DenseFileSize(dims, n))
 }
 
 // DenseFileSize is the size of the dense layout of n rows of dims.

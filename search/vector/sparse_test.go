@@ -59,6 +59,8 @@ func TestSparseFlatSameScores(t *testing.T) {
 		{65, 384, 0.55, true},
 		{9000, 384, 0.53, true},
 		{300, 384, 0.02, false}, // a dense model's vectors
+		{5, 4, 0.5, false},      // rows so narrow that a bitmap never pays
+		{100, 8, 0.9, true},
 	} {
 		f := sparseish(tc.n, tc.dims, tc.zeros, int64(tc.n+tc.dims))
 		p := filepath.Join(t.TempDir(), "v.f32")
@@ -71,6 +73,9 @@ func TestSparseFlatSameScores(t *testing.T) {
 		}
 		if (g.sp != nil) != tc.sparse {
 			t.Fatalf("%+v: read back sparse=%v", tc, g.sp != nil)
+		}
+		if st, err := os.Stat(p); err != nil || st.Size() < MinFileSize(tc.dims, tc.n) || st.Size() > DenseFileSize(tc.dims, tc.n) {
+			t.Fatalf("%+v: %d bytes, outside [%d, %d]", tc, st.Size(), MinFileSize(tc.dims, tc.n), DenseFileSize(tc.dims, tc.n))
 		}
 		if g.Len() != tc.n || g.Dims != tc.dims {
 			t.Fatalf("%+v: %d×%d", tc, g.Len(), g.Dims)
