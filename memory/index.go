@@ -59,8 +59,9 @@ var indexLockTimeout = 30 * time.Second
 // cost in the rows already indexed (every table loaded and written again,
 // the earlier cards' link features worked out again), which at 100,000
 // exchanges is most of a hold; so a hold of 1,000 is not much longer than
-// one of 500, and an add of 1,000 in one hold took 2.4 s of CPU against
-// 2.8 s in two (docs/BENCHMARKS.md, session 13). A var for tests.
+// one of 500, and an add of 1,000 in one hold took 2.1–2.4 s of CPU
+// against 2.6–3.0 s in two (docs/BENCHMARKS.md, session 13). A var for
+// tests.
 var catchUpBatch = 1000
 
 // rebuildBatch is how many commits a rebuild reads and indexes at a time

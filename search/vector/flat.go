@@ -120,9 +120,9 @@ func (f *Flat) sparseOff(i int) int {
 	return off
 }
 
-// spreadRow writes the sparse row at the start of b into out (Dims wide:
-// zeros where the bitmap has none) through set, and returns its scale and
-// length.
+// spreadRow writes the sparse row at the start of b into out (dims wide:
+// zeros where the bitmap has none) and returns its scale and length. The
+// caller has checked the row's extent (parseFlat).
 func spreadRow[T float32 | int8](b []byte, dims int, out []T) (float32, int) {
 	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
 	clear(out)
