@@ -55,12 +55,22 @@ type IndexReport struct {
 var indexLockTimeout = 30 * time.Second
 
 // catchUpBatch is how many commits a catch-up indexes per hold of the
-// exclusive lock: searches wait at most one batch. A var for tests.
-var catchUpBatch = 500
+// exclusive lock: searches wait at most one batch. Each hold also pays a
+// cost in the rows already indexed (every table loaded and written again,
+// the earlier cards' link features worked out again), which at 100,000
+// exchanges is most of a hold; so a hold of 1,000 is not much longer than
+// one of 500, and an add of 1,000 in one hold took 2.1–2.4 s of CPU
+// against 2.6–3.0 s in two (docs/BENCHMARKS.md, session 13). A var for
+// tests.
+var catchUpBatch = 1000
+
+// rebuildBatch is how many commits a rebuild reads and indexes at a time
+// (it holds no lock readers wait for; the batch bounds its memory).
+const rebuildBatch = 500
 
 // rebuildAbove is how many pending commits make a catch-up a rebuild into a
 // new generation instead (searches go on over the old one meanwhile).
-const rebuildAbove = 20 * 500 // 20 catch-up batches
+const rebuildAbove = 10_000 // 10 catch-up batches
 
 func (m *Memory) searchOptions() (search.Options, error) {
 	emb, err := newEmbedder(m.Config)
@@ -474,10 +484,10 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		return nil
 	}
 	if hashes != nil {
-		err = m.Repo.EachCommitBatch(hashes, catchUpBatch, index)
+		err = m.Repo.EachCommitBatch(hashes, rebuildBatch, index)
 	}
-	for start := 0; start < len(pending) && err == nil; start += catchUpBatch {
-		err = index(pending[start:min(start+catchUpBatch, len(pending))])
+	for start := 0; start < len(pending) && err == nil; start += rebuildBatch {
+		err = index(pending[start:min(start+rebuildBatch, len(pending))])
 	}
 	if err != nil {
 		return n, err

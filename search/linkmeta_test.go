@@ -25,7 +25,8 @@ func TestRecordLinkMetaRoundTrip(t *testing.T) {
 			r := base
 			r.Link = tc.link
 			var got docRec
-			if err := decodeRec(encodeRec(nil, &r), &got); err != nil {
+			d := newStrDict()
+			if err := decodeRec(encodeRec(nil, &r, d), &got, d.get); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, r) {
@@ -35,10 +36,11 @@ func TestRecordLinkMetaRoundTrip(t *testing.T) {
 	}
 	r := base
 	r.Link = &linkMeta{Change: true}
-	b := encodeRec(nil, &r)
+	d := newStrDict()
+	b := encodeRec(nil, &r, d)
 	b[len(b)-2] = 0x80 // the flag byte (then a zero count)
 	var got docRec
-	if err := decodeRec(b, &got); err == nil {
+	if err := decodeRec(b, &got, d.get); err == nil {
 		t.Fatal("a damaged link flag decoded")
 	}
 }

@@ -218,8 +218,7 @@ func kthBest(scores []float64, rows []int32, k int) float64 {
 }
 
 // rowTime returns row's date, from the document table without decoding
-// the rest of its record (the fields before it are skipped: decodeRec's
-// order).
+// the rest of its record (the time is the record's first field).
 func (ix *Index) rowTime(row int32) (time.Time, error) {
 	ix.mu.Lock()
 	recs, tab := ix.recs, ix.tab
@@ -229,36 +228,11 @@ func (ix *Index) rowTime(row int32) (time.Time, error) {
 		return r.Time, err
 	}
 	b := tab.raw[tab.offs[row]:tab.offs[row+1]]
-	p := 0
-	skip := func() (int, bool) { // one string; returns its length
-		l, n := binary.Uvarint(b[p:])
-		if n <= 0 || uint64(len(b)-p-n) < l {
-			return 0, false
-		}
-		p += n + int(l)
-		return int(l), true
-	}
-	ok := true
-	for i := 0; i < 7 && ok; i++ {
-		_, ok = skip()
-	}
-	for i := 0; i < 2 && ok; i++ {
-		k, n := binary.Uvarint(b[p:])
-		if n <= 0 || k > uint64(len(b)) {
-			ok = false
-			break
-		}
-		p += n
-		for j := uint64(0); j < k && ok; j++ {
-			_, ok = skip()
-		}
-	}
+	l, n := binary.Uvarint(b)
+	ok := n > 0 && uint64(len(b)-n) >= l
 	var t time.Time
 	if ok {
-		var l int
-		if l, ok = skip(); ok {
-			ok = t.UnmarshalBinary(b[p-l:p]) == nil
-		}
+		ok = t.UnmarshalBinary(b[n:n+int(l)]) == nil
 	}
 	if !ok {
 		r, err := ix.rec(row) // the full decoder names the damage
