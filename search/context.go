@@ -452,10 +452,18 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	workers := min(sessionTermGroups, len(terms))
 	ws := make([]*sessionScorer, workers)
 	errs := make([]error, workers)
+	// The workers' arrays live in one scratch mapping, released when the
+	// ranking is done: nothing below keeps a slice of it (cs copies the
+	// scores out).
+	var mem *scratch
+	if !disableScratch {
+		mem = newScratch(workers * scorerScratch(n))
+		defer mem.release()
+	}
 	var wg sync.WaitGroup
 	for w := range ws {
 		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
-			prompt: !PromptFirstPerson || firstPerson(text)}
+			prompt: !PromptFirstPerson || firstPerson(text), mem: mem.sub(scorerScratch(n))}
 		if w > 0 {
 			// rowOf caches misses in the map: one per worker.
 			ws[w].cache = map[uint64]int32{}
@@ -653,6 +661,14 @@ type sessionScorer struct {
 	eff        []int32 // rows with f'(t,row) > 0 for the current term
 	buf        []rowFreq
 	cardBuf    []cardPosting
+	mem        *scratch // where the arrays above come from (nil: the heap)
+}
+
+// scorerScratch is the scratch one sessionScorer's arrays take for n rows.
+func scorerScratch(n int) int {
+	per := 2*unsafe.Sizeof(float64(0)) + unsafe.Sizeof(false) + 2*unsafe.Sizeof(int32(0)) +
+		unsafe.Sizeof(rowFreq{}) + unsafe.Sizeof(cardPosting{})
+	return n*int(per) + 7*8 // and each array's alignment
 }
 
 // cardPosting is a posting of the card field with its length norm.
@@ -694,11 +710,14 @@ func (s *sessionScorer) add(row int32, f float64) {
 // the rows that take that row's words as context.
 func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.tf == nil {
-		s.scores, s.tf, s.seen = make([]float64, s.n), make([]float64, s.n), make([]bool, s.n)
+		s.scores, s.tf, s.seen = scratchSlice[float64](s.mem, s.n, s.n), scratchSlice[float64](s.mem, s.n, s.n), scratchSlice[bool](s.mem, s.n, s.n)
 		// touched and eff list each row once at most: sized for all of
 		// them, they are never copied as they grow (their doublings were
-		// a third of a search's allocation at 100,000 exchanges).
-		s.touched, s.eff = make([]int32, 0, s.n), make([]int32, 0, s.n)
+		// a third of a search's allocation at 100,000 exchanges). So are
+		// the posting buffers (a term has a posting per row at most):
+		// grown term by term, each growth was a fresh buffer.
+		s.touched, s.eff = scratchSlice[int32](s.mem, 0, s.n), scratchSlice[int32](s.mem, 0, s.n)
+		s.buf, s.cardBuf = scratchSlice[rowFreq](s.mem, 0, s.n), scratchSlice[cardPosting](s.mem, 0, s.n)
 	}
 	if s.pr == nil {
 		s.pr = newPostingReader(s.ix, s.r, s.cache)
