@@ -453,11 +453,11 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	ws := make([]*sessionScorer, workers)
 	errs := make([]error, workers)
 	// The workers' arrays live in one scratch mapping, released when the
-	// ranking is done: nothing below keeps a slice of it (cs copies the
-	// scores out).
+	// ranking is done: nothing below keeps a slice of it (cs, from it
+	// too, holds copies of the scores; topGroups returns slices of its own).
 	var mem *scratch
 	if !disableScratch {
-		mem = newScratch(workers * scorerScratch(n))
+		mem = newScratch(workers*scorerScratch(n) + n*int(unsafe.Sizeof(cand{})) + 8)
 		defer mem.release()
 	}
 	var wg sync.WaitGroup
@@ -506,7 +506,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			return nil, err
 		}
 	}
-	cs := make([]cand, 0, len(touched))
+	cs := scratchSlice[cand](mem, 0, len(touched))
 	for _, row := range touched {
 		if allowed == nil || allowed(row) {
 			cs = append(cs, cand{row: row, score: scores[row]})
