@@ -148,6 +148,7 @@ type ctxRow struct {
 type sessionCtx struct {
 	rows      []ctxRow
 	file      *ctxFile  // the mapped file rows point into, if they do
+	mem       *scratch  // the mapping of the per-row arrays below, if any
 	w, a, ref float64   // ContextWeight, AskedWeight, ContextLenRef when built
 	weight    []float64 // w(d); a(d) is askedWeight(d)
 	dl        []float64 // |d|'
@@ -160,7 +161,7 @@ type sessionCtx struct {
 	plainDL          []float64
 
 	titleOnce sync.Once
-	titleDL   []float64 // per row: its session title's length
+	titleDL   []float64 // per row: its session title's length (filled by titles)
 	titleAvg  float64
 
 	promptOnce sync.Once
@@ -189,7 +190,7 @@ func (c *sessionCtx) plainLens() []float64 {
 // titles fills titleDL (once per table).
 func (c *sessionCtx) titles() {
 	c.titleOnce.Do(func() {
-		c.titleDL = make([]float64, len(c.rows))
+		// titleDL has its room (zeros) from newSessionCtx.
 		var total float64
 		for i, r := range c.rows {
 			if r.prev >= 0 {
@@ -243,10 +244,24 @@ func neighbours(recs []docRec) []ctxRow {
 // fresh 8 bytes a row, paid in page faults by every search process (0.45
 // ms at 100,000 exchanges); a(d) is worked out where it is used, the plain
 // lengths on verbatim-bm25's first use.
+//
+// The arrays live in a mapping of their own in transparent huge pages (see
+// scratch), unmapped when c is unreachable: from the heap they were ~800
+// fresh 4 KB pages, each a page fault, in every search process at 100,000
+// exchanges. titleDL's room is taken here too, filled by titles if a query
+// needs it (untouched, it costs no memory).
 func newSessionCtx(rows []ctxRow) *sessionCtx {
 	n := len(rows)
+	mem := newScratch(4*n*int(unsafe.Sizeof(float64(0))) + 4*8)
 	c := &sessionCtx{rows: rows, w: ContextWeight, a: AskedWeight, ref: ContextLenRef,
-		weight: make([]float64, n), dl: make([]float64, n), outDL: make([]float64, n)}
+		weight: scratchSlice[float64](mem, n, n), dl: scratchSlice[float64](mem, n, n),
+		outDL: scratchSlice[float64](mem, n, n), titleDL: scratchSlice[float64](mem, n, n)}
+	if mem != nil {
+		// Whoever reads the arrays holds c (a scorer holds its sc), so
+		// nothing reads them after the unmapping.
+		c.mem = mem
+		runtime.AddCleanup(c, func(m *scratch) { m.release() }, mem)
+	}
 	var total, outTotal, plainTotal float64
 	for i, r := range rows {
 		c.outDL[i] = float64(r.out)

@@ -1,6 +1,9 @@
 package search
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // scratch hands out the per-row arrays of one session-bm25 query (scores,
 // frequencies, row lists, posting buffers) from one anonymous mapping
@@ -12,9 +15,10 @@ import "unsafe"
 // is a Go pointer, and nothing taken from it may be used after free.
 // A nil *scratch (no mapping) allocates from the heap.
 type scratch struct {
-	b    []byte
-	off  int
-	free func()
+	b        []byte
+	off      int
+	free     func()
+	released atomic.Bool // tests: the mapping was given back
 }
 
 // disableScratch makes the session layer take its arrays from the heap
@@ -60,6 +64,7 @@ func (s *scratch) release() {
 	if s != nil && s.free != nil {
 		s.free()
 		s.free, s.b = nil, nil
+		s.released.Store(true)
 	}
 }
 

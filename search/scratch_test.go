@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -123,5 +124,34 @@ func TestSessionScratchSameScores(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestSessionCtxUnmapped: the neighbour table's arrays are unmapped once the
+// table is unreachable (a long-lived process opens many indexes), never
+// while a scorer can still read them.
+func TestSessionCtxUnmapped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("no scratch off Linux")
+	}
+	rows := []ctxRow{{-1, 1, 3, 1, 0, 2}, {0, -1, 4, 2, 1, 0}}
+	c := newSessionCtx(rows)
+	m := c.mem
+	if m == nil {
+		t.Fatal("the arrays are not in a mapping")
+	}
+	runtime.GC()
+	runtime.GC()
+	// c is still used below: its arrays must still be there.
+	if m.released.Load() || c.dl[0] == 0 || c.weight[1] == 0 {
+		t.Fatalf("released while reachable: dl %v weight %v", c.dl, c.weight)
+	}
+	c = nil
+	for i := 0; i < 100 && !m.released.Load(); i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if !m.released.Load() {
+		t.Error("an unreachable neighbour table's arrays were never unmapped")
 	}
 }
