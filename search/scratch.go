@@ -21,6 +21,10 @@ type scratch struct {
 	released atomic.Bool // tests: the mapping was given back
 }
 
+// hugePage is the size of a transparent huge page on amd64 and arm64
+// (scratch_linux.go aligns the mapping to it).
+const hugePage = 2 << 20
+
 // disableScratch makes the session layer take its arrays from the heap
 // (tests compare the two).
 var disableScratch = false

@@ -2,9 +2,6 @@ package search
 
 import "syscall"
 
-// hugePage is the size of a transparent huge page on amd64 and arm64.
-const hugePage = 2 << 20
-
 // newScratch maps size bytes (rounded up to whole huge pages) of zeroed
 // memory and asks for transparent huge pages (MADV_HUGEPAGE: honoured when
 // /sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise";
