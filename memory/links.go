@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
+	"github.com/gitmem/git-mem/internal/lazy"
 	"github.com/gitmem/git-mem/redact"
 	"github.com/gitmem/git-mem/search"
 )
@@ -571,14 +571,14 @@ func SplitMode(mode string) (string, Rerank) {
 }
 
 // recencyWords ask for the state of things now.
-var recencyWords = regexp.MustCompile(`(?i)\b(latest|current|currently|now|nowadays|newest|most recent|these days|today|at the moment|anymore)\b`)
+var recencyWords = lazy.Regexp(`(?i)\b(latest|current|currently|now|nowadays|newest|most recent|these days|today|at the moment|anymore)\b`)
 
 // RecencyBoost is the largest factor the newest hit's score gains.
 const RecencyBoost = 0.25
 
 // RerankHits applies r to hits of an open index (search and eval share it).
 func RerankHits(ix *search.Index, hits []search.Hit, query string, r Rerank) ([]search.Hit, error) {
-	if r.Recent && len(hits) > 1 && recencyWords.MatchString(query) {
+	if r.Recent && len(hits) > 1 && recencyWords().MatchString(query) {
 		lo, hi := hits[0].Doc.Time, hits[0].Doc.Time
 		for _, h := range hits {
 			if h.Doc.Time.Before(lo) {
@@ -661,4 +661,4 @@ func livingFirst[T any](rs []T, idOf func(T) string, l *Links) []T {
 
 // AsksForLatest reports whether a query asks for the state of things now
 // (the words that switch the recency boost on).
-func AsksForLatest(query string) bool { return recencyWords.MatchString(query) }
+func AsksForLatest(query string) bool { return recencyWords().MatchString(query) }

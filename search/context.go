@@ -9,10 +9,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	bleveindex "github.com/blevesearch/bleve_index_api"
 
@@ -144,28 +146,51 @@ type ctxRow struct {
 // sessionCtx is the neighbour table with the stream weights and effective
 // lengths for the current weights.
 type sessionCtx struct {
-	rows          []ctxRow
-	w, a, ref     float64   // ContextWeight, AskedWeight, ContextLenRef when built
-	weight, asked []float64 // w(d), a(d)
-	dl            []float64 // |d|'
-	avgdl         float64
+	rows      []ctxRow
+	file      *ctxFile  // the mapped file rows point into, if they do
+	mem       *scratch  // the mapping of the per-row arrays below, if any
+	w, a, ref float64   // ContextWeight, AskedWeight, ContextLenRef when built
+	weight    []float64 // w(d); a(d) is askedWeight(d)
+	dl        []float64 // |d|'
+	avgdl     float64
 	// per row and mean: the output field's length and talk plus output
-	// (plain BM25)
-	outDL, plainDL   []float64
+	// (plain BM25; the per-row lengths filled by plainLens on first use)
+	outDL            []float64
 	outAvg, plainAvg float64
+	plainOnce        sync.Once
+	plainDL          []float64
 
 	titleOnce sync.Once
-	titleDL   []float64 // per row: its session title's length
+	titleDL   []float64 // per row: its session title's length (filled by titles)
 	titleAvg  float64
 
 	promptOnce sync.Once
 	prompt     *promptLens // the rows' own first turns (rank_prompt.go)
 }
 
+// askedWeight is a(d) of row i, the weight of the question its previous
+// exchange closed with: the same operations as newSessionCtx's, so the same
+// float.
+func (c *sessionCtx) askedWeight(i int32) float64 {
+	r := c.rows[i]
+	return c.a * (c.ref / (c.ref + float64(r.verb+r.out)))
+}
+
+// plainLens returns each row's talk plus output length (verbatim-bm25).
+func (c *sessionCtx) plainLens() []float64 {
+	c.plainOnce.Do(func() {
+		c.plainDL = make([]float64, len(c.rows))
+		for i, r := range c.rows {
+			c.plainDL[i] = float64(r.verb + r.out)
+		}
+	})
+	return c.plainDL
+}
+
 // titles fills titleDL (once per table).
 func (c *sessionCtx) titles() {
 	c.titleOnce.Do(func() {
-		c.titleDL = make([]float64, len(c.rows))
+		// titleDL has its room (zeros) from newSessionCtx.
 		var total float64
 		for i, r := range c.rows {
 			if r.prev >= 0 {
@@ -214,16 +239,34 @@ func neighbours(recs []docRec) []ctxRow {
 	return out
 }
 
+// newSessionCtx works out the stream weights and lengths of every row. Only
+// what every session-bm25 query reads gets a per-row array: each is a
+// fresh 8 bytes a row, paid in page faults by every search process (0.45
+// ms at 100,000 exchanges); a(d) is worked out where it is used, the plain
+// lengths on verbatim-bm25's first use.
+//
+// The arrays live in a mapping of their own in transparent huge pages (see
+// scratch), unmapped when c is unreachable: from the heap they were ~800
+// fresh 4 KB pages, each a page fault, in every search process at 100,000
+// exchanges. titleDL's room is taken here too, filled by titles if a query
+// needs it (untouched, it costs no memory).
 func newSessionCtx(rows []ctxRow) *sessionCtx {
 	n := len(rows)
+	mem := newScratch(4*n*int(unsafe.Sizeof(float64(0))) + 4*8)
 	c := &sessionCtx{rows: rows, w: ContextWeight, a: AskedWeight, ref: ContextLenRef,
-		weight: make([]float64, n), asked: make([]float64, n), dl: make([]float64, n),
-		outDL: make([]float64, n), plainDL: make([]float64, n)}
+		weight: scratchSlice[float64](mem, n, n), dl: scratchSlice[float64](mem, n, n),
+		outDL: scratchSlice[float64](mem, n, n), titleDL: scratchSlice[float64](mem, n, n)}
+	if mem != nil {
+		// Whoever reads the arrays holds c (a scorer holds its sc), so
+		// nothing reads them after the unmapping.
+		c.mem = mem
+		runtime.AddCleanup(c, func(m *scratch) { m.release() }, mem)
+	}
 	var total, outTotal, plainTotal float64
 	for i, r := range rows {
-		c.outDL[i], c.plainDL[i] = float64(r.out), float64(r.verb+r.out)
+		c.outDL[i] = float64(r.out)
 		outTotal += c.outDL[i]
-		plainTotal += c.plainDL[i]
+		plainTotal += float64(r.verb + r.out)
 		ref := ContextLenRef / (ContextLenRef + float64(r.verb+r.out))
 		w, a := ContextWeight*ref, AskedWeight*ref
 		d := float64(r.verb)
@@ -233,7 +276,7 @@ func newSessionCtx(rows []ctxRow) *sessionCtx {
 		if q := r.next; q >= 0 {
 			d += w * float64(rows[q].verb+rows[q].head)
 		}
-		c.weight[i], c.asked[i], c.dl[i] = w, a, d
+		c.weight[i], c.dl[i] = w, d
 		total += d
 	}
 	if n > 0 {
@@ -253,6 +296,7 @@ func (ix *Index) ensureContext() (*sessionCtx, error) {
 	if c := ix.sctx; c != nil && len(c.rows) == len(ix.seqs) {
 		if c.w != ContextWeight || c.a != AskedWeight || c.ref != ContextLenRef {
 			ix.sctx = newSessionCtx(c.rows)
+			ix.sctx.file = c.file
 		}
 		return ix.sctx, nil
 	}
@@ -262,9 +306,10 @@ func (ix *Index) ensureContext() (*sessionCtx, error) {
 	// The saved table is current unless this writer added documents since
 	// it opened; a writer can rebuild it from its records.
 	if recs == nil || !ix.dirty {
-		rows, err := readContext(filepath.Join(ix.dir, contextFile), len(ix.seqs))
+		rows, f, err := mapContext(filepath.Join(ix.dir, contextFile), len(ix.seqs))
 		if err == nil {
 			ix.sctx = newSessionCtx(rows)
+			ix.sctx.file = f
 			return ix.sctx, nil
 		}
 		if recs == nil {
@@ -277,17 +322,7 @@ func (ix *Index) ensureContext() (*sessionCtx, error) {
 
 // writeContext saves the neighbour table beside the document table.
 func (ix *Index) writeContext() error {
-	rows := neighbours(ix.recs)
-	n := len(rows)
-	b := make([]byte, 16, 16+contextRow*n)
-	copy(b, contextMagic)
-	binary.LittleEndian.PutUint32(b[8:], uint32(n))
-	for _, r := range rows {
-		for _, v := range []int32{r.prev, r.next, r.verb, r.head, r.asked, r.out} {
-			b = binary.LittleEndian.AppendUint32(b, uint32(v))
-		}
-	}
-	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(b[16:], crcTable))
+	b := encodeContext(neighbours(ix.recs))
 	path := filepath.Join(ix.dir, contextFile)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
@@ -299,30 +334,94 @@ func (ix *Index) writeContext() error {
 	return nil
 }
 
+// encodeContext is the file of the neighbour table: magic, row count,
+// CRC-32C of the rows, then six little-endian int32 per row.
+func encodeContext(rows []ctxRow) []byte {
+	b := make([]byte, 16, 16+contextRow*len(rows))
+	copy(b, contextMagic)
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(rows)))
+	for _, r := range rows {
+		for _, v := range []int32{r.prev, r.next, r.verb, r.head, r.asked, r.out} {
+			b = binary.LittleEndian.AppendUint32(b, uint32(v))
+		}
+	}
+	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(b[16:], crcTable))
+	return b
+}
+
+// readContext reads the neighbour table into memory of its own, every
+// checksum and range verified (`git mem check`).
 func readContext(path string, n int) ([]ctxRow, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	return parseContext(b, n, false)
+}
+
+// ctxFile keeps a mapped neighbour table mapped while a sessionCtx whose
+// rows point into it is reachable (runtime.AddCleanup unmaps it after).
+type ctxFile struct{ b []byte }
+
+// mapContext maps the neighbour table and reads its rows in place: a search
+// used to read the file into the heap and decode it into a second copy
+// (2.4 MB each at 100,000 exchanges, 3.5 ms of a search's 6 ms of set-up,
+// most of it page faults; docs/BENCHMARKS.md, session 13). The checksum and
+// every row's range are still verified, so a damaged file is an error, never
+// an index out of range. Writers replace the file by renaming, so a mapping
+// never sees it change.
+func mapContext(path string, n int) ([]ctxRow, *ctxFile, error) {
+	b, unmap, err := MapReadOnly(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := parseContext(b, n, true)
+	if err != nil {
+		unmap()
+		return nil, nil, err
+	}
+	f := &ctxFile{b: b}
+	runtime.AddCleanup(f, func(unmap func()) { unmap() }, unmap)
+	return rows, f, nil
+}
+
+// hostLittleEndian says whether the rows of a little-endian file can be read
+// in place.
+var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// ctxRow must be the file's row, field for field, to be read in place.
+var _ [contextRow - unsafe.Sizeof(ctxRow{})]byte
+var _ [unsafe.Sizeof(ctxRow{}) - contextRow]byte
+
+// parseContext checks the table in b and returns its rows: slices of b
+// itself when inPlace and the host's byte order and b's alignment allow
+// (then b must outlive them), else decoded copies.
+func parseContext(b []byte, n int, inPlace bool) ([]ctxRow, error) {
 	if len(b) != 16+contextRow*n || string(b[:8]) != contextMagic || int(binary.LittleEndian.Uint32(b[8:])) != n {
 		return nil, fmt.Errorf("%d bytes, not a table of %d rows", len(b), n)
 	}
 	if crc32.Checksum(b[16:], crcTable) != binary.LittleEndian.Uint32(b[12:]) {
 		return nil, errors.New("checksum mismatch")
 	}
-	rows := make([]ctxRow, n)
-	p := 16
-	for i := range rows {
-		var v [6]int32
-		for j := range v {
-			v[j] = int32(binary.LittleEndian.Uint32(b[p:]))
-			p += 4
+	var rows []ctxRow
+	if n > 0 && inPlace && hostLittleEndian && uintptr(unsafe.Pointer(&b[16]))%unsafe.Alignof(ctxRow{}) == 0 {
+		rows = unsafe.Slice((*ctxRow)(unsafe.Pointer(&b[16])), n)
+	} else {
+		rows = make([]ctxRow, n)
+		p := 16
+		for i := range rows {
+			var v [6]int32
+			for j := range v {
+				v[j] = int32(binary.LittleEndian.Uint32(b[p:]))
+				p += 4
+			}
+			rows[i] = ctxRow{prev: v[0], next: v[1], verb: v[2], head: v[3], asked: v[4], out: v[5]}
 		}
-		r := ctxRow{prev: v[0], next: v[1], verb: v[2], head: v[3], asked: v[4], out: v[5]}
+	}
+	for i, r := range rows {
 		if r.prev < -1 || int(r.prev) >= n || r.next < -1 || int(r.next) >= n || r.verb < 0 || r.head < 0 || r.asked < 0 || r.out < 0 {
 			return nil, fmt.Errorf("row %d out of range", i)
 		}
-		rows[i] = r
 	}
 	return rows, nil
 }
@@ -369,10 +468,18 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	ws := make([]*sessionScorer, workers)
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
+	// The workers' arrays live in one scratch mapping, released when the
+	// ranking is done: nothing below keeps a slice of it (cs, from it
+	// too, holds copies of the scores; topGroups returns slices of its own).
+	var mem *scratch
+	if !disableScratch {
+		mem = newScratch(workers*scorerScratch(n) + n*int(unsafe.Sizeof(cand{})) + 8)
+		defer mem.release()
+	}
 	var wg sync.WaitGroup
 	for w := range ws {
 		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
-			prompt: !PromptFirstPerson || firstPerson(text)}
+			prompt: !PromptFirstPerson || firstPerson(text), mem: mem.sub(scorerScratch(n))}
 		if w > 0 {
 			// rowOf caches misses in the map: one per worker.
 			ws[w].cache = map[uint64]int32{}
@@ -421,7 +528,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			return nil, err
 		}
 	}
-	cs := make([]cand, 0, len(touched))
+	cs := scratchSlice[cand](mem, 0, len(touched))
 	for _, row := range touched {
 		if allowed == nil || allowed(row) {
 			cs = append(cs, cand{row: row, score: scores[row]})
@@ -577,6 +684,14 @@ type sessionScorer struct {
 	eff        []int32 // rows with f'(t,row) > 0 for the current term
 	buf        []rowFreq
 	cardBuf    []cardPosting
+	mem        *scratch // where the arrays above come from (nil: the heap)
+}
+
+// scorerScratch is the scratch one sessionScorer's arrays take for n rows.
+func scorerScratch(n int) int {
+	per := 2*unsafe.Sizeof(float64(0)) + unsafe.Sizeof(false) + 2*unsafe.Sizeof(int32(0)) +
+		unsafe.Sizeof(rowFreq{}) + unsafe.Sizeof(cardPosting{})
+	return n*int(per) + 7*8 // and each array's alignment
 }
 
 // cardPosting is a posting of the card field with its length norm.
@@ -618,11 +733,14 @@ func (s *sessionScorer) add(row int32, f float64) {
 // the rows that take that row's words as context.
 func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.tf == nil {
-		s.scores, s.tf, s.seen = make([]float64, s.n), make([]float64, s.n), make([]bool, s.n)
+		s.scores, s.tf, s.seen = scratchSlice[float64](s.mem, s.n, s.n), scratchSlice[float64](s.mem, s.n, s.n), scratchSlice[bool](s.mem, s.n, s.n)
 		// touched and eff list each row once at most: sized for all of
 		// them, they are never copied as they grow (their doublings were
-		// a third of a search's allocation at 100,000 exchanges).
-		s.touched, s.eff = make([]int32, 0, s.n), make([]int32, 0, s.n)
+		// a third of a search's allocation at 100,000 exchanges). So are
+		// the posting buffers (a term has a posting per row at most):
+		// grown term by term, each growth was a fresh buffer.
+		s.touched, s.eff = scratchSlice[int32](s.mem, 0, s.n), scratchSlice[int32](s.mem, 0, s.n)
+		s.buf, s.cardBuf = scratchSlice[rowFreq](s.mem, 0, s.n), scratchSlice[cardPosting](s.mem, 0, s.n)
 	}
 	if s.pr == nil {
 		s.pr = newPostingReader(s.ix, s.r, s.cache)
@@ -667,7 +785,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}
 	for _, p := range s.buf {
 		if next := sc.rows[p.row].next; next >= 0 {
-			s.add(next, sc.asked[next]*p.f)
+			s.add(next, sc.askedWeight(next)*p.f)
 		}
 	}
 	s.score(1, sc.dl, sc.avgdl)
@@ -739,7 +857,7 @@ func (s *sessionScorer) plainTerm(ctx context.Context, t string) error {
 			s.add(p.row, p.f)
 		}
 	}
-	s.score(1, s.sc.plainDL, s.sc.plainAvg)
+	s.score(1, s.sc.plainLens(), s.sc.plainAvg)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gitmem/git-mem/search/embed"
 )
@@ -64,8 +65,8 @@ func TestSessionNeighbours(t *testing.T) {
 	// Row 2: prev row 0 (no question), next row 4 (head 1).
 	r2 := ContextLenRef / (ContextLenRef + 5)
 	w2, a2 := ContextWeight*r2, AskedWeight*r2
-	if math.Abs(c.weight[2]-w2) > 1e-12 || math.Abs(c.asked[2]-a2) > 1e-12 || math.Abs(c.dl[2]-(5+w2*(3+7+1))) > 1e-12 {
-		t.Errorf("row 2: weight %v asked %v dl %v", c.weight[2], c.asked[2], c.dl[2])
+	if math.Abs(c.weight[2]-w2) > 1e-12 || math.Abs(c.askedWeight(2)-a2) > 1e-12 || math.Abs(c.dl[2]-(5+w2*(3+7+1))) > 1e-12 {
+		t.Errorf("row 2: weight %v asked %v dl %v", c.weight[2], c.askedWeight(2), c.dl[2])
 	}
 	// Row 4: prev row 2 (asks: 0), so only its verbatim joins.
 	recs[2].AskLen = 4
@@ -454,5 +455,46 @@ func TestSessionTitle(t *testing.T) {
 		if has(got, other) {
 			t.Errorf("the title of session a scored %s of another session: %v", other, got)
 		}
+	}
+}
+
+// TestMapContext: the mapped neighbour table reads the same rows as the
+// decoded one, in place on a little-endian host, and a damaged row is an
+// error, never an index out of range in the scorer.
+func TestMapContext(t *testing.T) {
+	rows := []ctxRow{{-1, 2, 3, 1, 0, 9}, {-1, -1, 4, 1, 1, 0}, {0, -1, 5, 2, 0, 7}}
+	path := filepath.Join(t.TempDir(), contextFile)
+	if err := os.WriteFile(path, encodeContext(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, f, err := mapContext(path, len(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := readContext(path, len(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rows) || !reflect.DeepEqual(decoded, rows) {
+		t.Errorf("mapped %v, decoded %v, want %v", got, decoded, rows)
+	}
+	if hostLittleEndian && &got[0] != (*ctxRow)(unsafe.Pointer(&f.b[16])) {
+		t.Error("rows were copied, not read in place")
+	}
+	if _, _, err := mapContext(path, len(rows)+1); err == nil {
+		t.Error("a table of another row count was accepted")
+	}
+	// A row pointing past the table, under a checksum that matches (a
+	// writer's bug rather than a disk's): refused by both readers.
+	bad := append([]ctxRow(nil), rows...)
+	bad[1].next = 3
+	if err := os.WriteFile(path, encodeContext(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mapContext(path, len(rows)); err == nil || !strings.Contains(err.Error(), "row 1") {
+		t.Errorf("mapped: err = %v, want row 1 out of range", err)
+	}
+	if _, err := readContext(path, len(rows)); err == nil {
+		t.Error("decoded: a row out of range was accepted")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitmem/git-mem/internal/lazy"
 	"github.com/gitmem/git-mem/search/embed"
 )
 
@@ -90,14 +91,14 @@ type linkState struct {
 }
 
 // changeWords say that a card replaces something said before.
-var changeWords = regexp.MustCompile(`(?i)\b(instead|no longer|not any ?more|anymore|changed? (?:it |this )?to|switch(?:ed|ing)? (?:to|over|from)|replac(?:e|ed|es|ing)|mov(?:e|es|ed|ing) (?:it )?to|from [\w./:@-]+ to|migrat(?:e|ed|ing) (?:to|from)|now (?:use|uses|using|on|is|at|points)|from now on|deprecat(?:e|ed)|bump(?:ed)? (?:it )?to|went with|drop(?:ped)?)\b`)
+var changeWords = lazy.Regexp(`(?i)\b(instead|no longer|not any ?more|anymore|changed? (?:it |this )?to|switch(?:ed|ing)? (?:to|over|from)|replac(?:e|ed|es|ing)|mov(?:e|es|ed|ing) (?:it )?to|from [\w./:@-]+ to|migrat(?:e|ed|ing) (?:to|from)|now (?:use|uses|using|on|is|at|points)|from now on|deprecat(?:e|ed)|bump(?:ed)? (?:it )?to|went with|drop(?:ped)?)\b`)
 
 // assignment finds "key = value" and "key: value" where the value looks
 // like a setting (a digit or a separator in it).
-var assignment = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_-]{1,40})\s*[:=]\s*["'\x60]?([a-z0-9][a-z0-9_./@-]*(?::[a-z0-9][a-z0-9_./@-]*)*)`)
+var assignment = lazy.Regexp(`(?i)\b([a-z][a-z0-9_-]{1,40})\s*[:=]\s*["'\x60]?([a-z0-9][a-z0-9_./@-]*(?::[a-z0-9][a-z0-9_./@-]*)*)`)
 
 // version finds "name 1.22", "name v2.3.1": a tool or language version.
-var version = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]{1,40})\s+v?(\d+\.\d+(?:\.\d+)?)\b`)
+var version = lazy.Regexp(`(?i)\b([a-z][a-z0-9_.-]{1,40})\s+v?(\d+\.\d+(?:\.\d+)?)\b`)
 
 // cardFacts returns the settings a card states: key → value, lower case;
 // the last statement of a key wins ("from 1.22 to 1.24"). A value must
@@ -109,12 +110,12 @@ func cardFacts(text string) map[string]string {
 		k, v string
 	}
 	var found []kv
-	for _, re := range []*regexp.Regexp{version, assignment} {
+	for _, re := range []*regexp.Regexp{version(), assignment()} {
 		// What each pattern cannot do without (version: digits around a
 		// dot, \d being ASCII; assignment: ':' or '='), looked for first:
 		// most cards hold neither, and the regexps were a sixth of adding
 		// 1,000 exchanges into 100,000.
-		if re == version && !digitDotDigit(text) || re == assignment && strings.IndexAny(text, ":=") < 0 {
+		if re == version() && !digitDotDigit(text) || re == assignment() && strings.IndexAny(text, ":=") < 0 {
 			continue
 		}
 		for pos := 0; pos < len(text); {
@@ -184,7 +185,7 @@ func hasChangeWord(text string) bool {
 			return false
 		}
 	}
-	return changeWords.MatchString(text)
+	return changeWords().MatchString(text)
 }
 
 // errorish reports a key that names an error, not a setting.
@@ -911,4 +912,4 @@ func (ix *Index) forgetLinks(ids []string, moved map[string]string) error {
 
 // HasChangeWord reports whether text holds one of the change words the
 // link rule reads (the benchmark's questions must hold none).
-func HasChangeWord(text string) bool { return changeWords.MatchString(text) }
+func HasChangeWord(text string) bool { return changeWords().MatchString(text) }

@@ -171,13 +171,13 @@ func TestLinkPrefiltersAreExact(t *testing.T) {
 		texts = append(texts, words[rnd.IntN(len(words))]+" "+texts[rnd.IntN(len(texts))]+" "+words[rnd.IntN(len(words))])
 	}
 	for _, s := range texts {
-		if got, want := hasChangeWord(s), changeWords.MatchString(s); got != want {
+		if got, want := hasChangeWord(s), changeWords().MatchString(s); got != want {
 			t.Errorf("hasChangeWord(%q) = %v, the regexp says %v", s, got, want)
 		}
-		if !digitDotDigit(s) && version.FindStringSubmatchIndex(s) != nil {
+		if !digitDotDigit(s) && version().FindStringSubmatchIndex(s) != nil {
 			t.Errorf("version matches %q without a digit, dot, digit", s)
 		}
-		if strings.IndexAny(s, ":=") < 0 && assignment.FindStringSubmatchIndex(s) != nil {
+		if strings.IndexAny(s, ":=") < 0 && assignment().FindStringSubmatchIndex(s) != nil {
 			t.Errorf("assignment matches %q without ':' or '='", s)
 		}
 	}

@@ -7,7 +7,9 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"unsafe"
 
 	bleveindex "github.com/blevesearch/bleve_index_api"
 )
@@ -63,22 +65,21 @@ func (ix *Index) ensureRowMap(r bleveindex.IndexReader) {
 	path := filepath.Join(ix.dir, rowMapFile)
 	// A damaged map would give postings to the wrong rows: its checksum
 	// and every row's range are checked, and anything wrong means rebuild.
-	if b, err := os.ReadFile(path); err == nil && len(b) >= 48 && string(b[:8]) == rowMapMagic && string(b[8:40]) == string(key[:]) {
-		n := int(binary.LittleEndian.Uint32(b[40:]))
-		if len(b) == 48+4*n && crc32.Checksum(b[:44+4*n], crcTable) == binary.LittleEndian.Uint32(b[44+4*n:]) {
-			m := make([]int32, n)
-			ok := true
-			for i := range m {
-				m[i] = int32(binary.LittleEndian.Uint32(b[44+4*i:]))
-				if m[i] < -1 || int(m[i]) >= len(ix.seqs) {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				ix.rowMap = m
+	// The rows are read in place from the file's mapping where the host's
+	// byte order allows (a copy was 400 KB of fresh pages at 100,000
+	// exchanges, docs/BENCHMARKS.md, session 13).
+	if b, unmap, err := MapReadOnly(path); err == nil {
+		if m := ix.parseRowMap(b, key); m != nil {
+			ix.rowMap = m
+			if len(m) > 0 && unsafe.SliceData(m) == (*int32)(unsafe.Pointer(&b[44])) {
+				// Readers of rowMap hold ix: unmapped when ix is gone.
+				runtime.AddCleanup(ix, func(f func()) { f() }, unmap)
 				return
 			}
+		}
+		unmap()
+		if ix.rowMap != nil {
+			return
 		}
 	}
 	dr, err := r.DocIDReaderAll()
@@ -130,6 +131,34 @@ func (ix *Index) ensureRowMap(r bleveindex.IndexReader) {
 	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
 		os.Remove(tmp.Name())
 	}
+}
+
+// parseRowMap returns the rows of a saved row map b made for key: slices
+// of b itself on a little-endian host, else a copy; nil when b is not a
+// whole, undamaged map of this snapshot whose rows are all in the table.
+func (ix *Index) parseRowMap(b []byte, key [32]byte) []int32 {
+	if len(b) < 48 || string(b[:8]) != rowMapMagic || string(b[8:40]) != string(key[:]) {
+		return nil
+	}
+	n := int(binary.LittleEndian.Uint32(b[40:]))
+	if len(b) != 48+4*n || crc32.Checksum(b[:44+4*n], crcTable) != binary.LittleEndian.Uint32(b[44+4*n:]) {
+		return nil
+	}
+	var m []int32
+	if hostLittleEndian && n > 0 {
+		m = unsafe.Slice((*int32)(unsafe.Pointer(&b[44])), n) // 44: 4-aligned in a mapping
+	} else {
+		m = make([]int32, n)
+		for i := range m {
+			m[i] = int32(binary.LittleEndian.Uint32(b[44+4*i:]))
+		}
+	}
+	for _, row := range m {
+		if row < -1 || int(row) >= len(ix.seqs) {
+			return nil
+		}
+	}
+	return m
 }
 
 // mappedRow is the row of iid from the row map, when there is one.

@@ -1,11 +1,14 @@
 package search
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // The saved row map serves read-only searches and is rebuilt after a writer
@@ -65,5 +68,66 @@ func TestRowMapFollowsWriters(t *testing.T) {
 	write(30, 60)
 	if got := search("widget w42 frobnicator"); got[0] != ModeSessionBM25+":d42" {
 		t.Fatalf("after a writer added documents: %v", got)
+	}
+}
+
+// TestRowMapInPlace: a saved row map is read in place from its mapping and
+// maps every id as the built one did; one whose rows leave the table (the
+// checksum matching) is not used but built again.
+func TestRowMapInPlace(t *testing.T) {
+	dir := t.TempDir()
+	docs := make([]Doc, 20)
+	for i := range docs {
+		docs[i] = Doc{Seq: i, Commit: fmt.Sprintf("%040d", i), ID: fmt.Sprintf("d%d", i), Session: fmt.Sprintf("s%d", i/4),
+			Core: "task", Verbatim: fmt.Sprintf("user: widget w%d", i)}
+	}
+	buildIndex(t, dir, docs).Close()
+	open := func() (*Index, []int32) {
+		ix, err := OpenReadOnly(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ix.reader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		ix.ensureRowMap(r)
+		return ix, ix.rowMap
+	}
+	ix, built := open()
+	built = append([]int32(nil), built...)
+	ix.Close()
+	if len(built) < len(docs) {
+		t.Fatalf("built map of %d ids for %d documents", len(built), len(docs))
+	}
+	path := filepath.Join(dir, rowMapFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, saved := open()
+	if fmt.Sprint(saved) != fmt.Sprint(built) {
+		t.Errorf("saved map %v, built %v", saved, built)
+	}
+	key, err := ix.snapshotKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := ix.parseRowMap(b, key); m == nil || hostLittleEndian && unsafe.SliceData(m) != (*int32)(unsafe.Pointer(&b[44])) {
+		t.Error("the saved map's rows were copied, not read in place")
+	}
+	ix.Close()
+	// Damage: a row past the table, the checksum made to match.
+	binary.LittleEndian.PutUint32(b[44:], uint32(len(docs)+5))
+	n := int(binary.LittleEndian.Uint32(b[40:]))
+	binary.LittleEndian.PutUint32(b[44+4*n:], crc32.Checksum(b[:44+4*n], crcTable))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, again := open()
+	defer ix.Close()
+	if fmt.Sprint(again) != fmt.Sprint(built) {
+		t.Errorf("after damage: map %v, want it built again as %v", again, built)
 	}
 }

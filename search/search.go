@@ -523,6 +523,8 @@ func (ix *Index) vectorLayer(ctx context.Context, text string, allowed func(int3
 
 // topGroups picks the best limit groups without sorting everything: a
 // partial selection of a few times limit, widened when duplicates eat it.
+// It reorders all and returns a slice of its own, never of all (the session
+// layer passes all from a scratch it releases after).
 func (ix *Index) topGroups(all []cand, limit int) []cand {
 	want := limit * 4
 	for {
