@@ -42,13 +42,15 @@ func (sc *scan) spans(s string) []span {
 	}
 	var out []span
 	rs := rules()
+	pf := rulePrefilter()
+	found := pf.scan(s)
 	for i := range rs {
 		r := &rs[i]
 		if sc.layers&r.layer == 0 {
 			continue
 		}
 		forced := r.kind == "aws-secret-key" && sc.aws
-		if !forced && (len(r.pre) > 0 && !containsAny(s, r.pre) || (r.near != nil && !r.near(s))) {
+		if !forced && (len(r.pre) > 0 && !pf.any(found, i) || (r.near != nil && !r.near(s))) {
 			continue
 		}
 		out = append(out, r.spans(s)...)
