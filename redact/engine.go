@@ -42,13 +42,18 @@ func (sc *scan) spans(s string) []span {
 	}
 	var out []span
 	rs := rules()
+	pf := rulePrefilter()
+	var found []bool // scanned for the first rule of the layers that has literals
 	for i := range rs {
 		r := &rs[i]
 		if sc.layers&r.layer == 0 {
 			continue
 		}
 		forced := r.kind == "aws-secret-key" && sc.aws
-		if !forced && (len(r.pre) > 0 && !containsAny(s, r.pre) || (r.near != nil && !r.near(s))) {
+		if !forced && len(r.pre) > 0 && found == nil {
+			found = pf.scan(s)
+		}
+		if !forced && (len(r.pre) > 0 && !pf.any(found, i) || (r.near != nil && !r.near(s))) {
 			continue
 		}
 		out = append(out, r.spans(s)...)

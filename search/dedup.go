@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Near-duplicate detection. Exchanges whose normalised verbatim (lower case,
@@ -30,8 +31,56 @@ const (
 // is added: after changing it, reindex.
 var NearDupJaccard = 0.9
 
-// normalize lower-cases and folds runs of whitespace to one space.
+// normalize lower-cases and folds runs of whitespace to one space: it is
+// normalizeRef in one pass and one allocation instead of three passes
+// (ToLower, FieldsFunc, Join), with a fast path for ASCII bytes (below
+// 0x80 unicode.IsSpace is \t \n \v \f \r and space, and unicode.ToLower
+// maps A-Z alone). Other runes go as strings.ToLower takes them (an
+// invalid byte becomes U+FFFD) and FieldsFunc splits the result.
+// TestNormalizeIsRef holds it to normalizeRef; it was 0.33 of 11 CPU-s of
+// `git mem add` of the coding corpus (docs/BENCHMARKS.md, "Session 13,
+// ingest").
 func normalize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false // a space is owed before the next word
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+				space = b.Len() > 0
+				continue
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			}
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteByte(c)
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		r = unicode.ToLower(r)
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// normalizeRef is normalize's definition: the signatures stored in every
+// index hash its output, so normalize must never differ from it.
+func normalizeRef(s string) string {
 	return strings.Join(strings.FieldsFunc(strings.ToLower(s), unicode.IsSpace), " ")
 }
 

@@ -521,12 +521,12 @@ func (ix *Index) ensureVectors() error {
 func newMapping() mapping.IndexMapping {
 	im := bleve.NewIndexMapping()
 	im.ScoringModel = bleveindex.BM25Scoring
-	if err := im.AddCustomAnalyzer("gitmem_terms", map[string]any{"type": "custom", "tokenizer": whitespace.Name}); err != nil {
+	if err := im.AddCustomAnalyzer(termsAnalyzerName, map[string]any{"type": "custom", "tokenizer": whitespace.Name}); err != nil {
 		panic("search: mapping: " + err.Error()) // constant input
 	}
 	text := func() *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
-		f.Analyzer = "gitmem_terms"
+		f.Analyzer = termsAnalyzerName
 		f.Store, f.IncludeTermVectors, f.IncludeInAll, f.DocValues = false, false, false, false
 		return f
 	}
@@ -537,7 +537,7 @@ func newMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt(fieldHead, text())
 	dm.AddFieldMappingsAt(fieldAsked, text())
 	im.DefaultMapping = dm
-	im.DefaultAnalyzer = "gitmem_terms"
+	im.DefaultAnalyzer = termsAnalyzerName
 	im.StoreDynamic, im.IndexDynamic, im.DocValuesDynamic = false, false, false
 	return im
 }
@@ -617,7 +617,7 @@ func (ix *Index) addBatch(docs []Doc) error {
 			fieldHead:      strings.Join(p.head, " "),
 			fieldAsked:     strings.Join(p.asked, " "),
 		}
-		if err := b.Index(bleveID(row), fields); err != nil {
+		if err := ix.indexTerms(b, bleveID(row), fields); err != nil {
 			ix.broken = err
 			return fmt.Errorf("index exchange %s: %w", d.ID, err)
 		}
