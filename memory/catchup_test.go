@@ -64,5 +64,6 @@ func TestCatchUpAcrossAMergeLongerThanABatch(t *testing.T) {
 		if n != 23 {
 			t.Errorf("%s: index holds %d exchanges, want 23 (search found %d)", m.Repo.Dir(), n, len(res))
 		}
+		fsckStrict(t, m.Repo.Dir())
 	}
 }

@@ -318,4 +318,5 @@ func TestAddDoesNotWaitForARebuild(t *testing.T) {
 	if got := searchIDs(t, m, "heron"); strings.Join(got, ",") != "a,c" {
 		t.Fatalf("search after the rebuild: %v", got)
 	}
+	fsckStrict(t, m.Repo.Dir())
 }
