@@ -249,11 +249,12 @@ func neighbours(recs []docRec) []ctxRow {
 // scratch), unmapped when c is unreachable: from the heap they were ~800
 // fresh 4 KB pages, each a page fault, in every search process at 100,000
 // exchanges. titleDL's room is taken here too, filled by titles if a query
-// needs it (untouched, it costs no memory).
-func newSessionCtx(rows []ctxRow) *sessionCtx {
+// needs it (untouched, it costs no memory). file is the mapped table rows
+// point into (nil: rows of their own), kept mapped as long as c.
+func newSessionCtx(rows []ctxRow, file *ctxFile) *sessionCtx {
 	n := len(rows)
 	mem := newScratch(4*n*int(unsafe.Sizeof(float64(0))) + 4*8)
-	c := &sessionCtx{rows: rows, w: ContextWeight, a: AskedWeight, ref: ContextLenRef,
+	c := &sessionCtx{rows: rows, file: file, w: ContextWeight, a: AskedWeight, ref: ContextLenRef,
 		weight: scratchSlice[float64](mem, n, n), dl: scratchSlice[float64](mem, n, n),
 		outDL: scratchSlice[float64](mem, n, n), titleDL: scratchSlice[float64](mem, n, n)}
 	if mem != nil {
@@ -295,8 +296,7 @@ func (ix *Index) ensureContext() (*sessionCtx, error) {
 	defer ix.ctxMu.Unlock()
 	if c := ix.sctx; c != nil && len(c.rows) == len(ix.seqs) {
 		if c.w != ContextWeight || c.a != AskedWeight || c.ref != ContextLenRef {
-			ix.sctx = newSessionCtx(c.rows)
-			ix.sctx.file = c.file
+			ix.sctx = newSessionCtx(c.rows, c.file)
 		}
 		return ix.sctx, nil
 	}
@@ -308,15 +308,14 @@ func (ix *Index) ensureContext() (*sessionCtx, error) {
 	if recs == nil || !ix.dirty {
 		rows, f, err := mapContext(filepath.Join(ix.dir, contextFile), len(ix.seqs))
 		if err == nil {
-			ix.sctx = newSessionCtx(rows)
-			ix.sctx.file = f
+			ix.sctx = newSessionCtx(rows, f)
 			return ix.sctx, nil
 		}
 		if recs == nil {
 			return nil, fmt.Errorf("%s: session context: %v: %w", ix.dir, err, ErrCorrupt)
 		}
 	}
-	ix.sctx = newSessionCtx(neighbours(recs))
+	ix.sctx = newSessionCtx(neighbours(recs), nil)
 	return ix.sctx, nil
 }
 

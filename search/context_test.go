@@ -61,7 +61,7 @@ func TestSessionNeighbours(t *testing.T) {
 	if want := []int32{3, 4, 5, 6, 7, 8}; !reflect.DeepEqual(lens, want) {
 		t.Errorf("lens = %v", lens)
 	}
-	c := newSessionCtx(rows)
+	c := newSessionCtx(rows, nil)
 	// Row 2: prev row 0 (no question), next row 4 (head 1).
 	r2 := ContextLenRef / (ContextLenRef + 5)
 	w2, a2 := ContextWeight*r2, AskedWeight*r2
@@ -70,7 +70,7 @@ func TestSessionNeighbours(t *testing.T) {
 	}
 	// Row 4: prev row 2 (asks: 0), so only its verbatim joins.
 	recs[2].AskLen = 4
-	c = newSessionCtx(neighbours(recs))
+	c = newSessionCtx(neighbours(recs), nil)
 	r4 := ContextLenRef / (ContextLenRef + 7)
 	if want := 7 + ContextWeight*r4*5 + AskedWeight*r4*4; math.Abs(c.dl[4]-want) > 1e-12 {
 		t.Errorf("row 4: dl %v, want %v", c.dl[4], want)
@@ -335,14 +335,7 @@ func TestDateTerms(t *testing.T) {
 // TestSessionBM25Concurrent: a reader serves fused searches (session-bm25
 // beside the other layers) from several goroutines (run with -race).
 func TestSessionBM25Concurrent(t *testing.T) {
-	dir := t.TempDir()
-	ix := buildIndex(t, dir, contextDocs())
-	ix.Close()
-	ro, err := OpenReadOnly(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	ro := readOnlyContextIndex(t)
 	fusion := &FusionConfig{K: 60, Layers: []LayerWeight{{ModeSessionBM25, 1}, {ModeVerbatimBM25, 1}, {ModeDistilledVector, 1}}}
 	want, err := ro.Search(Query{Text: "dinosaur museum kids", Mode: ModeFused, Fusion: fusion})
 	if err != nil {
@@ -497,4 +490,18 @@ func TestMapContext(t *testing.T) {
 	if _, err := readContext(path, len(rows)); err == nil {
 		t.Error("decoded: a row out of range was accepted")
 	}
+}
+
+// readOnlyContextIndex builds contextDocs' index and opens it read-only, as
+// a search process does; it is closed when the test ends.
+func readOnlyContextIndex(t *testing.T) *Index {
+	t.Helper()
+	dir := t.TempDir()
+	buildIndex(t, dir, contextDocs()).Close()
+	ro, err := OpenReadOnly(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	return ro
 }

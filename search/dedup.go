@@ -78,12 +78,6 @@ func normalize(s string) string {
 	return b.String()
 }
 
-// normalizeRef is normalize's definition: the signatures stored in every
-// index hash its output, so normalize must never differ from it.
-func normalizeRef(s string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(s), unicode.IsSpace), " ")
-}
-
 // hash64 is FNV-1a, 64 bits (hash/fnv's New64a), computed in place: it runs
 // once per shingle, and hash/fnv needs the string copied to a []byte.
 func hash64(s string) uint64 {

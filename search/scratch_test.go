@@ -71,14 +71,7 @@ func TestScratch(t *testing.T) {
 // included, whether its arrays come from the scratch or the heap, with
 // searches running concurrently on one index.
 func TestSessionScratchSameScores(t *testing.T) {
-	dir := t.TempDir()
-	ix := buildIndex(t, dir, contextDocs())
-	ix.Close()
-	ro, err := OpenReadOnly(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	ro := readOnlyContextIndex(t)
 	queries := []Query{
 		{Text: "dinosaur museum kids", Mode: ModeSessionBM25},
 		{Text: "what did I think of the aquarium?", Mode: ModeSessionBM25},
@@ -135,7 +128,7 @@ func TestSessionCtxUnmapped(t *testing.T) {
 		t.Skip("no scratch off Linux")
 	}
 	rows := []ctxRow{{-1, 1, 3, 1, 0, 2}, {0, -1, 4, 2, 1, 0}}
-	c := newSessionCtx(rows)
+	c := newSessionCtx(rows, nil)
 	m := c.mem
 	if m == nil {
 		t.Fatal("the arrays are not in a mapping")

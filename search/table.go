@@ -57,7 +57,7 @@ func (d *strDict) ref(s string) uint64 {
 	return uint64(i)
 }
 
-// get returns string i (tests decode with the dictionary they encoded with).
+// get returns string i.
 func (d *strDict) get(i uint64) (string, bool) {
 	if i >= uint64(len(d.list)) {
 		return "", false
@@ -457,18 +457,12 @@ func (t *table) recWith(row int, dict func(uint64) (string, bool)) (docRec, erro
 // all decodes every record into recs (len(t.seqs) of them), the
 // dictionary's strings made once and shared by the rows that name them.
 func (t *table) all(recs []docRec) error {
-	strs := make([]string, t.dictN)
-	for i := range strs {
-		strs[i], _ = t.dictStr(uint64(i))
-	}
-	dict := func(i uint64) (string, bool) {
-		if i >= uint64(len(strs)) {
-			return "", false
-		}
-		return strs[i], true
+	d := &strDict{list: make([]string, t.dictN)}
+	for i := range d.list {
+		d.list[i], _ = t.dictStr(uint64(i))
 	}
 	for i := range recs {
-		r, err := t.recWith(i, dict)
+		r, err := t.recWith(i, d.get)
 		if err != nil {
 			return err
 		}

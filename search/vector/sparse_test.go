@@ -3,6 +3,7 @@ package vector
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"math/rand"
@@ -86,12 +87,7 @@ func TestSparseFlatSameScores(t *testing.T) {
 			for j := range q {
 				q[j] = float32(r.NormFloat64())
 			}
-			a, b := f.Scores(q), g.Scores(q)
-			for i := range a {
-				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-					t.Fatalf("%+v: row %d scores %v, want %v", tc, i, b[i], a[i])
-				}
-			}
+			sameScores(t, fmt.Sprintf("%+v", tc), f, g, q)
 			if !reflect.DeepEqual(f.Search(q, 10, nil), g.Search(q, 10, nil)) {
 				t.Fatalf("%+v: Search differs", tc)
 			}
@@ -114,12 +110,7 @@ func TestSparseFlatSameScores(t *testing.T) {
 			for j := range q {
 				q[j] = float32(r.NormFloat64())
 			}
-			a, b := f.Scores(q), g.Scores(q)
-			for i := range a {
-				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-					t.Fatalf("%+v, %s: row %d scores %v, want %v", tc, step, i, b[i], a[i])
-				}
-			}
+			sameScores(t, fmt.Sprintf("%+v, %s", tc, step), f, g, q)
 			pf, pg := filepath.Join(t.TempDir(), "f"), filepath.Join(t.TempDir(), "g")
 			if err := f.Write(pf); err != nil {
 				t.Fatal(err)
@@ -197,6 +188,17 @@ func TestSparseFlatDamage(t *testing.T) {
 		}
 		if _, err := ReadFlat(p); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("cut at %d: err = %v", cut, err)
+		}
+	}
+}
+
+// sameScores fails unless f and g score q alike, bit for bit.
+func sameScores(t *testing.T, what string, f, g *Flat, q []float32) {
+	t.Helper()
+	a, b := f.Scores(q), g.Scores(q)
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			t.Fatalf("%s: row %d scores %v, want %v", what, i, b[i], a[i])
 		}
 	}
 }
