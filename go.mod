@@ -157,3 +157,5 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+replace github.com/blevesearch/vellum => ./third_party/vellum
