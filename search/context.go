@@ -458,12 +458,14 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	if !plain && CardWeight > 0 {
 		distAvg = float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)
 	}
-	// Terms score independently, so the terms at even and at odd positions
-	// are scored concurrently (100k exchanges: 206 → 142 ms p50 per search,
-	// see docs/BENCHMARKS.md). Each group sums its terms in order and the
-	// groups are added in order: the scores depend neither on scheduling
+	// Terms score independently, so they are scored in groups, one
+	// goroutine each (100k exchanges: 206 → 142 ms p50 per search, see
+	// docs/BENCHMARKS.md). The groups are balanced by the terms' postings
+	// (termGroups). Each group sums its terms in order and the groups are
+	// added in order: the scores depend on the index, neither on scheduling
 	// nor on the number of cores.
 	workers := min(sessionTermGroups, len(terms))
+	groups := termGroups(termCosts(ix, r, cache, terms, plain), workers)
 	ws := make([]*sessionScorer, workers)
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
@@ -486,7 +488,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for k := w; k < len(terms); k += workers {
+			for _, k := range groups[w] {
 				ws[w].k, ws[w].tw = int32(k+1), terms[k].w
 				if errs[w] = ws[w].term(ctx, terms[k].t); errs[w] != nil {
 					return
@@ -534,6 +536,77 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		}
 	}
 	return ix.topGroups(cs, limit), nil
+}
+
+// termCosts estimates the work of scoring each term: its postings in the
+// fields the scorer reads, the talk's counted thrice (each posting also
+// scores the row's two neighbours). Counting opens each term's postings
+// list in every segment without reading it: at 100,000 exchanges a few
+// hundred dictionary look-ups against the ~500,000 postings a 4-word query
+// reads. Through Bleve's TermFieldReader (no direct postings) the counts
+// are the same, so are the groups and every score.
+func termCosts(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32, terms []weightedTerm, plain bool) []int {
+	costs := make([]int, len(terms))
+	pr := newPostingReader(ix, r, cache)
+	count := pr.open
+	if !pr.direct {
+		count = func(field, term string, _ bool) (int, error) {
+			tfr, err := r.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
+			if err != nil {
+				return 0, err
+			}
+			defer tfr.Close()
+			return int(tfr.Count()), nil
+		}
+	}
+	fields := []struct {
+		name string
+		mul  int
+	}{{fieldVerbatim, 3}, {fieldOutput, 1}, {fieldHead, 1}, {fieldAsked, 1}, {fieldDistilled, 2}}
+	if plain {
+		fields = fields[:2]
+	}
+	for k, t := range terms {
+		for _, f := range fields {
+			n, err := count(f.name, t.t, false)
+			if err != nil {
+				// The scorer reports it when it reads the term.
+				continue
+			}
+			costs[k] += f.mul * n
+		}
+	}
+	return costs
+}
+
+// termGroups deals the terms out to the workers, costliest first, each to
+// the group with the least work so far (fewest terms, then the lowest
+// group, on a tie), and lists each group's terms in query order. With every
+// cost equal that is the terms at even and at odd positions. Before, the
+// 4-word query at 100,000 put 20 of 29 ms of scoring on one of the two
+// workers (docs/BENCHMARKS.md, "Session 14, process start").
+func termGroups(costs []int, workers int) [][]int {
+	order := make([]int, len(costs))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(i, j int) bool { return costs[order[i]] > costs[order[j]] })
+	groups := make([][]int, workers)
+	load := make([]int, workers)
+	for _, k := range order {
+		best := 0
+		for w := 1; w < workers; w++ {
+			if load[w] < load[best] || (load[w] == load[best] && len(groups[w]) < len(groups[best])) {
+				best = w
+			}
+		}
+		groups[best] = append(groups[best], k)
+		load[best] += costs[k]
+	}
+	for _, g := range groups {
+		sort.Ints(g)
+	}
+	return groups
 }
 
 // adjust applies the experiment knobs (exact tier, session evidence,
