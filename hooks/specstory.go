@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -37,12 +36,12 @@ var (
 	ssAgentRe    = lazy.Regexp(`^_\*\*(?:Assistant|Agent)(?: \([^)]*\))?\*\*_\s*$`)
 	ssSessionRe  = lazy.Regexp(`^<!-- (.+?) Session ([0-9A-Za-z-]+)(?: \(([^)]*)\))? -->`)
 	ssToolRe     = lazy.Regexp(`(?s)<tool-use data-tool-type="([^"]*)" data-tool-name="([^"]*)">(.*?)</tool-use>`)
-	ssOldToolRe  = regexp.MustCompile(`(?s)<details>\s*<summary>Tool use: \*\*([^*]+)\*\*(?: • ([^<]*))?</summary>(.*?)</details>`)
-	ssThinkRe    = regexp.MustCompile(`(?s)<think><details><summary>Thought Process</summary>(.*?)</details></think>`)
-	ssReadRe     = regexp.MustCompile(`(?m)^Read file: (.+)$`)
-	ssPathRe     = regexp.MustCompile("(?m)^\\s*`([^`\\n]+)`\\s*$")
-	ssUpdatedRe  = regexp.MustCompile(`The file (\S+) has been (?:updated|created)`)
-	ssFileTimeRe = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})(?:-(\d{2}))?Z?`)
+	ssOldToolRe  = lazy.Regexp(`(?s)<details>\s*<summary>Tool use: \*\*([^*]+)\*\*(?: • ([^<]*))?</summary>(.*?)</details>`)
+	ssThinkRe    = lazy.Regexp(`(?s)<think><details><summary>Thought Process</summary>(.*?)</details></think>`)
+	ssReadRe     = lazy.Regexp(`(?m)^Read file: (.+)$`)
+	ssPathRe     = lazy.Regexp("(?m)^\\s*`([^`\\n]+)`\\s*$")
+	ssUpdatedRe  = lazy.Regexp(`The file (\S+) has been (?:updated|created)`)
+	ssFileTimeRe = lazy.Regexp(`^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})(?:-(\d{2}))?Z?`)
 )
 
 // specStoryAgents maps the session marker's tool name to Exchange.Agent.
@@ -63,7 +62,7 @@ func ReadSpecStory(path string, opt Options) (Result, error) {
 	session := "specstory:" + base
 	agent := AgentSpecStory
 	when := ""
-	if m := ssFileTimeRe.FindStringSubmatch(base); m != nil {
+	if m := ssFileTimeRe().FindStringSubmatch(base); m != nil {
 		sec := m[4]
 		if sec == "" {
 			sec = "00"
@@ -150,10 +149,10 @@ func ReadSpecStory(path string, opt Options) (Result, error) {
 // addSpecStoryReply splits an agent block into thinking, text and tool
 // calls (with their rendered results).
 func addSpecStoryReply(b *builder, text string) {
-	for _, m := range ssThinkRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range ssThinkRe().FindAllStringSubmatch(text, -1) {
 		b.text(exchange.RoleAssistant, clip(strings.TrimSpace(m[1])), map[string]any{"thinking": true})
 	}
-	text = ssThinkRe.ReplaceAllString(text, "")
+	text = ssThinkRe().ReplaceAllString(text, "")
 	type span struct {
 		start, end int
 		name, kind string
@@ -164,7 +163,7 @@ func addSpecStoryReply(b *builder, text string) {
 		spans = append(spans, span{m[0], m[1], text[m[4]:m[5]], text[m[2]:m[3]], text[m[6]:m[7]], ""})
 	}
 	if len(spans) == 0 {
-		for _, m := range ssOldToolRe.FindAllStringSubmatchIndex(text, -1) {
+		for _, m := range ssOldToolRe().FindAllStringSubmatchIndex(text, -1) {
 			s := span{start: m[0], end: m[1], name: text[m[2]:m[3]], body: text[m[6]:m[7]]}
 			if m[4] >= 0 {
 				s.arg = strings.TrimSpace(text[m[4]:m[5]])
@@ -188,9 +187,9 @@ func addSpecStoryReply(b *builder, text string) {
 		}
 		// The file a tool worked on: the first line that is a lone
 		// `path`, or Claude Code's "The file X has been updated".
-		if m := ssUpdatedRe.FindStringSubmatch(body); m != nil {
+		if m := ssUpdatedRe().FindStringSubmatch(body); m != nil {
 			input["file_path"] = m[1]
-		} else if m := ssPathRe.FindStringSubmatch(body); m != nil && !strings.ContainsAny(m[1], " \t") {
+		} else if m := ssPathRe().FindStringSubmatch(body); m != nil && !strings.ContainsAny(m[1], " \t") {
 			input["file_path"] = m[1]
 		}
 		name := s.name
@@ -205,7 +204,7 @@ func addSpecStoryReply(b *builder, text string) {
 		b.toolResult(id, body, false)
 	}
 	rest := specStoryText(text[prev:])
-	for _, m := range ssReadRe.FindAllStringSubmatch(rest, -1) {
+	for _, m := range ssReadRe().FindAllStringSubmatch(rest, -1) {
 		b.toolCall("", "Read", map[string]any{"file_path": strings.TrimSpace(m[1])})
 	}
 	b.text(exchange.RoleAssistant, clip(rest), nil)

@@ -3,6 +3,8 @@ package redact
 import (
 	"regexp"
 	"strings"
+
+	"github.com/gitmem/git-mem/internal/lazy"
 )
 
 // quotedValue matches a command-line or header value: 'quoted', "quoted"
@@ -61,14 +63,14 @@ func urlRules() []rule {
 	}
 }
 
-var webhookURL = regexp.MustCompile(`https?://[^\s"'<>/]+/[^\s"'<>)\]]*`)
+var webhookURL = lazy.Regexp(`https?://[^\s"'<>/]+/[^\s"'<>)\]]*`)
 
 // webhookTokens finds the random path segments of webhook URLs (Discord,
 // Teams, Telegram bots, Zapier, Mattermost, any /hooks/ path): the URL is
 // the credential, and its random parts are what must not leak.
 func webhookTokens(s string) []span {
 	var out []span
-	for _, loc := range webhookURL.FindAllStringIndex(s, -1) {
+	for _, loc := range webhookURL().FindAllStringIndex(s, -1) {
 		u := s[loc[0]:loc[1]]
 		l := strings.ToLower(u)
 		if !strings.Contains(l, "hook") && !strings.Contains(l, "api.telegram.org/bot") {
