@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gitmem/git-mem/search"
@@ -37,6 +38,7 @@ type View struct {
 	ix     *search.Index
 	ixHead string
 	ixSeal string // SearchKept: the seal's stamp when ix was opened
+	opened atomic.Int64
 	timer  *time.Timer
 }
 
@@ -278,16 +280,27 @@ func (v *View) Kept() string {
 	return v.ix.Dir()
 }
 
-// ReleaseIfReplaced closes the kept index when it is no longer the current
-// generation (a reindex switched to another and removes this one): its
-// files are not held open until the next search.
-func (v *View) ReleaseIfReplaced() {
+// ReleaseIfChanged closes the kept index when it is no longer the current
+// generation or its files changed since it was opened (a reindex switched
+// to another and removes this one; a catch-up or a forget rewrote it), and
+// reports whether it did: files a forget removed are not held open until
+// the next search.
+func (v *View) ReleaseIfChanged() bool {
 	v.ixMu.Lock()
 	defer v.ixMu.Unlock()
-	if v.ix != nil && v.ix.Dir() != v.m.currentGen() {
-		_ = v.closeIndex()
+	if v.ix == nil {
+		return false
 	}
+	gen := v.m.currentGen()
+	if v.ix.Dir() == gen && (v.ixSeal == "" || search.SealStamp(gen) == v.ixSeal) && !v.m.isStale(gen) {
+		return false
+	}
+	_ = v.closeIndex()
+	return true
 }
+
+// Opened counts the times the view opened a search index.
+func (v *View) Opened() int64 { return v.opened.Load() }
 
 // openIndex opens gen when it is at head; ixMu and the shared lock are held.
 func (v *View) openIndex(gen, head string) {
@@ -304,6 +317,7 @@ func (v *View) openIndex(gen, head string) {
 		return
 	}
 	v.ix, v.ixHead = ix, head
+	v.opened.Add(1)
 	v.touch()
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/gitmem/git-mem/cmd/internal/front"
 	"github.com/gitmem/git-mem/cmd/internal/warm"
-	"github.com/gitmem/git-mem/gitstore"
 	"github.com/gitmem/git-mem/memory"
 	"github.com/gitmem/git-mem/memory/queue"
 )
@@ -133,14 +133,17 @@ func runSearchDaemon(e *env, idle time.Duration) error {
 	if err := privateDir(warm.RunDir(dir)); err != nil {
 		return fmt.Errorf("warm search: %w", err)
 	}
-	lock, ok, err := gitstore.TryLockFile(warm.LockPath(dir))
+	lock, err := os.OpenFile(warm.LockPath(dir), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("warm search: lock: %w", err)
 	}
-	if !ok {
-		return nil // another one runs
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil // another one runs
+		}
+		return fmt.Errorf("warm search: lock: %w", err)
 	}
-	defer lock.Unlock()
 	d := &searchDaemon{dir: dir, env: warm.EnvDigest(os.LookupEnv), logf: m.Logger("search.log"),
 		m: m, view: newKeptView(m), cfgStamp: configStamp(dir), stop: make(chan string, 1), idleFlag: idle}
 	d.setIdle(m)
@@ -195,6 +198,11 @@ func runSearchDaemon(e *env, idle time.Duration) error {
 	return nil
 }
 
+// freeOld gives the memory of an index let go of back to the system:
+// after a forget, nothing of the forgotten exchanges stays in this
+// process's memory (a cold search's process ends).
+func freeOld() { debug.FreeOSMemory() }
+
 // newKeptView is a view whose index stays open until the process ends.
 func newKeptView(m *memory.Memory) *memory.View {
 	v := memory.NewView(m)
@@ -223,8 +231,11 @@ func (d *searchDaemon) check(sock string, sockFI os.FileInfo) string {
 		return fmt.Sprintf("idle for %s", idle)
 	}
 	d.mu.RLock()
-	d.view.ReleaseIfReplaced()
+	released := d.view.ReleaseIfChanged()
 	d.mu.RUnlock()
+	if released {
+		freeOld()
+	}
 	return ""
 }
 
@@ -270,7 +281,16 @@ func (d *searchDaemon) serve(c *net.UnixConn) {
 	d.refresh()
 	var out, errOut bytes.Buffer
 	w := &warmCall{d: d, req: req}
+	d.mu.RLock()
+	opened := d.view.Opened()
+	d.mu.RUnlock()
 	code := mainWith(req.Args, bytes.NewReader(nil), &out, &errOut, w)
+	d.mu.RLock()
+	reopened := d.view.Opened() != opened
+	d.mu.RUnlock()
+	if reopened {
+		defer freeOld()
+	}
 	if !w.answered {
 		d.declined.Add(1)
 		_ = warm.WriteReply(c, true, 0, nil, nil)
