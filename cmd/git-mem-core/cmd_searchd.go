@@ -80,6 +80,11 @@ func startSearchServer(m *memory.Memory) {
 		c.Close()
 		return
 	}
+	// One that could not make its folder (a read-only memory) is not
+	// started again and again.
+	if err := privateDir(warm.RunDir(m.Repo.Dir())); err != nil {
+		return
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return

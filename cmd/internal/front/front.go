@@ -130,10 +130,12 @@ func warmSearch(args []string, stdout, stderr io.Writer) (code int, done bool) {
 
 // warmDialTimeout bounds the connect to a warm search process (a live
 // one accepts at once); warmTimeout the whole search, after which the
-// front runs it cold (a search reads only: running it again is safe).
+// front runs it cold (a search reads only: running it again is safe). A
+// warm search does no index work: it only waits, like any reader, for a
+// writer's hold of the index lock (a catch-up batch, about a second).
 const (
 	warmDialTimeout = 200 * time.Millisecond
-	warmTimeout     = 60 * time.Second
+	warmTimeout     = 10 * time.Second
 )
 
 // searchCall says whether args are a `git mem search` the warm process
