@@ -63,7 +63,7 @@ func cmdWarmAsk(ts *testscript.TestScript, neg bool, args []string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, out, errOut, err := warm.Ask(sock, req, time.Second, time.Minute)
+			rep, out, errOut, err := warm.Ask(sock, req, time.Minute)
 			answers[i] = answer{rep.Code, out, errOut, err}
 		}()
 	}

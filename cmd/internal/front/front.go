@@ -119,7 +119,7 @@ func warmSearch(args []string, stdout, stderr io.Writer) (code int, done bool) {
 		return 0, false
 	}
 	req := warm.Request{Args: args, Cwd: cwd, Dir: dir, MemDirEnv: os.Getenv("GIT_MEM_DIR"), Env: warm.EnvDigest(os.LookupEnv)}
-	rep, out, errOut, err := warm.Ask(sock, req, warmDialTimeout, warmTimeout)
+	rep, out, errOut, err := warm.Ask(sock, req, warmTimeout)
 	if err != nil {
 		return 0, false
 	}
@@ -128,15 +128,11 @@ func warmSearch(args []string, stdout, stderr io.Writer) (code int, done bool) {
 	return rep.Code, true
 }
 
-// warmDialTimeout bounds the connect to a warm search process (a live
-// one accepts at once); warmTimeout the whole search, after which the
+// warmTimeout bounds a search by a warm search process, after which the
 // front runs it cold (a search reads only: running it again is safe). A
 // warm search does no index work: it only waits, like any reader, for a
 // writer's hold of the index lock (a catch-up batch, about a second).
-const (
-	warmDialTimeout = 200 * time.Millisecond
-	warmTimeout     = 10 * time.Second
-)
+const warmTimeout = 10 * time.Second
 
 // searchCall says whether args are a `git mem search` the warm process
 // may answer (global flags --json and --mem-dir, the word search, then

@@ -1,7 +1,9 @@
 // Package warm is the warm search process's wire: the socket under the
 // memory's git dir, the request the front binary (git-mem) sends and the
-// answer git-mem-core's `search--daemon` gives. It links nothing of the
-// engine: the front imports it (cmd/git-mem/imports_test.go).
+// answer git-mem-core's `search--daemon` gives. The front imports it, so
+// it links nothing of the engine, nor package net (whose resolver makes a
+// cgo build link libc dynamically: +1.2 ms on every start of the front):
+// cmd/git-mem/imports_test.go.
 //
 // A `git mem search` pays ~14 ms of process start and a few ms opening
 // the index before it ranks anything (docs/BENCHMARKS.md, session 14). A
@@ -20,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"path/filepath"
 	"strings"
 	"time"
@@ -73,7 +74,8 @@ var EnvNames = []string{
 // a profile of the search process itself.
 var ColdEnvNames = []string{"GIT_MEM_CPUPROFILE", "GIT_MEM_HEAPPROFILE"}
 
-// EnvDigest is a hash of EnvNames' values (set or not) under lookup.
+// EnvDigest is a hash (SHA-256) of EnvNames' values, set or not, under
+// lookup.
 func EnvDigest(lookup func(string) (string, bool)) string {
 	h := sha256.New()
 	for _, k := range EnvNames {
@@ -123,9 +125,10 @@ var ErrFallback = errors.New("the warm search process asks for a cold search")
 
 // Ask sends req over the socket at sock and returns the answer. Any error
 // (ErrFallback included) means: run the search cold; nothing was printed.
-// dialTimeout bounds the connect, timeout the whole exchange.
-func Ask(sock string, req Request, dialTimeout, timeout time.Duration) (rep Reply, stdout, stderr []byte, err error) {
-	c, err := net.DialTimeout("unix", sock, dialTimeout)
+// The connect does not wait (a process whose backlog is full is not
+// asked); timeout bounds the whole exchange.
+func Ask(sock string, req Request, timeout time.Duration) (rep Reply, stdout, stderr []byte, err error) {
+	c, err := dialUnix(sock)
 	if err != nil {
 		return rep, nil, nil, err
 	}

@@ -45,7 +45,7 @@ func TestAskCarriesBytes(t *testing.T) {
 		_ = WriteReply(c, false, 3, out, errOut)
 	})
 	req := Request{Args: []string{"search", "x"}, Cwd: "/", Dir: "/m", Env: "e"}
-	rep, o, e, err := Ask(sock, req, time.Second, 5*time.Second)
+	rep, o, e, err := Ask(sock, req, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,14 +61,14 @@ func TestAskCarriesBytes(t *testing.T) {
 // process at all are errors: the front runs the search cold.
 func TestAskFallsBack(t *testing.T) {
 	sock := serveOnce(t, func(c net.Conn, _ Request) { _ = WriteReply(c, true, 0, []byte("x"), nil) })
-	if _, o, _, err := Ask(sock, Request{}, time.Second, 5*time.Second); !errors.Is(err, ErrFallback) || o != nil {
+	if _, o, _, err := Ask(sock, Request{}, 5*time.Second); !errors.Is(err, ErrFallback) || o != nil {
 		t.Errorf("fallback: %q %v", o, err)
 	}
 	sock = serveOnce(t, func(c net.Conn, _ Request) { _, _ = c.Write([]byte(`{"code":0,"stdout":10,"stderr":0}` + "\nshort")) })
-	if _, _, _, err := Ask(sock, Request{}, time.Second, 5*time.Second); err == nil {
+	if _, _, _, err := Ask(sock, Request{}, 5*time.Second); err == nil {
 		t.Error("a cut answer was taken")
 	}
-	if _, _, _, err := Ask(filepath.Join(t.TempDir(), "none.sock"), Request{}, time.Second, time.Second); err == nil {
+	if _, _, _, err := Ask(filepath.Join(t.TempDir(), "none.sock"), Request{}, time.Second); err == nil {
 		t.Error("no socket: no error")
 	}
 }
