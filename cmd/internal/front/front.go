@@ -10,7 +10,9 @@
 // other commands, their --help, and any case whose handling it cannot
 // reproduce exactly (no memory, a config file, a distiller chosen by the
 // environment, a Codex or Gemini payload whose prompts gitleaks must
-// redact before they are written).
+// redact before they are written). A `git mem search` it first offers to
+// the memory's warm search process, when one runs (cmd/internal/warm),
+// and prints that one's answer.
 package front
 
 import (
