@@ -43,6 +43,27 @@ type SearchConfig struct {
 	// (issue 20; defaults measured in docs/bench/supersede.md).
 	Living  *bool `yaml:"living"`
 	Recency bool  `yaml:"recency"`
+	// Server: false keeps `git mem search` from starting (and asking) a
+	// warm search process; ServerIdle is how long one lives without a
+	// search (default DefaultServerIdle). docs/CONTRACT.md, "The warm
+	// search process".
+	Server     *bool         `yaml:"server"`
+	ServerIdle time.Duration `yaml:"server_idle"`
+}
+
+// DefaultServerIdle is how long a warm search process waits for the next
+// search before it exits.
+const DefaultServerIdle = 5 * time.Minute
+
+// ServerOn reports whether the warm search process is allowed.
+func (c SearchConfig) ServerOn() bool { return c.Server == nil || *c.Server }
+
+// Idle is the warm search process's idle time.
+func (c SearchConfig) Idle() time.Duration {
+	if c.ServerIdle > 0 {
+		return c.ServerIdle
+	}
+	return DefaultServerIdle
 }
 
 // rerank is the configured issue-20 ranking.

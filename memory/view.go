@@ -2,10 +2,12 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gitmem/git-mem/search"
@@ -35,6 +37,8 @@ type View struct {
 	ixMu   sync.Mutex
 	ix     *search.Index
 	ixHead string
+	ixSeal string // SearchKept: the seal's stamp when ix was opened
+	opened atomic.Int64
 	timer  *time.Timer
 }
 
@@ -66,7 +70,7 @@ func (v *View) closeIndex() error {
 		return nil
 	}
 	err := v.ix.Close()
-	v.ix, v.ixHead = nil, ""
+	v.ix, v.ixHead, v.ixSeal = nil, "", ""
 	return err
 }
 
@@ -194,6 +198,110 @@ func (v *View) Search(ctx context.Context, q SearchQuery) ([]Result, string, err
 	return res, "", err
 }
 
+// ErrNotKept says that the index a long-lived reader keeps cannot answer
+// as a one-shot search would without catching up or rebuilding first (the
+// index is behind main, missing, damaged or marked stale): the caller runs
+// the one-shot search instead (Memory.Search), which does that.
+var ErrNotKept = errors.New("the kept search index is not current")
+
+// SearchKept is Memory.Search on the index the view keeps open, for a
+// reader that must give the one-shot search's answer or none (the warm
+// search process of `git mem search`): it never catches up or rebuilds,
+// and returns ErrNotKept, having searched nothing, when that would be
+// needed. The kept index is used only while it is the current generation,
+// at main's head and unchanged since it was opened (its seal file: every
+// writer that changes a generation in place rewrites it); otherwise the
+// current generation is opened again. Between searches it holds no lock
+// (search.Index.ReleaseStoreLock): writers go on as with no reader. Any error from the search itself is
+// returned as it is; the caller may run the one-shot search on it.
+func (v *View) SearchKept(ctx context.Context, q SearchQuery) ([]Result, error) {
+	if err := CheckQuery(q); err != nil {
+		return nil, err
+	}
+	if q.Mode == "" {
+		q.Mode = v.m.Config.Search.Mode
+	}
+	if q.K == 0 {
+		q.K = v.m.Config.Search.K
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v.ixMu.Lock()
+	defer v.ixMu.Unlock()
+	l, err := v.m.lockIndex(true)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	h, err := v.m.Repo.Head()
+	if err != nil {
+		return nil, fmt.Errorf("read main: %w", err)
+	}
+	if h.IsZero() {
+		return nil, ErrNotKept
+	}
+	head := h.String()
+	gen := v.m.currentGen()
+	seal := search.SealStamp(gen)
+	if v.ix != nil && (v.ixHead != head || v.ix.Dir() != gen || v.ixSeal != seal || seal == "" || v.m.isStale(gen) ||
+		v.ix.TakeStoreLock() != nil) {
+		_ = v.closeIndex()
+	}
+	if v.ix == nil && gen != "" && seal != "" && !v.m.isStale(gen) {
+		v.openIndex(gen, head)
+		if v.ix != nil {
+			v.ixSeal = seal
+			if search.SealStamp(gen) != seal {
+				_ = v.closeIndex() // a writer came between the stamp and the open
+			}
+		}
+	}
+	if v.ix == nil {
+		return nil, ErrNotKept
+	}
+	v.touch()
+	res, err := v.m.searchIn(v.ix, q)
+	// Between searches, writers must not find Bleve's store locked.
+	if v.ix.ReleaseStoreLock() != nil {
+		_ = v.closeIndex()
+	}
+	return res, err
+}
+
+// Kept reports whether the view holds a search index and which generation
+// folder it is ("" for none).
+func (v *View) Kept() string {
+	v.ixMu.Lock()
+	defer v.ixMu.Unlock()
+	if v.ix == nil {
+		return ""
+	}
+	return v.ix.Dir()
+}
+
+// ReleaseIfChanged closes the kept index when it is no longer the current
+// generation or its files changed since it was opened (a reindex switched
+// to another and removes this one; a catch-up or a forget rewrote it), and
+// reports whether it did: files a forget removed are not held open until
+// the next search.
+func (v *View) ReleaseIfChanged() bool {
+	v.ixMu.Lock()
+	defer v.ixMu.Unlock()
+	if v.ix == nil {
+		return false
+	}
+	gen := v.m.currentGen()
+	if v.ix.Dir() == gen && (v.ixSeal == "" || search.SealStamp(gen) == v.ixSeal) && !v.m.isStale(gen) {
+		return false
+	}
+	_ = v.closeIndex()
+	return true
+}
+
+// Opened counts the times the view opened a search index.
+func (v *View) Opened() int64 { return v.opened.Load() }
+
 // openIndex opens gen when it is at head; ixMu and the shared lock are held.
 func (v *View) openIndex(gen, head string) {
 	opt, err := v.m.searchOptions()
@@ -209,6 +317,7 @@ func (v *View) openIndex(gen, head string) {
 		return
 	}
 	v.ix, v.ixHead = ix, head
+	v.opened.Add(1)
 	v.touch()
 }
 

@@ -2,6 +2,10 @@
 # Paired before/after: add of the 3,099 real coding exchanges into a fresh
 # memory (redaction, distillation, indexing), then 21 whole-process searches.
 set -e
+# Cold searches, and no warm search process left behind (docs/CONTRACT.md,
+# "The warm search process"); GIT_MEM_NO_SERVER= in the caller's environment
+# measures the warm path.
+export GIT_MEM_NO_SERVER=${GIT_MEM_NO_SERVER-1}
 # OLD and NEW are the two binaries; the corpus is ../shared/eval/coding.
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cat "$ROOT"/../shared/eval/coding/*/exchanges.jsonl > /tmp/coding.jsonl

@@ -26,6 +26,10 @@
 # maintenance (repack) waits.
 # BIN is the front binary (cmd/git-mem); git-mem-core is taken from beside it.
 set -euo pipefail
+# Cold searches, and no warm search process left behind (docs/CONTRACT.md,
+# "The warm search process"); GIT_MEM_NO_SERVER= in the caller's environment
+# measures the warm path.
+export GIT_MEM_NO_SERVER=${GIT_MEM_NO_SERVER-1}
 N=100000
 BIN=
 RUNS=15

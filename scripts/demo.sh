@@ -2,6 +2,10 @@
 # The main job end to end with the embedded defaults (no API key, no
 # network): build, init a temporary memory, add exchanges, log, search, show, stats.
 set -euo pipefail
+# Cold searches, and no warm search process left behind (docs/CONTRACT.md,
+# "The warm search process"); GIT_MEM_NO_SERVER= in the caller's environment
+# measures the warm path.
+export GIT_MEM_NO_SERVER=${GIT_MEM_NO_SERVER-1}
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 mkdir -p bin

@@ -13,6 +13,10 @@
 #   bin/git-mem); ADDS (default 40); PACKS: split the copy into this many
 #   extra small packs first (default 20), so geometric has work to do.
 set -euo pipefail
+# Cold searches, and no warm search process left behind (docs/CONTRACT.md,
+# "The warm search process"); GIT_MEM_NO_SERVER= in the caller's environment
+# measures the warm path.
+export GIT_MEM_NO_SERVER=${GIT_MEM_NO_SERVER-1}
 N=${1:-100000}
 cd "$(dirname "$0")/.."
 BIN=$(realpath "${BIN:-bin/git-mem}")

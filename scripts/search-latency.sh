@@ -4,6 +4,10 @@
 # git-mem binary, then times 21 searches per mode and prints p50 / p95.
 #   scripts/search-latency.sh 15000 bin/git-mem
 set -euo pipefail
+# Cold searches, and no warm search process left behind (docs/CONTRACT.md,
+# "The warm search process"); GIT_MEM_NO_SERVER= in the caller's environment
+# measures the warm path.
+export GIT_MEM_NO_SERVER=${GIT_MEM_NO_SERVER-1}
 N=${1:-15000}
 BIN=$(realpath "${2:-bin/git-mem}")
 cd "$(dirname "$0")/.."

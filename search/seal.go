@@ -126,3 +126,18 @@ func checkSeal(dir string, full bool) error {
 	}
 	return nil
 }
+
+// SealStamp names the state of the seal of the index in dir (its file's
+// identity, size and time; "" when there is none): every writer that
+// changes an index rewrites the seal (by rename) when it closes it, so a
+// long-lived reader that finds the same stamp holds the files it opened.
+func SealStamp(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	fi, err := os.Stat(filepath.Join(dir, sealFile))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d/%d", fi.Size(), fi.ModTime().UnixNano(), fileID(fi))
+}

@@ -40,6 +40,14 @@ func newSearchCmd(e *env) *cobra.Command {
 			if err := memory.CheckQuery(q); err != nil {
 				return err
 			}
+			if e.warm != nil {
+				// A warm search process's request: its answer, or none.
+				results, err := e.warm.search(e, q)
+				if err != nil {
+					return err
+				}
+				return printResults(e, results, verbatim)
+			}
 			m, err := e.open()
 			if err != nil {
 				return err
@@ -55,38 +63,11 @@ func newSearchCmd(e *env) *cobra.Command {
 			if note != "" {
 				fmt.Fprintln(e.errOut, "git mem: note: "+note)
 			}
-			if e.json {
-				return e.printJSON(results)
+			err = printResults(e, results, verbatim)
+			if err == nil {
+				startSearchServer(m)
 			}
-			if len(results) == 0 {
-				fmt.Fprintln(e.errOut, "git mem: no exchange matches (try fewer words, or drop a filter)")
-				return nil
-			}
-			for i, r := range results {
-				if i > 0 {
-					fmt.Fprintln(e.out)
-				}
-				fmt.Fprintf(e.out, "%s %s  %.3f", r.Short, r.Time.Format("2006-01-02"), r.Score)
-				if len(r.Rooms) > 0 {
-					fmt.Fprintf(e.out, "  [%s]", strings.Join(r.Rooms, ", "))
-				}
-				if len(r.Collapsed) > 0 {
-					fmt.Fprintf(e.out, "  (+%d similar)", len(r.Collapsed))
-				}
-				fmt.Fprint(e.out, linkMark(&r.Entry))
-				fmt.Fprintf(e.out, "\n    %s\n", r.Core)
-				if r.Context != "" {
-					fmt.Fprintf(e.out, "    %s\n", r.Context)
-				}
-				if verbatim && r.Verbatim != "" {
-					ex, err := exchange.Parse([]byte(r.Verbatim))
-					if err == nil {
-						fmt.Fprintln(e.out)
-						printExchange(e.out, ex)
-					}
-				}
-			}
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().IntVarP(&k, "k", "k", 0, "number of results (default: search.k of the config, else 10)")
@@ -94,6 +75,42 @@ func newSearchCmd(e *env) *cobra.Command {
 	cmd.Flags().BoolVar(&verbatim, "verbatim", false, "show each exchange itself")
 	ff.add(cmd, e)
 	return cmd
+}
+
+// printResults prints a search's hits as `git mem search` does.
+func printResults(e *env, results []memory.Result, verbatim bool) error {
+	if e.json {
+		return e.printJSON(results)
+	}
+	if len(results) == 0 {
+		fmt.Fprintln(e.errOut, "git mem: no exchange matches (try fewer words, or drop a filter)")
+		return nil
+	}
+	for i, r := range results {
+		if i > 0 {
+			fmt.Fprintln(e.out)
+		}
+		fmt.Fprintf(e.out, "%s %s  %.3f", r.Short, r.Time.Format("2006-01-02"), r.Score)
+		if len(r.Rooms) > 0 {
+			fmt.Fprintf(e.out, "  [%s]", strings.Join(r.Rooms, ", "))
+		}
+		if len(r.Collapsed) > 0 {
+			fmt.Fprintf(e.out, "  (+%d similar)", len(r.Collapsed))
+		}
+		fmt.Fprint(e.out, linkMark(&r.Entry))
+		fmt.Fprintf(e.out, "\n    %s\n", r.Core)
+		if r.Context != "" {
+			fmt.Fprintf(e.out, "    %s\n", r.Context)
+		}
+		if verbatim && r.Verbatim != "" {
+			ex, err := exchange.Parse([]byte(r.Verbatim))
+			if err == nil {
+				fmt.Fprintln(e.out)
+				printExchange(e.out, ex)
+			}
+		}
+	}
+	return nil
 }
 
 func newReindexCmd(e *env) *cobra.Command {

@@ -8,6 +8,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/gitmem/git-mem/cmd/internal/front"
+	"github.com/gitmem/git-mem/cmd/internal/warm"
 )
 
 // The scripts run the real commands as separate processes against
@@ -15,6 +16,11 @@ import (
 // too) is the front binary, which answers version and the Claude Code hook
 // itself and execs git-mem-core, beside it, for the rest.
 func TestMain(m *testing.M) {
+	// No test leaves a warm search process behind: they are off unless a
+	// test turns them on (warm.txtar sets GIT_MEM_NO_SERVER to "").
+	if _, set := os.LookupEnv(warm.DisableEnv); !set {
+		os.Setenv(warm.DisableEnv, "1")
+	}
 	testscript.Main(m, map[string]func(){
 		"git-mem":      func() { os.Exit(front.Main(version, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		front.CoreName: func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
@@ -33,7 +39,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_MEM_DIR", filepath.Join(env.WorkDir, "mem.git"))
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv(warm.DisableEnv, "1")
 			return nil
 		},
+		Cmds: warmCmds,
 	})
 }

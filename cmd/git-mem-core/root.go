@@ -26,6 +26,9 @@ type env struct {
 	memDir string
 	json   bool
 	ctx    context.Context
+	// warm is the request a warm search process runs this command for
+	// (cmd_searchd.go); nil in a process of its own.
+	warm *warmCall
 }
 
 // resolveMemDir applies --mem-dir, then GIT_MEM_DIR, then ~/.git-mem.
@@ -50,8 +53,23 @@ func (e *env) open() (*memory.Memory, error) {
 
 // Main runs the CLI and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{in: stdin, out: stdout, errOut: stderr, ctx: context.Background()}
+	return mainWith(args, stdin, stdout, stderr, nil)
+}
+
+// mainWith is Main for a warm search process's request (w), nil for a
+// process of its own.
+func mainWith(args []string, stdin io.Reader, stdout, stderr io.Writer, w *warmCall) int {
+	e := &env{in: stdin, out: stdout, errOut: stderr, ctx: context.Background(), warm: w}
 	root := newRoot(e)
+	if w != nil {
+		// A warm search process runs searches, nothing else.
+		root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+			if cmd.Name() != "search" || cmd.Parent() != root {
+				return errFallback
+			}
+			return nil
+		}
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

@@ -10,7 +10,9 @@
 // other commands, their --help, and any case whose handling it cannot
 // reproduce exactly (no memory, a config file, a distiller chosen by the
 // environment, a Codex or Gemini payload whose prompts gitleaks must
-// redact before they are written).
+// redact before they are written). A `git mem search` it first offers to
+// the memory's warm search process, when one runs (cmd/internal/warm),
+// and prints that one's answer.
 package front
 
 import (
@@ -23,7 +25,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/gitmem/git-mem/cmd/internal/warm"
 	"github.com/gitmem/git-mem/memory/queue"
 )
 
@@ -51,6 +55,10 @@ func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	case ok && len(cl.words) == 2 && cl.words[0] == "hook" && cl.words[1] == queue.FormatClaudeCode:
 		if done := claudeHook(cl, stdin, stderr); done {
 			return 0
+		}
+	default:
+		if code, done := warmSearch(args, stdout, stderr); done {
+			return code
 		}
 	}
 	return execCore(args, cl.json, stdout, stderr)
@@ -84,6 +92,93 @@ func parse(args []string) (cmdline, bool) {
 		}
 	}
 	return cl, true
+}
+
+// warmSearch asks the memory's warm search process (cmd/internal/warm)
+// to run a `git mem search` and prints its answer: done is false, nothing
+// printed, when there is none or it declines, and git-mem-core runs the
+// search itself.
+func warmSearch(args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if warm.Disabled(os.Getenv) {
+		return 0, false
+	}
+	for _, k := range warm.ColdEnvNames {
+		if os.Getenv(k) != "" {
+			return 0, false
+		}
+	}
+	memDir, ok := searchCall(args)
+	if !ok {
+		return 0, false
+	}
+	dir := cmdline{memDir: memDir}.resolveMemDir()
+	sock := warm.SockPath(dir)
+	if len(sock) > warm.MaxSockPath {
+		return 0, false
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return 0, false
+	}
+	req := warm.Request{Args: args, Cwd: cwd, Dir: dir, MemDirEnv: os.Getenv("GIT_MEM_DIR"), Env: warm.EnvDigest(os.LookupEnv)}
+	rep, out, errOut, err := warm.Ask(sock, req, warmTimeout)
+	if err != nil {
+		return 0, false
+	}
+	_, _ = stdout.Write(out)
+	_, _ = stderr.Write(errOut)
+	return rep.Code, true
+}
+
+// warmTimeout bounds a search by a warm search process, after which the
+// front runs it cold (a search reads only: running it again is safe). A
+// warm search does no index work: it only waits, like any reader, for a
+// writer's hold of the index lock (a catch-up batch, about a second).
+const warmTimeout = 10 * time.Second
+
+// searchCall says whether args are a `git mem search` the warm process
+// may answer (global flags --json and --mem-dir, the word search, then
+// anything but help) and which --mem-dir they give (pflag: the last one
+// wins; "--" ends the flags). The warm process checks the memory again
+// from its own parse of the arguments.
+func searchCall(args []string) (memDir string, ok bool) {
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "search":
+		case a == "--json" || a == "--json=true" || a == "--json=false":
+			continue
+		case a == "--mem-dir" && i+1 < len(args):
+			i++
+			memDir = args[i]
+			continue
+		case strings.HasPrefix(a, "--mem-dir="):
+			memDir = strings.TrimPrefix(a, "--mem-dir=")
+			continue
+		default:
+			return "", false
+		}
+		break
+	}
+	if i == len(args) {
+		return "", false
+	}
+	for i++; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return memDir, true
+		case a == "--help" || strings.HasPrefix(a, "--help=") || strings.HasPrefix(a, "-h") || a == "help":
+			return "", false
+		case a == "--mem-dir" && i+1 < len(args):
+			i++
+			memDir = args[i]
+		case strings.HasPrefix(a, "--mem-dir="):
+			memDir = strings.TrimPrefix(a, "--mem-dir=")
+		}
+	}
+	return memDir, true
 }
 
 // memDir applies --mem-dir, then GIT_MEM_DIR, then ~/.git-mem, made

@@ -172,3 +172,50 @@ func TestCorePath(t *testing.T) {
 		t.Errorf("corePath = %q, %v; want %q from PATH", got, err, p)
 	}
 }
+
+// TestSearchCall: the front asks a warm search process only for a search
+// whose arguments it reads as git-mem-core does, and finds the memory
+// they name (pflag: the last --mem-dir wins; "--" ends the flags).
+func TestSearchCall(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		ok     bool
+		memDir string
+	}{
+		{[]string{"search", "auth", "middleware"}, true, ""},
+		{[]string{"--json", "search", "-k", "3", "x"}, true, ""},
+		{[]string{"--mem-dir", "/m", "search", "x"}, true, "/m"},
+		{[]string{"--mem-dir=/m", "search", "x", "--mem-dir", "/n"}, true, "/n"},
+		{[]string{"search", "x", "--mem-dir=/n", "--", "--mem-dir", "/o"}, true, "/n"},
+		{[]string{"search", "--room", "concept:auth", "--since", "2026-03-01", "x"}, true, ""},
+		{[]string{"search"}, true, ""}, // git-mem-core's usage error, answered or not
+		{[]string{"search", "-h"}, false, ""},
+		{[]string{"search", "x", "--help"}, false, ""},
+		{[]string{"search", "help"}, false, ""},
+		{[]string{"log", "search"}, false, ""},
+		{[]string{"-v", "search", "x"}, false, ""},
+		{[]string{"--mem-dir"}, false, ""},
+		{[]string{}, false, ""},
+		{[]string{"--json"}, false, ""},
+	} {
+		memDir, ok := searchCall(c.args)
+		if ok != c.ok || (ok && memDir != c.memDir) {
+			t.Errorf("searchCall(%q) = %q, %v; want %q, %v", c.args, memDir, ok, c.memDir, c.ok)
+		}
+	}
+}
+
+// TestWarmSearchOff: turned off, or with no process to ask, the front
+// prints nothing and hands the search on.
+func TestWarmSearchOff(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GIT_MEM_DIR", dir)
+	var out, errOut strings.Builder
+	if _, done := warmSearch([]string{"search", "x"}, &out, &errOut); done || out.Len()+errOut.Len() > 0 {
+		t.Fatalf("no process: done=%v, printed %q %q", done, out.String(), errOut.String())
+	}
+	t.Setenv("GIT_MEM_NO_SERVER", "1")
+	if _, done := warmSearch([]string{"search", "x"}, &out, &errOut); done {
+		t.Fatal("asked while turned off")
+	}
+}
