@@ -562,14 +562,61 @@ func (ix *Index) Add(docs []Doc) error {
 	}
 	for start := 0; start < len(docs); start += BatchSize {
 		end := min(start+BatchSize, len(docs))
-		if err := ix.addBatch(docs[start:end]); err != nil {
+		if err := ix.addBatch(docs[start:end], nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (ix *Index) addBatch(docs []Doc) error {
+// Prepared is documents analysed ahead of Index.AddPrepared: a caller that
+// indexes batch after batch (a rebuild) analyses the next one while Bleve
+// takes the last, so that both cores stay busy (docs/BENCHMARKS.md,
+// session 14).
+type Prepared struct {
+	docs  []Doc
+	preps []prep
+}
+
+// Prepare analyses docs for AddPrepared. It reads nothing of any Index, so
+// it may run beside an Index's methods.
+func Prepare(docs []Doc) *Prepared {
+	return &Prepared{docs: docs, preps: prepare(docs)}
+}
+
+// Docs are the documents, in the order given to Prepare.
+func (p *Prepared) Docs() []Doc { return p.docs }
+
+// Keep drops the documents whose keep[i] is false.
+func (p *Prepared) Keep(keep []bool) {
+	n := 0
+	for i := range p.docs {
+		if keep[i] {
+			p.docs[n], p.preps[n] = p.docs[i], p.preps[i]
+			n++
+		}
+	}
+	clear(p.docs[n:])
+	clear(p.preps[n:])
+	p.docs, p.preps = p.docs[:n], p.preps[:n]
+}
+
+// AddPrepared is Add of p's documents, analysed already.
+func (ix *Index) AddPrepared(p *Prepared) error {
+	if ix.readOnly {
+		return ErrReadOnly
+	}
+	for start := 0; start < len(p.docs); start += BatchSize {
+		end := min(start+BatchSize, len(p.docs))
+		if err := ix.addBatch(p.docs[start:end], p.preps[start:end]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addBatch indexes docs; preps is their analysis (nil: made here).
+func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 	texts := make([]string, len(docs))
 	for i := range docs {
 		if docs[i].ID == "" {
@@ -584,7 +631,9 @@ func (ix *Index) addBatch(docs []Doc) error {
 	if len(vecs) != len(docs) {
 		return fmt.Errorf("embedder %s returned %d vectors for %d texts", ix.emb.Name(), len(vecs), len(docs))
 	}
-	preps := prepare(docs)
+	if preps == nil {
+		preps = prepare(docs)
+	}
 	if err := ix.ensureSigs(); err != nil {
 		return err
 	}
