@@ -123,14 +123,15 @@ type prepared struct {
 // into the report as Skipped); Add itself fails only as a whole (lock,
 // I/O), never with a partial commit.
 func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptions) (AddReport, error) {
-	var rep AddReport
-	// An interrupted forget is finished before anything is stored (it may
-	// be about to store one of the exchanges it forgot).
-	if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
-		return rep, err
-	}
+	return m.addItems(ctx, prepareAdd(exs, opt), opt)
+}
+
+// prepareAdd sets the options' project and agent, redacts the exchanges
+// and renders their blobs: the CPU work on every byte of an add, which
+// reads nothing of the memory (addJSONL does it for the next batch while
+// the last one is stored).
+func prepareAdd(exs []*exchange.Exchange, opt AddOptions) []*prepared {
 	items := make([]*prepared, 0, len(exs))
-	seen := map[string]bool{}
 	for _, ex := range exs {
 		if opt.Project != "" {
 			ex.Project = opt.Project
@@ -153,6 +154,18 @@ func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptio
 		}
 		p.path = exchange.BlobPath(p.key)
 	})
+	return items
+}
+
+// addItems is Add of the exchanges prepareAdd made ready.
+func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions) (AddReport, error) {
+	var rep AddReport
+	// An interrupted forget is finished before anything is stored (it may
+	// be about to store one of the exchanges it forgot).
+	if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
+		return rep, err
+	}
+	seen := map[string]bool{}
 	paths := make([]string, len(items))
 	for i, p := range items {
 		paths[i] = p.path
