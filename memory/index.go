@@ -724,6 +724,7 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []sear
 	// (gitstore.ReadPaths), before the parallel rendering.
 	entries := make([]*Entry, len(commits))
 	blobs := make([][]byte, len(commits))
+	talks := make([]*talk, len(commits))
 	have := make([]bool, len(commits))
 	var reqs []gitstore.PathAt
 	var at []int
@@ -735,7 +736,10 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []sear
 		if entries[i].Exchange == "" {
 			continue
 		}
-		if blobs[i], have[i] = fresh.get(c.Hash); !have[i] {
+		var v handed
+		if v, have[i] = fresh.get(c.Hash); have[i] {
+			blobs[i], talks[i] = v.blob, v.talk
+		} else {
 			reqs = append(reqs, gitstore.PathAt{Commit: c.Hash, Path: exchange.BlobPath(entries[i].Exchange)})
 			at = append(at, i)
 		}
@@ -759,17 +763,15 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []sear
 			evs[i], _ = metaEvent(c)
 			return
 		}
-		blob, ok := blobs[i], have[i]
-		blobs[i] = nil
-		var verbatim, output, head, tail string
-		if ok {
-			if ex, err := exchange.Parse(blob); err == nil {
-				verbatim, output = ex.RenderSplit()
-				head, tail = ex.HeadTail()
-			} else {
-				verbatim = string(blob)
-			}
+		var tk talk
+		switch {
+		case talks[i] != nil:
+			tk = *talks[i]
+		case have[i]:
+			tk = talkOfBlob(blobs[i])
 		}
+		blobs[i], talks[i] = nil, nil
+		verbatim, output, head, tail := tk.verbatim, tk.output, tk.head, tk.tail
 		// The card's fields are cut from the commit message; the index
 		// keeps them for its life, so they are copied out of it (else every
 		// message stays in memory: 38 MB of a reindex at 100,000).
