@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gitmem/git-mem/exchange"
@@ -81,7 +82,14 @@ func talkOf(ex *exchange.Exchange, blob []byte) (talk, bool) {
 	}
 	var t talk
 	t.verbatim, t.output = ex.RenderSplit()
-	t.head, t.tail = ex.HeadTail()
+	// Copies: the hand-off keeps them, and a turn's text would keep the
+	// whole exchange in memory until it is indexed.
+	head, tail := ex.HeadTail()
+	t.head = strings.Clone(head)
+	t.tail = t.head
+	if tail != head {
+		t.tail = strings.Clone(tail)
+	}
 	return t, true
 }
 
