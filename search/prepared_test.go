@@ -13,7 +13,7 @@ import (
 // rebuild does, give the index Add of the kept documents gives: the same
 // results in every mode and byte-identical tables.
 func TestAddPreparedIsAdd(t *testing.T) {
-	docs := synthDocs(1300, 11)
+	docs := synthDocs(700, 11)
 	keep := make([]bool, len(docs))
 	var kept []Doc
 	for i := range docs {
@@ -37,7 +37,7 @@ func TestAddPreparedIsAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const batch = 400
+	const batch = 200
 	var prev chan *Prepared
 	var prevKeep []bool
 	for start := 0; start < len(docs); start += batch {
