@@ -471,16 +471,59 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	}
 	total := max(len(hashes), len(pending))
 	n, seq := 0, 0
-	index := func(batch []*object.Commit) (err error) {
-		if seq, err = m.indexCommits(ctx, ix, head, batch, seq); err != nil {
+	// A batch is analysed (search.Prepare) on its own goroutine while the
+	// batch before it goes into Bleve, whose segment building leaves a
+	// core idle: the add of the 3,099 coding exchanges had both cores busy
+	// ~80 % of its indexing (docs/BENCHMARKS.md, session 14). Batches
+	// still go in one after the other, each kept or not by indexCommits'
+	// rule as it goes in.
+	type ahead struct {
+		commits []*object.Commit
+		seq     int
+		events  []search.Event
+		prep    *search.Prepared
+		done    chan struct{}
+	}
+	var prev *ahead
+	finish := func() error {
+		a := prev
+		if a == nil {
+			return nil
+		}
+		prev = nil
+		<-a.done
+		last, err := m.indexPrepared(ix, head, a.prep, a.events, a.seq, len(a.commits))
+		if err != nil {
 			return err
 		}
 		// Indexed: let the commits go (each keeps its raw object; at
 		// 100,000 they held 150 MB of a reindex's heap to its end).
-		clear(batch)
-		seq++
-		n += len(batch)
+		clear(a.commits)
+		seq = last + 1
+		n += len(a.commits)
 		m.progress(n, total)
+		return nil
+	}
+	next := 0 // the Seq of the next batch's first commit
+	index := func(batch []*object.Commit) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		docs, events, err := m.docsOf(batch, next)
+		if err != nil {
+			return err
+		}
+		a := &ahead{commits: batch, seq: next, events: events, done: make(chan struct{})}
+		next += len(batch)
+		go func() {
+			defer close(a.done)
+			a.prep = search.Prepare(docs)
+		}()
+		if err := finish(); err != nil {
+			<-a.done
+			return err
+		}
+		prev = a
 		return nil
 	}
 	if hashes != nil {
@@ -488,6 +531,11 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	}
 	for start := 0; start < len(pending) && err == nil; start += rebuildBatch {
 		err = index(pending[start:min(start+rebuildBatch, len(pending))])
+	}
+	if err == nil {
+		err = finish()
+	} else if prev != nil {
+		<-prev.done
 	}
 	if err != nil {
 		return n, err
@@ -590,22 +638,15 @@ func (m *Memory) indexCommits(ctx context.Context, ix *search.Index, head plumbi
 	if err != nil {
 		return seq - 1, err
 	}
-	count := map[string]int{}
-	for _, d := range docs {
-		count[d.ID]++
+	keep, err := m.keepDocs(ix, head, docs)
+	if err != nil {
+		return seq - 1, err
 	}
 	kept := docs[:0]
-	for _, d := range docs {
-		if count[d.ID] > 1 || ix.Known(d.ID) {
-			living, err := m.isLiving(head, plumbing.NewHash(d.Commit), d.ID)
-			if err != nil {
-				return seq - 1, err
-			}
-			if !living {
-				continue
-			}
+	for i, d := range docs {
+		if keep[i] {
+			kept = append(kept, d)
 		}
-		kept = append(kept, d)
 	}
 	if err := ix.Add(kept); err != nil {
 		return seq - 1, fmt.Errorf("index: %w", err)
@@ -614,6 +655,46 @@ func (m *Memory) indexCommits(ctx context.Context, ix *search.Index, head plumbi
 		return seq - 1, fmt.Errorf("index: %w", err)
 	}
 	return seq + len(commits) - 1, nil
+}
+
+// indexPrepared is indexCommits for n commits whose documents were analysed
+// ahead (indexAll).
+func (m *Memory) indexPrepared(ix *search.Index, head plumbing.Hash, p *search.Prepared, events []search.Event, seq, n int) (int, error) {
+	keep, err := m.keepDocs(ix, head, p.Docs())
+	if err != nil {
+		return seq - 1, err
+	}
+	p.Keep(keep)
+	if err := ix.AddPrepared(p); err != nil {
+		return seq - 1, fmt.Errorf("index: %w", err)
+	}
+	if err := ix.AddEvents(events); err != nil { // pins and stated links (links.go)
+		return seq - 1, fmt.Errorf("index: %w", err)
+	}
+	return seq + n - 1, nil
+}
+
+// keepDocs tells which of docs go into ix: an id twice in docs, or known
+// to ix already, only where its commit holds the living blob.
+func (m *Memory) keepDocs(ix *search.Index, head plumbing.Hash, docs []search.Doc) ([]bool, error) {
+	count := map[string]int{}
+	for _, d := range docs {
+		count[d.ID]++
+	}
+	keep := make([]bool, len(docs))
+	for i, d := range docs {
+		if count[d.ID] > 1 || ix.Known(d.ID) {
+			living, err := m.isLiving(head, plumbing.NewHash(d.Commit), d.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !living {
+				continue
+			}
+		}
+		keep[i] = true
+	}
+	return keep, nil
 }
 
 // isLiving reports whether commit's blob of exchange id is the one main's
@@ -643,6 +724,7 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []sear
 	// (gitstore.ReadPaths), before the parallel rendering.
 	entries := make([]*Entry, len(commits))
 	blobs := make([][]byte, len(commits))
+	talks := make([]*talk, len(commits))
 	have := make([]bool, len(commits))
 	var reqs []gitstore.PathAt
 	var at []int
@@ -654,7 +736,10 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []sear
 		if entries[i].Exchange == "" {
 			continue
 		}
-		if blobs[i], have[i] = fresh.get(c.Hash); !have[i] {
+		var v handed
+		if v, have[i] = fresh.get(c.Hash); have[i] {
+			blobs[i], talks[i] = v.blob, v.talk
+		} else {
 			reqs = append(reqs, gitstore.PathAt{Commit: c.Hash, Path: exchange.BlobPath(entries[i].Exchange)})
 			at = append(at, i)
 		}
@@ -678,17 +763,15 @@ func (m *Memory) docsOf(commits []*object.Commit, seq int) ([]search.Doc, []sear
 			evs[i], _ = metaEvent(c)
 			return
 		}
-		blob, ok := blobs[i], have[i]
-		blobs[i] = nil
-		var verbatim, output, head, tail string
-		if ok {
-			if ex, err := exchange.Parse(blob); err == nil {
-				verbatim, output = ex.RenderSplit()
-				head, tail = ex.HeadTail()
-			} else {
-				verbatim = string(blob)
-			}
+		var tk talk
+		switch {
+		case talks[i] != nil:
+			tk = *talks[i]
+		case have[i]:
+			tk = talkOfBlob(blobs[i])
 		}
+		blobs[i], talks[i] = nil, nil
+		verbatim, output, head, tail := tk.verbatim, tk.output, tk.head, tk.tail
 		// The card's fields are cut from the commit message; the index
 		// keeps them for its life, so they are copied out of it (else every
 		// message stays in memory: 38 MB of a reindex at 100,000).

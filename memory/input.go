@@ -24,8 +24,8 @@ var Formats = append([]string{"auto", hooks.FormatExchange}, hooks.Formats()...)
 const StdinPath = "-"
 
 // addBatch bounds how many exchanges of a plain exchange file are held in
-// memory before they are committed.
-const addBatch = 2000
+// memory before they are committed (a variable for the tests).
+var addBatch = 2000
 
 // errRead marks a file that could not be read at all (import skips it and
 // goes on; add stops).
@@ -241,14 +241,38 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 		_, _ = br.Discard(len(utf8BOM))
 	}
 	var batch []*exchange.Exchange
+	// A batch is redacted and rendered (prepareAdd) while the batch before
+	// it is stored, whose git writing leaves a core idle (docs/BENCHMARKS.md,
+	// session 14); the batches are stored one after the other, in order.
+	type stored struct {
+		rep AddReport
+		err error
+	}
+	var storing chan stored
+	wait := func() error {
+		if storing == nil {
+			return nil
+		}
+		r := <-storing
+		storing = nil
+		mergeReport(&total, r.rep)
+		return r.err
+	}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		rep, err := m.Add(ctx, batch, opt)
+		items := prepareAdd(batch, opt)
 		batch = batch[:0]
-		mergeReport(&total, rep)
-		return err
+		if err := wait(); err != nil {
+			return err
+		}
+		storing = make(chan stored, 1)
+		go func(done chan<- stored) {
+			rep, err := m.addItems(ctx, items, opt)
+			done <- stored{rep, err}
+		}(storing)
+		return nil
 	}
 	err := exchange.ReadJSONL(br, name, func(rec exchange.Record) error {
 		if rec.Err != nil {
@@ -263,6 +287,9 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 	})
 	if err == nil {
 		err = flush()
+	}
+	if werr := wait(); err == nil {
+		err = werr
 	}
 	return total, err
 }

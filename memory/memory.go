@@ -123,14 +123,15 @@ type prepared struct {
 // into the report as Skipped); Add itself fails only as a whole (lock,
 // I/O), never with a partial commit.
 func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptions) (AddReport, error) {
-	var rep AddReport
-	// An interrupted forget is finished before anything is stored (it may
-	// be about to store one of the exchanges it forgot).
-	if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
-		return rep, err
-	}
+	return m.addItems(ctx, prepareAdd(exs, opt), opt)
+}
+
+// prepareAdd sets the options' project and agent, redacts the exchanges
+// and renders their blobs: the CPU work on every byte of an add, which
+// reads nothing of the memory (addJSONL does it for the next batch while
+// the last one is stored).
+func prepareAdd(exs []*exchange.Exchange, opt AddOptions) []*prepared {
 	items := make([]*prepared, 0, len(exs))
-	seen := map[string]bool{}
 	for _, ex := range exs {
 		if opt.Project != "" {
 			ex.Project = opt.Project
@@ -153,6 +154,18 @@ func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptio
 		}
 		p.path = exchange.BlobPath(p.key)
 	})
+	return items
+}
+
+// addItems is Add of the exchanges prepareAdd made ready.
+func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions) (AddReport, error) {
+	var rep AddReport
+	// An interrupted forget is finished before anything is stored (it may
+	// be about to store one of the exchanges it forgot).
+	if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
+		return rep, err
+	}
+	seen := map[string]bool{}
 	paths := make([]string, len(items))
 	for i, p := range items {
 		paths[i] = p.path
@@ -221,9 +234,17 @@ func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptio
 		defer m.startHandoff()()
 	}
 	if h := m.handoff.Load(); h != nil {
+		talks := make([]*talk, len(todo))
+		parallel(len(todo), func(i int) {
+			if !res.Commits[i].IsZero() {
+				if t, ok := talkOf(todo[i].ex, todo[i].blob); ok {
+					talks[i] = &t
+				}
+			}
+		})
 		for i, c := range res.Commits {
 			if !c.IsZero() {
-				h.keep(c, todo[i].blob)
+				h.keep(c, todo[i].blob, talks[i])
 			}
 		}
 	}
@@ -242,39 +263,51 @@ func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptio
 // reading back from the packs what was written a moment ago (that read was
 // 9 % of adding the real coding exchanges, `go test ./memory -bench
 // AddCoding`). A commit's blob is a fact, so any indexer of the Memory may
-// use it. Bounded: past handoffMax bytes the rest is read from git.
+// use it. Where talkOf could take what the indexer reads of a blob from
+// the exchange in memory, that is kept instead of the blob. Bounded: past
+// handoffMax bytes the rest is read from git.
 type handoff struct {
 	mu    sync.Mutex
-	blobs map[plumbing.Hash][]byte
+	blobs map[plumbing.Hash]handed
 	size  int
+}
+
+// handed is a blob, or what the indexer takes of it.
+type handed struct {
+	blob []byte
+	talk *talk
 }
 
 const handoffMax = 128 << 20
 
-func (h *handoff) keep(c plumbing.Hash, blob []byte) {
+func (h *handoff) keep(c plumbing.Hash, blob []byte, t *talk) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.size+len(blob) <= handoffMax {
-		h.blobs[c] = blob
-		h.size += len(blob)
+	v, n := handed{blob: blob}, len(blob)
+	if t != nil {
+		v, n = handed{talk: t}, len(t.verbatim)+len(t.output)+len(t.head)+len(t.tail)
+	}
+	if h.size+n <= handoffMax {
+		h.blobs[c] = v
+		h.size += n
 	}
 }
 
-func (h *handoff) get(c plumbing.Hash) ([]byte, bool) {
+func (h *handoff) get(c plumbing.Hash) (handed, bool) {
 	if h == nil {
-		return nil, false
+		return handed{}, false
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	b, ok := h.blobs[c]
-	return b, ok
+	v, ok := h.blobs[c]
+	return v, ok
 }
 
 // startHandoff collects the blobs of the adds that follow until the
 // returned func is called; when one is collecting already (AddFiles around
 // its Adds), it is left to its owner.
 func (m *Memory) startHandoff() (stop func()) {
-	h := &handoff{blobs: map[plumbing.Hash][]byte{}}
+	h := &handoff{blobs: map[plumbing.Hash]handed{}}
 	if !m.handoff.CompareAndSwap(nil, h) {
 		return func() {}
 	}

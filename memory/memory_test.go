@@ -235,7 +235,7 @@ func TestIndexTakesTheAddsBlobs(t *testing.T) {
 	stop := m.startHandoff()
 	// A blob that differs from the stored one shows which was indexed.
 	other := ex("a", "s", "2026-01-01T00:00:00Z", "the quokka word", "only in the hand-off")
-	m.handoff.Load().keep(plumbing.NewHash(rep.Commits[0].Commit), other.Canonical())
+	m.handoff.Load().keep(plumbing.NewHash(rep.Commits[0].Commit), other.Canonical(), nil)
 	if _, err := m.Reindex(ctx); err != nil {
 		t.Fatal(err)
 	}

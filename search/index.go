@@ -562,14 +562,61 @@ func (ix *Index) Add(docs []Doc) error {
 	}
 	for start := 0; start < len(docs); start += BatchSize {
 		end := min(start+BatchSize, len(docs))
-		if err := ix.addBatch(docs[start:end]); err != nil {
+		if err := ix.addBatch(docs[start:end], nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (ix *Index) addBatch(docs []Doc) error {
+// Prepared is documents analysed ahead of Index.AddPrepared: a caller that
+// indexes batch after batch (a rebuild) analyses the next one while Bleve
+// takes the last, so that both cores stay busy (docs/BENCHMARKS.md,
+// session 14).
+type Prepared struct {
+	docs  []Doc
+	preps []prep
+}
+
+// Prepare analyses docs for AddPrepared. It reads nothing of any Index, so
+// it may run beside an Index's methods.
+func Prepare(docs []Doc) *Prepared {
+	return &Prepared{docs: docs, preps: prepare(docs)}
+}
+
+// Docs are the documents, in the order given to Prepare.
+func (p *Prepared) Docs() []Doc { return p.docs }
+
+// Keep drops the documents whose keep[i] is false.
+func (p *Prepared) Keep(keep []bool) {
+	n := 0
+	for i := range p.docs {
+		if keep[i] {
+			p.docs[n], p.preps[n] = p.docs[i], p.preps[i]
+			n++
+		}
+	}
+	clear(p.docs[n:])
+	clear(p.preps[n:])
+	p.docs, p.preps = p.docs[:n], p.preps[:n]
+}
+
+// AddPrepared is Add of p's documents, analysed already.
+func (ix *Index) AddPrepared(p *Prepared) error {
+	if ix.readOnly {
+		return ErrReadOnly
+	}
+	for start := 0; start < len(p.docs); start += BatchSize {
+		end := min(start+BatchSize, len(p.docs))
+		if err := ix.addBatch(p.docs[start:end], p.preps[start:end]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addBatch indexes docs; preps is their analysis (nil: made here).
+func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 	texts := make([]string, len(docs))
 	for i := range docs {
 		if docs[i].ID == "" {
@@ -584,7 +631,9 @@ func (ix *Index) addBatch(docs []Doc) error {
 	if len(vecs) != len(docs) {
 		return fmt.Errorf("embedder %s returned %d vectors for %d texts", ix.emb.Name(), len(vecs), len(docs))
 	}
-	preps := prepare(docs)
+	if preps == nil {
+		preps = prepare(docs)
+	}
 	if err := ix.ensureSigs(); err != nil {
 		return err
 	}
@@ -611,11 +660,11 @@ func (ix *Index) addBatch(docs []Doc) error {
 			row = int32(len(ix.recs))
 		}
 		fields := map[string]any{
-			fieldVerbatim:  strings.Join(p.verb, " "),
-			fieldOutput:    strings.Join(p.out, " "),
-			fieldDistilled: strings.Join(p.dist, " "),
-			fieldHead:      strings.Join(p.head, " "),
-			fieldAsked:     strings.Join(p.asked, " "),
+			fieldVerbatim:  p.verb,
+			fieldOutput:    p.out,
+			fieldDistilled: p.dist,
+			fieldHead:      p.head,
+			fieldAsked:     p.asked,
 		}
 		if err := ix.indexTerms(b, bleveID(row), fields); err != nil {
 			ix.broken = err
@@ -623,8 +672,8 @@ func (ix *Index) addBatch(docs []Doc) error {
 		}
 		rec := docRec{Seq: d.Seq, Commit: d.Commit, ID: d.ID, Time: d.Time, Core: d.Core, Context: d.Context,
 			Rooms: d.Rooms, Files: d.Files, Project: d.Project, Agent: d.Agent, Session: d.Session,
-			VerbLen: int32(len(p.verb)), DistLen: int32(len(p.dist)), OutLen: int32(len(p.out)),
-			HeadLen: int32(len(p.head)), AskLen: int32(len(p.asked)), Exact: p.exact,
+			VerbLen: p.verbLen, DistLen: p.distLen, OutLen: p.outLen,
+			HeadLen: p.headLen, AskLen: p.askLen, Exact: p.exact,
 			Link: new(p.link)} // a copy: a pointer into preps would keep the batch's analysed text alive
 		if known {
 			old := &ix.recs[row]
@@ -663,15 +712,21 @@ func (ix *Index) addBatch(docs []Doc) error {
 // postings to rows without a lookup table.
 func bleveID(row int32) string { return strconv.Itoa(int(row)) }
 
-// prep is the CPU-heavy, order-free part of indexing one doc.
+// prep is the CPU-heavy, order-free part of indexing one doc. The fields'
+// terms are kept joined by spaces, as Bleve takes them, with their counts:
+// the term lists held the most of a batch's analysis in memory (a batch is
+// analysed while the one before goes into Bleve: Prepare), and joining
+// them here takes that work off the one goroutine that feeds Bleve.
 type prep struct {
-	verb, out   []string
-	dist        []string
-	head, asked []string
-	exact       uint64
-	sig         [sigLen]uint32
-	link        linkMeta
+	verb, out, dist, head, asked              string
+	verbLen, outLen, distLen, headLen, askLen int32
+	exact                                     uint64
+	sig                                       [sigLen]uint32
+	link                                      linkMeta
 }
+
+// joined is terms as a Bleve field and their count.
+func joined(terms []string) (string, int32) { return strings.Join(terms, " "), int32(len(terms)) }
 
 // prepare analyses docs on GOMAXPROCS goroutines; results are placed by
 // index, so the outcome does not depend on scheduling.
@@ -687,15 +742,16 @@ func prepare(docs []Doc) []prep {
 			for i := w; i < len(docs); i += workers {
 				d := &docs[i]
 				p := &out[i]
-				p.verb = a.Analyze(d.Verbatim)
+				verb := a.Analyze(d.Verbatim)
 				if dt := dateTerms(d.Time); dt != "" {
-					p.verb = append(p.verb, a.Analyze(dt)...)
+					verb = append(verb, a.Analyze(dt)...)
 				}
-				p.out = a.Analyze(d.Output)
-				p.dist = a.Analyze(d.Distilled())
-				p.head = a.Analyze(d.Head)
+				p.verb, p.verbLen = joined(verb)
+				p.out, p.outLen = joined(a.Analyze(d.Output))
+				p.dist, p.distLen = joined(a.Analyze(d.Distilled()))
+				p.head, p.headLen = joined(a.Analyze(d.Head))
 				if asksQuestion(d.Tail) {
-					p.asked = a.Analyze(d.Tail)
+					p.asked, p.askLen = joined(a.Analyze(d.Tail))
 				}
 				src := d.Verbatim
 				if d.Output != "" {
