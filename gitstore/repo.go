@@ -68,9 +68,30 @@ type objectStore struct {
 	*filesystem.Storage
 	mu     sync.RWMutex
 	listed atomic.Bool
+	dir    string                  // the git dir, for packSet
+	packs  atomic.Pointer[packSet] // mapped on first use, dropped on refresh
 }
 
-func newObjectStore(st *filesystem.Storage) *objectStore { return &objectStore{Storage: st} }
+func newObjectStore(st *filesystem.Storage, dir string) *objectStore {
+	return &objectStore{Storage: st, dir: dir}
+}
+
+// tree returns the entries of tree h as read from the mapped packs (see
+// packSet); ok is false when they cannot give it, and the caller reads it
+// through go-git.
+func (s *objectStore) tree(h plumbing.Hash) ([]object.TreeEntry, bool) {
+	ps := s.packs.Load()
+	if ps == nil {
+		ps = openPackSet(s.dir)
+		if !s.packs.CompareAndSwap(nil, ps) {
+			ps = s.packs.Load()
+		}
+		if ps == nil {
+			return nil, false
+		}
+	}
+	return ps.tree(h)
+}
 
 // read takes the read lock, loading the pack list first if need be.
 func (s *objectStore) read() (unlock func()) {
@@ -92,6 +113,7 @@ func (s *objectStore) read() (unlock func()) {
 // set, so readers never load it themselves, unguarded; a read that still
 // misses is retried (Repo.retry) with a fresh list.
 func (s *objectStore) load() {
+	s.packs.Store(nil) // listed again on next use
 	for i := 0; i < 3; i++ {
 		if i > 0 {
 			time.Sleep(5 * time.Millisecond)
@@ -204,7 +226,7 @@ func Open(dir string) (*Repo, error) {
 		return nil, &NotFoundError{Dir: dir}
 	}
 	removeOrphanPacks(dir)
-	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(dir), cache.NewObjectLRU(32<<20), filesystem.Options{}))
+	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(dir), cache.NewObjectLRU(32<<20), filesystem.Options{}), dir)
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		if errors.Is(err, git.ErrRepositoryNotExists) {
