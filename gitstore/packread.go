@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -38,6 +39,10 @@ import (
 // is unmapped, which happens only once no reader holds the set.
 type packSet struct {
 	packs []*mappedPack
+	// dirTime is the pack folder's modification time when listed: a miss
+	// in a folder that changed since (a fetch or a writer added a pack)
+	// lists it again (objectStore.packSet).
+	dirTime time.Time
 }
 
 type mappedPack struct {
@@ -50,8 +55,11 @@ type mappedPack struct {
 // Packs it cannot map or whose index it does not understand are skipped
 // (go-git reads their objects).
 func openPackSet(dir string) *packSet {
-	names, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
 	s := &packSet{}
+	if st, err := os.Stat(filepath.Join(dir, "objects", "pack")); err == nil {
+		s.dirTime = st.ModTime()
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
 	for _, name := range names {
 		p, err := mapPack(strings.TrimSuffix(name, ".idx"))
 		if err != nil {
@@ -264,31 +272,47 @@ func (s *packSet) find(h plumbing.Hash) (*mappedPack, int64, bool) {
 	return nil, 0, false
 }
 
-// tree returns the entries of tree h, decoded by go-git from the bytes
-// read here, once those bytes hash to h; ok is false when it cannot (the
-// caller reads the tree through go-git).
-func (s *packSet) tree(h plumbing.Hash) (ents []object.TreeEntry, ok bool) {
+// treeObject returns tree h as read here (see verified).
+func (s *packSet) treeObject(h plumbing.Hash) (plumbing.EncodedObject, bool) {
+	typ, data, ok := s.verified(h)
+	if !ok || typ != plumbing.TreeObject {
+		return nil, false
+	}
+	mo := &plumbing.MemoryObject{}
+	mo.SetType(plumbing.TreeObject)
+	if _, err := mo.Write(data); err != nil {
+		return nil, false
+	}
+	return mo, true
+}
+
+// verified returns the type and content of object h once they hash to h;
+// ok is false when it cannot (the caller reads the object through go-git).
+func (s *packSet) verified(h plumbing.Hash) (typ plumbing.ObjectType, data []byte, ok bool) {
 	p, off, found := s.find(h)
 	if !found {
-		return nil, false
+		return 0, nil, false
 	}
 	typ, data, err := s.object(p, off, 0)
 	runtime.KeepAlive(s) // the mappings live as long as s
-	if err != nil || typ != plumbing.TreeObject {
-		return nil, false
+	if err != nil || !typ.Valid() || typ > plumbing.TagObject {
+		return 0, nil, false
 	}
 	sum := sha1.New()
-	sum.Write([]byte("tree " + strconv.Itoa(len(data)) + "\x00"))
+	sum.Write([]byte(typ.String() + " " + strconv.Itoa(len(data)) + "\x00"))
 	sum.Write(data)
 	var got plumbing.Hash
 	sum.Sum(got[:0])
 	if got != h {
-		return nil, false
+		return 0, nil, false
 	}
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(plumbing.TreeObject)
-	obj.SetSize(int64(len(data)))
-	if _, err := obj.Write(data); err != nil {
+	return typ, data, true
+}
+
+// tree returns the entries of tree h (see treeObject).
+func (s *packSet) tree(h plumbing.Hash) ([]object.TreeEntry, bool) {
+	obj, ok := s.treeObject(h)
+	if !ok {
 		return nil, false
 	}
 	var t object.Tree

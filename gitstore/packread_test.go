@@ -79,6 +79,10 @@ func testPackSetReadsTrees(t *testing.T, ofs string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		got, err := r.st.getTree(h)
+		if err != nil || got.Hash != h || !reflect.DeepEqual(got.Entries, want.Entries) {
+			t.Fatalf("getTree %s: %v, %v", h, got, err)
+		}
 		if !ok {
 			slow++
 			continue
@@ -101,6 +105,20 @@ func testPackSetReadsTrees(t *testing.T, ofs string) {
 	}
 	if kinds[delta] < 50 {
 		t.Fatalf("trees read by kind: %v: too few %s", kinds, delta)
+	}
+	// A tree read from the packs finds a path below it, as go-git's does.
+	head, _ := r.Head()
+	c, err := r.Commit(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := r.st.getTree(c.TreeHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := testEntry(fmt.Sprintf("r0x007%x", 7))
+	if _, err := root.FindEntry(e.Path); err != nil {
+		t.Fatalf("find %s: %v", e.Path, err)
 	}
 	if _, ok := ps.tree(plumbing.NewHash("0123456789012345678901234567890123456789")); ok {
 		t.Fatal("a missing id was read")

@@ -76,21 +76,83 @@ func newObjectStore(st *filesystem.Storage, dir string) *objectStore {
 	return &objectStore{Storage: st, dir: dir}
 }
 
+// packSet returns the mapped packs, mapping them on first use; stale, it
+// lists them again when the pack folder changed since they were listed.
+func (s *objectStore) packSet(stale *packSet) *packSet {
+	ps := s.packs.Load()
+	if ps != nil && ps == stale {
+		st, err := os.Stat(filepath.Join(s.dir, "objects", "pack"))
+		if err != nil || st.ModTime().Equal(ps.dirTime) {
+			return nil
+		}
+		ps = nil
+	}
+	if ps == nil {
+		ps = openPackSet(s.dir)
+		if !s.packs.CompareAndSwap(stale, ps) {
+			if cur := s.packs.Load(); cur != nil {
+				ps = cur
+			}
+		}
+	}
+	return ps
+}
+
+// verified is packSet.verified, listing the packs again once when the
+// object is not in those listed and the folder changed (a fetch, another
+// writer).
+func (s *objectStore) verified(h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
+	ps := s.packSet(nil)
+	if typ, data, ok := ps.verified(h); ok {
+		return typ, data, true
+	}
+	if _, _, found := ps.find(h); found {
+		return 0, nil, false // there, but not readable here: go-git's turn
+	}
+	if ps = s.packSet(ps); ps == nil {
+		return 0, nil, false
+	}
+	return ps.verified(h)
+}
+
 // tree returns the entries of tree h as read from the mapped packs (see
 // packSet); ok is false when they cannot give it, and the caller reads it
 // through go-git.
 func (s *objectStore) tree(h plumbing.Hash) ([]object.TreeEntry, bool) {
-	ps := s.packs.Load()
-	if ps == nil {
-		ps = openPackSet(s.dir)
-		if !s.packs.CompareAndSwap(nil, ps) {
-			ps = s.packs.Load()
-		}
-		if ps == nil {
-			return nil, false
-		}
+	t, ok := s.fastTree(h)
+	if !ok {
+		return nil, false
 	}
-	return ps.tree(h)
+	return t.Entries, true
+}
+
+// fastTree is tree h decoded from the mapped packs' bytes; it reads its
+// subtrees from s, as GetTree's does.
+func (s *objectStore) fastTree(h plumbing.Hash) (*object.Tree, bool) {
+	typ, data, ok := s.verified(h)
+	if !ok || typ != plumbing.TreeObject {
+		return nil, false
+	}
+	mo := &plumbing.MemoryObject{}
+	mo.SetType(plumbing.TreeObject)
+	if _, err := mo.Write(data); err != nil {
+		return nil, false
+	}
+	t, err := object.DecodeTree(s, mo)
+	if err != nil {
+		return nil, false
+	}
+	t.Hash = h
+	return t, true
+}
+
+// getTree is object.GetTree, reading the tree from the mapped packs when
+// they can give it.
+func (s *objectStore) getTree(h plumbing.Hash) (*object.Tree, error) {
+	if t, ok := s.fastTree(h); ok {
+		return t, nil
+	}
+	return object.GetTree(s, h)
 }
 
 // read takes the read lock, loading the pack list first if need be.

@@ -122,7 +122,7 @@ func (r *Repo) BlobHashAt(commit plumbing.Hash, path string) (h plumbing.Hash, o
 		if err != nil {
 			return err
 		}
-		t, err := object.GetTree(r.st, c.TreeHash)
+		t, err := r.st.getTree(c.TreeHash)
 		if err != nil {
 			return err
 		}
