@@ -321,3 +321,57 @@ func (s *packSet) tree(h plumbing.Hash) ([]object.TreeEntry, bool) {
 	}
 	return t.Entries, true
 }
+
+// stored returns object h as its pack stores it, when undeltified: type,
+// size and a copy of its zlib stream, which a new pack can hold as it is
+// (sync's push sends it without deflating it again). The stream is
+// inflated to its end (zlib's checksum included) and the content hashed:
+// ok only when that is h.
+func (s *packSet) stored(h plumbing.Hash) (typ plumbing.ObjectType, size int64, z []byte, ok bool) {
+	p, off, found := s.find(h)
+	if !found || off < 12 || off >= int64(len(p.pack)) {
+		return 0, 0, nil, false
+	}
+	defer runtime.KeepAlive(s)
+	b := p.pack[off:]
+	c := b[0]
+	typ = plumbing.ObjectType(c >> 4 & 7)
+	n := uint64(c & 15)
+	i, shift := 1, 4
+	for c&0x80 != 0 {
+		if i >= len(b) || shift > 60 {
+			return 0, 0, nil, false
+		}
+		c = b[i]
+		n |= uint64(c&0x7f) << shift
+		shift += 7
+		i++
+	}
+	if typ < plumbing.CommitObject || typ > plumbing.TagObject || n > 1<<30 {
+		return 0, 0, nil, false
+	}
+	rd := bytes.NewReader(b[i:])
+	zr, err := zlib.NewReader(rd)
+	if err != nil {
+		return 0, 0, nil, false
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(zr, data); err != nil {
+		return 0, 0, nil, false
+	}
+	// To the stream's end: the checksum is read and checked, and nothing
+	// is left over.
+	if k, err := zr.Read(make([]byte, 1)); k != 0 || err != io.EOF {
+		return 0, 0, nil, false
+	}
+	sum := sha1.New()
+	sum.Write([]byte(typ.String() + " " + strconv.Itoa(len(data)) + "\x00"))
+	sum.Write(data)
+	var got plumbing.Hash
+	sum.Sum(got[:0])
+	if got != h {
+		return 0, 0, nil, false
+	}
+	used := len(b) - i - rd.Len()
+	return typ, int64(n), append([]byte(nil), b[i:i+used]...), true
+}

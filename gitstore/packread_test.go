@@ -1,7 +1,10 @@
 package gitstore
 
 import (
+	"bytes"
+	"compress/zlib"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,11 +65,30 @@ func testPackSetReadsTrees(t *testing.T, ofs string) {
 	ps := openPackSet(r.Dir())
 	fast, slow := 0, 0
 	kinds := map[plumbing.ObjectType]int{}
+	nstored := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		h := plumbing.NewHash(strings.Fields(line)[0])
 		obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Any object stored undeltified comes back as its zlib stream,
+		// which inflates to go-git's content.
+		if typ, size, z, ok := ps.stored(h); ok {
+			nstored++
+			rd, err := obj.Reader()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := io.ReadAll(rd)
+			zr, err := zlib.NewReader(bytes.NewReader(z))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(zr)
+			if err != nil || typ != obj.Type() || size != obj.Size() || !bytes.Equal(got, want) {
+				t.Fatalf("stored %s: %s %d %v, go-git reads %s %d", h, typ, size, err, obj.Type(), obj.Size())
+			}
 		}
 		ents, ok := ps.tree(h)
 		if obj.Type() != plumbing.TreeObject {
@@ -98,6 +120,9 @@ func testPackSetReadsTrees(t *testing.T, ofs string) {
 	// The trees of the last, loose commit (root, ex, ex/0) only.
 	if slow != 3 || fast < 100 {
 		t.Fatalf("%d trees read from the packs, %d left to go-git (want 3)", fast, slow)
+	}
+	if nstored < 500 {
+		t.Fatalf("only %d objects read as stored", nstored)
 	}
 	delta := plumbing.OFSDeltaObject
 	if ofs == "false" {
@@ -174,6 +199,11 @@ func TestPackSetRejectsWrongBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		ps2 := openPackSet(r.Dir())
+		if _, _, _, ok := ps2.stored(c.TreeHash); ok {
+			if ents, ok := ps2.tree(c.TreeHash); !ok || !reflect.DeepEqual(ents, want) {
+				t.Fatalf("byte %d flipped: stored, but the tree reads wrong", i)
+			}
+		}
 		ents, ok := ps2.tree(c.TreeHash)
 		if ok {
 			// The flip may fall in bytes zlib ignores; the entries must

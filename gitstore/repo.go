@@ -115,6 +115,12 @@ func (s *objectStore) verified(h plumbing.Hash) (plumbing.ObjectType, []byte, bo
 	return ps.verified(h)
 }
 
+// stored is packSet.stored over the listed packs (no second listing: a
+// miss is deflated again by the caller).
+func (s *objectStore) stored(h plumbing.Hash) (plumbing.ObjectType, int64, []byte, bool) {
+	return s.packSet(nil).stored(h)
+}
+
 // tree returns the entries of tree h as read from the mapped packs (see
 // packSet); ok is false when they cannot give it, and the caller reads it
 // through go-git.

@@ -368,8 +368,10 @@ func (r *Repo) pushRefs(ctx context.Context, a *remoteAuth, updates []refUpdate,
 // little (1.40 MB without against 1.20 MB with a window of 10, at 3x the
 // time).
 //
-// Objects come from the mapped packs (objectStore.verified: checked against
-// their ids) where they can, else from go-git.
+// Objects come from the mapped packs, checked against their ids, where
+// they can, else from go-git; an object a pack stores undeltified is sent
+// as its stored zlib stream (objectStore.stored), not deflated again
+// (0.13 s of a push of 1,000 exchanges, 0.3 s of a merge's).
 func writePack(w io.Writer, st *objectStore, objs []plumbing.Hash) (int64, error) {
 	h := sha1.New()
 	cw := &countingWriter{w: io.MultiWriter(w, h)}
@@ -386,7 +388,10 @@ func writePack(w io.Writer, st *objectStore, objs []plumbing.Hash) (int64, error
 		var rd io.ReadCloser
 		var typ plumbing.ObjectType
 		var size int64
-		if t, data, ok := st.verified(oh); ok {
+		var z []byte // the stored stream, when there is one
+		if t, n, zs, ok := st.stored(oh); ok {
+			typ, size, z = t, n, zs
+		} else if t, data, ok := st.verified(oh); ok {
 			typ, size, rd = t, int64(len(data)), io.NopCloser(bytes.NewReader(data))
 		} else {
 			o, err := st.EncodedObject(plumbing.AnyObject, oh)
@@ -407,6 +412,15 @@ func writePack(w io.Writer, st *objectStore, objs []plumbing.Hash) (int64, error
 			size >>= 7
 		}
 		eh = append(eh, b)
+		if z != nil {
+			if _, err := bw.Write(eh); err != nil {
+				return 0, err
+			}
+			if _, err := bw.Write(z); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		if _, err := bw.Write(eh); err != nil {
 			rd.Close()
 			return 0, err
