@@ -39,10 +39,46 @@ import (
 // is unmapped, which happens only once no reader holds the set.
 type packSet struct {
 	packs []*mappedPack
+	// bases keeps the delta bases resolved, by pack and offset, up to
+	// basesMax bytes (then it starts again): a chain's base is read once
+	// for the objects deltified against it, as go-git's cache does.
+	mu        sync.Mutex
+	bases     map[baseKey][]byte
+	basesSize int
 	// dirTime is the pack folder's modification time when listed: a miss
 	// in a folder that changed since (a fetch or a writer added a pack)
 	// lists it again (objectStore.packSet).
 	dirTime time.Time
+}
+
+type baseKey struct {
+	p   *mappedPack
+	off int64
+}
+
+const basesMax = 32 << 20
+
+func (s *packSet) base(p *mappedPack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+	k := baseKey{p, off}
+	s.mu.Lock()
+	b, ok := s.bases[k]
+	s.mu.Unlock()
+	if ok {
+		return plumbing.ObjectType(b[0]), b[1:], nil
+	}
+	typ, data, err := s.object(p, off, depth)
+	if err != nil {
+		return typ, data, err
+	}
+	b = append([]byte{byte(typ)}, data...)
+	s.mu.Lock()
+	if s.bases == nil || s.basesSize+len(b) > basesMax {
+		s.bases, s.basesSize = map[baseKey][]byte{}, 0
+	}
+	s.bases[k] = b
+	s.basesSize += len(b)
+	s.mu.Unlock()
+	return typ, data, nil
 }
 
 type mappedPack struct {
@@ -233,7 +269,7 @@ func (s *packSet) object(p *mappedPack, off int64, depth int) (plumbing.ObjectTy
 		if err != nil {
 			return 0, nil, err
 		}
-		bt, base, err := s.object(p, off-neg, depth+1)
+		bt, base, err := s.base(p, off-neg, depth+1)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -253,7 +289,7 @@ func (s *packSet) object(p *mappedPack, off int64, depth int) (plumbing.ObjectTy
 		if !ok {
 			return 0, nil, plumbing.ErrObjectNotFound
 		}
-		bt, base, err := s.object(bp, boff, depth+1)
+		bt, base, err := s.base(bp, boff, depth+1)
 		if err != nil {
 			return 0, nil, err
 		}
