@@ -10,8 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -230,5 +232,50 @@ func TestPackSetRejectsWrongBytes(t *testing.T) {
 	}
 	if !damaged {
 		t.Fatal("no flip was noticed")
+	}
+}
+
+// TestMappedPacksReleased: the mapped packs are unmapped by the first
+// garbage collections after the last read (an idle process keeps no
+// deleted pack on disk), and mapped again by the next read.
+func TestMappedPacksReleased(t *testing.T) {
+	r := newRepo(t)
+	var es []Entry
+	for i := 0; i < 200; i++ {
+		es = append(es, testEntry(fmt.Sprintf("m%03d%x", i, i%16)))
+	}
+	if _, err := r.Append(es, 0); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "pack-*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("%d packs", len(packs))
+	}
+	mapped := func() bool {
+		maps, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Skip("no /proc/self/maps")
+		}
+		return strings.Contains(string(maps), packs[0])
+	}
+	head, _ := r.Head()
+	if _, err := r.Commit(head); err != nil {
+		t.Fatal(err)
+	}
+	if !mapped() {
+		t.Fatal("a read did not map the pack")
+	}
+	for i := 0; i < 5 && mapped(); i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if mapped() {
+		t.Fatal("the pack is still mapped after the collections")
+	}
+	if _, err := r.Commit(head); err != nil {
+		t.Fatal(err)
+	}
+	if !mapped() {
+		t.Fatal("the next read did not map the pack again")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -73,8 +74,13 @@ type objectStore struct {
 	// mapped packs, and go-git's listing decodes every pack index (20 MB
 	// at 100,000 exchanges, 30–50 ms, up to seven times in one sync).
 	stale atomic.Bool
-	dir   string                  // the git dir, for packSet
-	packs atomic.Pointer[packSet] // mapped on first use, dropped on refresh
+	dir   string // the git dir, for packSet
+	// packs are the mapped packs: mapped on first use, dropped on refresh,
+	// and held weakly, so that the first garbage collection after the last
+	// read unmaps them (a pack that a repack or a purge deleted is not kept
+	// on disk by an idle process, such as the MCP server, that mapped it).
+	pmu   sync.Mutex
+	packs weak.Pointer[packSet]
 }
 
 func newObjectStore(st *filesystem.Storage, dir string) *objectStore {
@@ -84,7 +90,9 @@ func newObjectStore(st *filesystem.Storage, dir string) *objectStore {
 // packSet returns the mapped packs, mapping them on first use; stale, it
 // lists them again when the pack folder changed since they were listed.
 func (s *objectStore) packSet(stale *packSet) *packSet {
-	ps := s.packs.Load()
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	ps := s.packs.Value()
 	if ps != nil && ps == stale {
 		st, err := os.Stat(filepath.Join(s.dir, "objects", "pack"))
 		if err != nil || st.ModTime().Equal(ps.dirTime) {
@@ -94,13 +102,16 @@ func (s *objectStore) packSet(stale *packSet) *packSet {
 	}
 	if ps == nil {
 		ps = openPackSet(s.dir)
-		if !s.packs.CompareAndSwap(stale, ps) {
-			if cur := s.packs.Load(); cur != nil {
-				ps = cur
-			}
-		}
+		s.packs = weak.Make(ps)
 	}
 	return ps
+}
+
+// dropPacks makes the next read map the packs again.
+func (s *objectStore) dropPacks() {
+	s.pmu.Lock()
+	s.packs = weak.Pointer[packSet]{}
+	s.pmu.Unlock()
 }
 
 // verified is packSet.verified, listing the packs again once when the
@@ -186,7 +197,7 @@ func (s *objectStore) read() (unlock func()) {
 // set, so readers never load it themselves, unguarded; a read that still
 // misses is retried (Repo.retry) with a fresh list.
 func (s *objectStore) load() {
-	s.packs.Store(nil) // listed again on next use
+	s.dropPacks() // listed again on next use
 	s.stale.Store(false)
 	for i := 0; i < 3; i++ {
 		if i > 0 {
@@ -207,7 +218,7 @@ func (s *objectStore) load() {
 func (s *objectStore) refresh() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.packs.Store(nil)
+	s.dropPacks()
 	s.stale.Store(true)
 }
 
