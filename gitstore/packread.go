@@ -200,8 +200,10 @@ var zlibReaders sync.Pool
 
 // inflate reads size bytes of the zlib stream at b.
 func inflate(b []byte, size uint64) ([]byte, error) {
-	if size > 1<<30 {
-		return nil, fmt.Errorf("object of %d bytes", size)
+	// Deflate expands at most ~1,032 times: a size past that (a damaged
+	// header) is refused before anything is allocated for it.
+	if size > 1<<30 || size > uint64(len(b))*1100+1024 {
+		return nil, fmt.Errorf("object of %d bytes in %d", size, len(b))
 	}
 	var zr io.ReadCloser
 	if v := zlibReaders.Get(); v != nil {
@@ -383,7 +385,7 @@ func (s *packSet) stored(h plumbing.Hash) (typ plumbing.ObjectType, size int64, 
 		shift += 7
 		i++
 	}
-	if typ < plumbing.CommitObject || typ > plumbing.TagObject || n > 1<<30 {
+	if typ < plumbing.CommitObject || typ > plumbing.TagObject || n > 1<<30 || n > uint64(len(b))*1100+1024 {
 		return 0, 0, nil, false
 	}
 	rd := bytes.NewReader(b[i:])
