@@ -89,6 +89,7 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 	b := newBatch()
 	put := b.put
 	ed := newTreeEditor(overlay{mem: b.mem, disk: r}, put, rootTree)
+	ed.fast = r.st.tree
 	parent := head
 	now := time.Now()
 	for i, e := range entries {

@@ -213,7 +213,7 @@ func packBytes(dir string) int64 {
 // closes the pack file for each one (most of a push's time, measured).
 // done closes it and makes r see the packs the sync wrote.
 func (r *Repo) forSync() (s *Repo, done func(), err error) {
-	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(r.dir), cache.NewObjectLRU(64<<20), filesystem.Options{MaxOpenDescriptors: 64}))
+	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(r.dir), cache.NewObjectLRU(64<<20), filesystem.Options{MaxOpenDescriptors: 64}), r.dir)
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open memory at %s: %w", r.dir, err)

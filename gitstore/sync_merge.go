@@ -375,7 +375,7 @@ func (r *Repo) ancestryFrom(start, cachedTip plumbing.Hash, cached map[plumbing.
 // tree reads a tree, retrying while a background repack replaces the packs.
 func (r *Repo) tree(h plumbing.Hash) (t *object.Tree, err error) {
 	err = r.retry(func() (err error) {
-		t, err = object.GetTree(r.st, h)
+		t, err = r.st.getTree(h)
 		return err
 	})
 	if err != nil {

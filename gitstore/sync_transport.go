@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"context"
 	"crypto/sha1"
 	"encoding/binary"
@@ -21,12 +20,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/klauspost/compress/zlib"
 )
 
 // Credentials, in the order they are tried:
@@ -361,12 +360,19 @@ func (r *Repo) pushRefs(ctx context.Context, a *remoteAuth, updates []refUpdate,
 }
 
 // writePack writes objs as a version 2 pack without deltas, each object
-// deflated at the fastest level with one reused compressor. go-git's
+// deflated at the fastest level with one reused compressor (klauspost's
+// zlib, as the append's pack: the standard library's took 0.28 s of the 3 s
+// a sync that merges 1,000 new exchanges each way cost). go-git's
 // encoder spent most of a push resetting a default-level compressor per
 // object (docs/bench/sync.md); memory objects are small and deltas saved
 // little (1.40 MB without against 1.20 MB with a window of 10, at 3x the
 // time).
-func writePack(w io.Writer, st storer.EncodedObjectStorer, objs []plumbing.Hash) (int64, error) {
+//
+// Objects come from the mapped packs, checked against their ids, where
+// they can, else from go-git; an object a pack stores undeltified is sent
+// as its stored zlib stream (objectStore.stored), not deflated again
+// (0.13 s of a push of 1,000 exchanges, 0.3 s of a merge's).
+func writePack(w io.Writer, st *objectStore, objs []plumbing.Hash) (int64, error) {
 	h := sha1.New()
 	cw := &countingWriter{w: io.MultiWriter(w, h)}
 	bw := bufio.NewWriterSize(cw, 64<<10)
@@ -379,12 +385,25 @@ func writePack(w io.Writer, st storer.EncodedObjectStorer, objs []plumbing.Hash)
 	}
 	zw, _ := zlib.NewWriterLevel(bw, zlib.BestSpeed)
 	for _, oh := range objs {
-		o, err := st.EncodedObject(plumbing.AnyObject, oh)
-		if err != nil {
-			return 0, fmt.Errorf("read object %s: %w", oh, err)
+		var rd io.ReadCloser
+		var typ plumbing.ObjectType
+		var size int64
+		var z []byte // the stored stream, when there is one
+		if t, n, zs, ok := st.stored(oh); ok {
+			typ, size, z = t, n, zs
+		} else if t, data, ok := st.verified(oh); ok {
+			typ, size, rd = t, int64(len(data)), io.NopCloser(bytes.NewReader(data))
+		} else {
+			o, err := st.EncodedObject(plumbing.AnyObject, oh)
+			if err != nil {
+				return 0, fmt.Errorf("read object %s: %w", oh, err)
+			}
+			if rd, err = o.Reader(); err != nil {
+				return 0, err
+			}
+			typ, size = o.Type(), o.Size()
 		}
-		size := o.Size()
-		b := byte(o.Type())<<4 | byte(size&0x0f)
+		b := byte(typ)<<4 | byte(size&0x0f)
 		size >>= 4
 		var eh []byte
 		for size > 0 {
@@ -393,15 +412,21 @@ func writePack(w io.Writer, st storer.EncodedObjectStorer, objs []plumbing.Hash)
 			size >>= 7
 		}
 		eh = append(eh, b)
-		if _, err := bw.Write(eh); err != nil {
-			return 0, err
+		if z != nil {
+			if _, err := bw.Write(eh); err != nil {
+				return 0, err
+			}
+			if _, err := bw.Write(z); err != nil {
+				return 0, err
+			}
+			continue
 		}
-		rd, err := o.Reader()
-		if err != nil {
+		if _, err := bw.Write(eh); err != nil {
+			rd.Close()
 			return 0, err
 		}
 		zw.Reset(bw)
-		_, err = io.Copy(zw, rd)
+		_, err := io.Copy(zw, rd)
 		rd.Close()
 		if err != nil {
 			return 0, err
@@ -460,7 +485,7 @@ func (w *treeWalker) baseTree(h plumbing.Hash) (*object.Tree, error) {
 	if t, ok := w.trees[h]; ok {
 		return t, nil
 	}
-	t, err := object.GetTree(w.r.st, h)
+	t, err := w.r.st.getTree(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
@@ -476,7 +501,7 @@ func (w *treeWalker) markNew(t, base plumbing.Hash) error {
 	}
 	w.known[t] = true
 	w.out = append(w.out, t)
-	tree, err := object.GetTree(w.r.st, t)
+	tree, err := w.r.st.getTree(t)
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", t, err)
 	}

@@ -21,6 +21,9 @@ type treeEditor struct {
 	write func(plumbing.EncodedObject) (plumbing.Hash, error)
 	dirs  map[string][]object.TreeEntry // dir path ("" = root) → entries of the current state
 	root  plumbing.Hash
+	// fast, when set, reads a tree straight from the packs (objectStore.tree);
+	// when it cannot, the tree is read from read.
+	fast func(plumbing.Hash) ([]object.TreeEntry, bool)
 }
 
 func newTreeEditor(read storer.EncodedObjectStorer, write func(plumbing.EncodedObject) (plumbing.Hash, error), root plumbing.Hash) *treeEditor {
@@ -53,14 +56,25 @@ func (e *treeEditor) entries(dir string) ([]object.TreeEntry, error) {
 	}
 	var ents []object.TreeEntry
 	if !h.IsZero() {
-		t, err := object.GetTree(e.read, h)
-		if err != nil {
-			return nil, fmt.Errorf("read tree %s (%s): %w", dir, h, err)
+		if fe, ok := e.fastTree(h); ok {
+			ents = fe
+		} else {
+			t, err := object.GetTree(e.read, h)
+			if err != nil {
+				return nil, fmt.Errorf("read tree %s (%s): %w", dir, h, err)
+			}
+			ents = append(ents, t.Entries...)
 		}
-		ents = append(ents, t.Entries...)
 	}
 	e.dirs[dir] = ents
 	return ents, nil
+}
+
+func (e *treeEditor) fastTree(h plumbing.Hash) ([]object.TreeEntry, bool) {
+	if e.fast == nil {
+		return nil, false
+	}
+	return e.fast(h)
 }
 
 // has reports whether a file exists at p in the current state.

@@ -105,6 +105,7 @@ func (r *Repo) has(paths []string) ([]bool, error) {
 		return out, fmt.Errorf("read commit %s: %w", head, err)
 	}
 	ed := newTreeEditor(r.st, nil, c.TreeHash)
+	ed.fast = r.st.tree
 	for i, p := range paths {
 		if out[i], err = ed.has(p); err != nil {
 			return out, err
@@ -121,7 +122,7 @@ func (r *Repo) BlobHashAt(commit plumbing.Hash, path string) (h plumbing.Hash, o
 		if err != nil {
 			return err
 		}
-		t, err := object.GetTree(r.st, c.TreeHash)
+		t, err := r.st.getTree(c.TreeHash)
 		if err != nil {
 			return err
 		}

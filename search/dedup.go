@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Near-duplicate detection. Exchanges whose normalised verbatim (lower case,
@@ -163,15 +165,18 @@ func bandKeys(sig *[sigLen]uint32) [sigLen / bandRows]uint64 {
 // writeSigs stores the signatures as raw little-endian uint32s after a
 // CRC-32C, atomically.
 func writeSigs(path string, sigs [][sigLen]uint32) error {
-	b := make([]byte, 4, 4+len(sigs)*sigLen*4)
-	for i := range sigs {
-		for _, v := range sigs[i] {
-			b = binary.LittleEndian.AppendUint32(b, v)
+	body := sigBytes(sigs)
+	if body == nil { // not little-endian: encode
+		body = make([]byte, 0, len(sigs)*sigLen*4)
+		for i := range sigs {
+			for _, v := range sigs[i] {
+				body = binary.LittleEndian.AppendUint32(body, v)
+			}
 		}
 	}
-	binary.LittleEndian.PutUint32(b, crc32.Checksum(b[4:], crcTable))
+	head := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body, crcTable))
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := writeParts(tmp, head, body); err != nil {
 		return fmt.Errorf("write signatures: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -180,23 +185,58 @@ func writeSigs(path string, sigs [][sigLen]uint32) error {
 	return nil
 }
 
+// sigBytes is the signatures' memory seen as the file's bytes (the rows of
+// little-endian uint32s, in order) where the machine is little-endian, nil
+// elsewhere. Writing and reading minhash.bin through it, instead of a copy
+// encoded value by value, spared a writer at 100,000 rows two 25.6 MB
+// buffers (their page faults were a tenth of an add's system time).
+func sigBytes(sigs [][sigLen]uint32) []byte {
+	if !littleEndian || len(sigs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&sigs[0][0])), len(sigs)*sigLen*4)
+}
+
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
 func readSigs(path string, n int) ([][sigLen]uint32, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) != 4+n*sigLen*4 {
-		return nil, fmt.Errorf("%d bytes for %d signatures", len(b), n)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	if crc32.Checksum(b[4:], crcTable) != binary.LittleEndian.Uint32(b) {
-		return nil, errors.New("checksum mismatch")
+	if st.Size() != 4+int64(n)*sigLen*4 {
+		return nil, fmt.Errorf("%d bytes for %d signatures", st.Size(), n)
+	}
+	var head [4]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil {
+		return nil, err
 	}
 	out := make([][sigLen]uint32, n, withRoom(n))
-	p := 4
-	for i := range out {
-		for j := range out[i] {
-			out[i][j] = binary.LittleEndian.Uint32(b[p:])
-			p += 4
+	body := sigBytes(out)
+	if body == nil {
+		body = make([]byte, n*sigLen*4)
+	}
+	if _, err := io.ReadFull(f, body); err != nil {
+		return nil, err
+	}
+	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(head[:]) {
+		return nil, errors.New("checksum mismatch")
+	}
+	if !littleEndian {
+		p := 0
+		for i := range out {
+			for j := range out[i] {
+				out[i][j] = binary.LittleEndian.Uint32(body[p:])
+				p += 4
+			}
 		}
 	}
 	return out, nil

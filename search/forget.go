@@ -48,6 +48,7 @@ func (ix *Index) ForgetDocs(ids []string, moved map[string]string) (int, error) 
 	if err := ix.ensureDedupMaps(); err != nil {
 		return 0, err
 	}
+	ix.touched = true // rows emptied, commits moved
 	zero := make([]float32, ix.vecs.Dims)
 	b := ix.idx.NewBatch()
 	n := 0

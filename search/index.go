@@ -175,6 +175,10 @@ type Index struct {
 	graph    *vector.HNSW     // nil below the crossover
 	dirty    bool
 	broken   error // a failed batch: the tables must not be written
+	// touched: a record loaded from tab may have changed (replaced,
+	// emptied, moved, given link meta), so flush encodes every row again
+	// instead of copying the loaded rows' bytes (writeTable's keep).
+	touched bool
 
 	mu          sync.Mutex       // guards lazy loading (recs, vecs, graph)
 	cacheMu     sync.Mutex       // guards rowCache
@@ -676,6 +680,7 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 			HeadLen: p.headLen, AskLen: p.askLen, Exact: p.exact,
 			Link: new(p.link)} // a copy: a pointer into preps would keep the batch's analysed text alive
 		if known {
+			ix.touched = true
 			old := &ix.recs[row]
 			ix.xorDigest(DocDigest(old.ID, old.Commit))
 			ix.man.BM25.FieldLen[fieldDistilled] -= int64(old.DistLen)
@@ -971,7 +976,11 @@ func (ix *Index) flush() error {
 	if !ix.dirty {
 		return nil
 	}
-	if err := writeTable(filepath.Join(ix.dir, docsFile), ix.recs, ix.tableSize()); err != nil {
+	var keep *table
+	if !ix.touched && (ix.lst == nil || !ix.lst.metaSet) {
+		keep = ix.tab
+	}
+	if err := writeTable(filepath.Join(ix.dir, docsFile), ix.recs, ix.tableSize(), keep); err != nil {
 		return err
 	}
 	if err := ix.writeContext(); err != nil {

@@ -22,7 +22,7 @@ func BenchmarkReadTable(b *testing.B) {
 				Session: fmt.Sprintf("s-%05d", i/20), Group: int32(i - i%20)}
 		}
 		path := filepath.Join(b.TempDir(), docsFile)
-		if err := writeTable(path, recs, 0); err != nil {
+		if err := writeTable(path, recs, 0, nil); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
