@@ -316,12 +316,31 @@ func (s *packSet) treeObject(h plumbing.Hash) (plumbing.EncodedObject, bool) {
 	if !ok || typ != plumbing.TreeObject {
 		return nil, false
 	}
+	mo, ok := treeObject(data)
+	if !ok {
+		return nil, false
+	}
+	return mo, true
+}
+
+// treeObject wraps a tree's bytes as go-git's object.
+func treeObject(data []byte) (*plumbing.MemoryObject, bool) {
 	mo := &plumbing.MemoryObject{}
 	mo.SetType(plumbing.TreeObject)
 	if _, err := mo.Write(data); err != nil {
 		return nil, false
 	}
 	return mo, true
+}
+
+// objectHash is git's id of an object: the SHA-1 of its header and bytes.
+func objectHash(typ plumbing.ObjectType, data []byte) plumbing.Hash {
+	sum := sha1.New()
+	sum.Write([]byte(typ.String() + " " + strconv.Itoa(len(data)) + "\x00"))
+	sum.Write(data)
+	var h plumbing.Hash
+	sum.Sum(h[:0])
+	return h
 }
 
 // verified returns the type and content of object h once they hash to h;
@@ -336,12 +355,7 @@ func (s *packSet) verified(h plumbing.Hash) (typ plumbing.ObjectType, data []byt
 	if err != nil || !typ.Valid() || typ > plumbing.TagObject {
 		return 0, nil, false
 	}
-	sum := sha1.New()
-	sum.Write([]byte(typ.String() + " " + strconv.Itoa(len(data)) + "\x00"))
-	sum.Write(data)
-	var got plumbing.Hash
-	sum.Sum(got[:0])
-	if got != h {
+	if objectHash(typ, data) != h {
 		return 0, nil, false
 	}
 	return typ, data, true
@@ -402,12 +416,7 @@ func (s *packSet) stored(h plumbing.Hash) (typ plumbing.ObjectType, size int64, 
 	if k, err := zr.Read(make([]byte, 1)); k != 0 || err != io.EOF {
 		return 0, 0, nil, false
 	}
-	sum := sha1.New()
-	sum.Write([]byte(typ.String() + " " + strconv.Itoa(len(data)) + "\x00"))
-	sum.Write(data)
-	var got plumbing.Hash
-	sum.Sum(got[:0])
-	if got != h {
+	if objectHash(typ, data) != h {
 		return 0, 0, nil, false
 	}
 	used := len(b) - i - rd.Len()

@@ -155,9 +155,8 @@ func (s *objectStore) fastTree(h plumbing.Hash) (*object.Tree, bool) {
 	if !ok || typ != plumbing.TreeObject {
 		return nil, false
 	}
-	mo := &plumbing.MemoryObject{}
-	mo.SetType(plumbing.TreeObject)
-	if _, err := mo.Write(data); err != nil {
+	mo, ok := treeObject(data)
+	if !ok {
 		return nil, false
 	}
 	t, err := object.DecodeTree(s, mo)
