@@ -13,13 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/klauspost/compress/zlib"
+
+	"github.com/gitmem/git-mem/internal/mapfile"
 )
 
 // packSet reads trees straight from the packs, memory-mapped, for the
@@ -113,32 +114,12 @@ func openPackSet(dir string) *packSet {
 	return s
 }
 
-func mapFile(path string) ([]byte, func(), error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if st.Size() <= 0 || st.Size() >= 1<<40 {
-		return nil, nil, fmt.Errorf("%s: %d bytes", path, st.Size())
-	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, func() { _ = syscall.Munmap(b) }, nil
-}
-
 func mapPack(base string) (*mappedPack, error) {
-	idx, ui, err := mapFile(base + ".idx")
+	idx, ui, err := mapfile.Map(base + ".idx")
 	if err != nil {
 		return nil, err
 	}
-	pack, up, err := mapFile(base + ".pack")
+	pack, up, err := mapfile.Map(base + ".pack")
 	if err != nil {
 		ui()
 		return nil, err
@@ -312,19 +293,19 @@ func (s *packSet) find(h plumbing.Hash) (*mappedPack, int64, bool) {
 
 // treeObject returns tree h as read here (see verified).
 func (s *packSet) treeObject(h plumbing.Hash) (plumbing.EncodedObject, bool) {
-	typ, data, ok := s.verified(h)
-	if !ok || typ != plumbing.TreeObject {
-		return nil, false
-	}
-	mo, ok := treeObject(data)
+	mo, ok := treeObject(s.verified(h))
 	if !ok {
 		return nil, false
 	}
 	return mo, true
 }
 
-// treeObject wraps a tree's bytes as go-git's object.
-func treeObject(data []byte) (*plumbing.MemoryObject, bool) {
+// treeObject wraps a verified read of a tree as go-git's object; ok is
+// false when the read failed or is not a tree.
+func treeObject(typ plumbing.ObjectType, data []byte, ok bool) (*plumbing.MemoryObject, bool) {
+	if !ok || typ != plumbing.TreeObject {
+		return nil, false
+	}
 	mo := &plumbing.MemoryObject{}
 	mo.SetType(plumbing.TreeObject)
 	if _, err := mo.Write(data); err != nil {

@@ -151,11 +151,7 @@ func (s *objectStore) tree(h plumbing.Hash) ([]object.TreeEntry, bool) {
 // fastTree is tree h decoded from the mapped packs' bytes; it reads its
 // subtrees from s, as GetTree's does.
 func (s *objectStore) fastTree(h plumbing.Hash) (*object.Tree, bool) {
-	typ, data, ok := s.verified(h)
-	if !ok || typ != plumbing.TreeObject {
-		return nil, false
-	}
-	mo, ok := treeObject(data)
+	mo, ok := treeObject(s.verified(h))
 	if !ok {
 		return nil, false
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
+	"github.com/gitmem/git-mem/internal/mapfile"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -617,7 +618,7 @@ func (m *Memory) findCached(ref string) (en *Entry, ok bool, err error) {
 	if herr != nil || head.IsZero() {
 		return nil, false, nil
 	}
-	b, unmap, merr := search.MapReadOnly(m.EntryCachePath())
+	b, unmap, merr := mapfile.ReadOnly(m.EntryCachePath())
 	if merr != nil {
 		return nil, false, nil
 	}

@@ -18,6 +18,7 @@ import (
 
 	bleveindex "github.com/blevesearch/bleve_index_api"
 
+	"github.com/gitmem/git-mem/internal/mapfile"
 	"github.com/gitmem/git-mem/search/embed"
 )
 
@@ -370,7 +371,7 @@ type ctxFile struct{ b []byte }
 // an index out of range. Writers replace the file by renaming, so a mapping
 // never sees it change.
 func mapContext(path string, n int) ([]ctxRow, *ctxFile, error) {
-	b, unmap, err := MapReadOnly(path)
+	b, unmap, err := mapfile.ReadOnly(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+
+	"github.com/gitmem/git-mem/internal/mapfile"
 )
 
 // The links of a generation on disk. A reader marks a few exchanges (a
@@ -162,7 +164,7 @@ type linksView struct {
 }
 
 func openLinks(dir string, rows int) (*linksView, error) {
-	b, unmap, err := MapReadOnly(filepath.Join(dir, linksBinFile))
+	b, unmap, err := mapfile.ReadOnly(filepath.Join(dir, linksBinFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return &linksView{none: true, unmap: func() {}}, nil
 	}

@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	bleveindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/gitmem/git-mem/internal/mapfile"
 )
 
 // The row map turns Bleve internal ids into table rows for a read-only
@@ -68,7 +70,7 @@ func (ix *Index) ensureRowMap(r bleveindex.IndexReader) {
 	// The rows are read in place from the file's mapping where the host's
 	// byte order allows (a copy was 400 KB of fresh pages at 100,000
 	// exchanges, docs/BENCHMARKS.md, session 13).
-	if b, unmap, err := MapReadOnly(path); err == nil {
+	if b, unmap, err := mapfile.ReadOnly(path); err == nil {
 		if m := ix.parseRowMap(b, key); m != nil {
 			ix.rowMap = m
 			if len(m) > 0 && unsafe.SliceData(m) == (*int32)(unsafe.Pointer(&b[44])) {

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"math"
 	"os"
 	"runtime"
-	"syscall"
 	"time"
+
+	"github.com/gitmem/git-mem/internal/mapfile"
 )
 
 // The document table (docs.bin) is read by every search process, so it is a
@@ -372,7 +372,7 @@ type table struct {
 // seal's size and mtime are checked on every open, and the checksum of 40 MB
 // at 100,000 exchanges was 5 % of a search, docs/BENCHMARKS.md).
 func readTable(path string, verify bool) (*table, error) {
-	b, unmap, err := MapReadOnly(path)
+	b, unmap, err := mapfile.ReadOnly(path)
 	if err != nil {
 		return nil, err
 	}
@@ -385,29 +385,6 @@ func readTable(path string, verify bool) (*table, error) {
 	// the mapping once the table is unreachable.
 	runtime.AddCleanup(t, func(f func()) { f() }, unmap)
 	return t, nil
-}
-
-// MapReadOnly maps path read-only, or reads it where it cannot be mapped (an
-// empty file, a file system without mmap). unmap releases the mapping; b
-// must not be used after it. Exported for the caches beside the index
-// (memory's card cache), so that one place maps files.
-func MapReadOnly(path string) (b []byte, unmap func(), err error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if size := fi.Size(); size > 0 && size < 1<<40 {
-		if b, err := syscall.Mmap(int(fh.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
-			return b, func() { _ = syscall.Munmap(b) }, nil
-		}
-	}
-	b, err = io.ReadAll(fh)
-	return b, func() {}, err
 }
 
 func parseTable(b []byte, verify bool) (*table, error) {
