@@ -25,7 +25,9 @@ import (
 // as events, and the view below resolves them: for one pin target or one
 // (new, old) pair, the event with the later author date wins, ties by the
 // larger commit id, so two machines that set and clear the same thing
-// agree once they have synced.
+// agree once they have synced. A writer dates its event after the last
+// word it has seen on the same thing (writeMeta), so an unpin written a
+// moment after a pin, in the same second of git's clock, still wins.
 
 // Trailers of commits that are not exchanges.
 const (
@@ -140,6 +142,19 @@ type Links struct {
 	Pins         []Pin               // living pins, oldest first
 	Derived      int                 // derived links in force
 	Stated       int                 // stated links in force
+	// last is the latest event per pin target or (new, old) pair
+	// (eventKey): a new event is dated after it.
+	last map[string]search.Event
+}
+
+// eventKey names what an event speaks of: one pin target, or one
+// (new, old) pair.
+func eventKey(kind, target, newID string) string {
+	switch kind {
+	case KindPin, KindUnpin:
+		return "p\x00" + target
+	}
+	return "l\x00" + newID + "\x00" + target
 }
 
 // Superseded reports whether id was replaced.
@@ -173,13 +188,7 @@ func resolveLinks(derived []search.Link, events []search.Event) *Links {
 	last := map[string]search.Event{}
 	var order []string
 	for _, e := range events {
-		k := e.Kind
-		switch e.Kind {
-		case KindPin, KindUnpin:
-			k = "p\x00" + e.Target
-		default:
-			k = "l\x00" + e.New + "\x00" + e.Target
-		}
+		k := eventKey(e.Kind, e.Target, e.New)
 		if old, ok := last[k]; !ok || later(e, old) {
 			if !ok {
 				order = append(order, k)
@@ -187,7 +196,7 @@ func resolveLinks(derived []search.Link, events []search.Event) *Links {
 			last[k] = e
 		}
 	}
-	l := &Links{SupersededBy: map[string][]string{}, Supersedes: map[string][]string{}}
+	l := &Links{SupersededBy: map[string][]string{}, Supersedes: map[string][]string{}, last: last}
 	add := func(n, o string) {
 		for _, x := range l.Supersedes[n] {
 			if x == o {
@@ -198,7 +207,7 @@ func resolveLinks(derived []search.Link, events []search.Event) *Links {
 		l.SupersededBy[o] = append(l.SupersededBy[o], n)
 	}
 	for _, d := range derived {
-		if e, ok := last["l\x00"+d.New+"\x00"+d.Old]; ok && e.Kind == KindUnsupersede {
+		if e, ok := last[eventKey(KindSupersede, d.Old, d.New)]; ok && e.Kind == KindUnsupersede {
 			continue
 		}
 		l.Derived++
@@ -532,7 +541,22 @@ func (m *Memory) writeMeta(ctx context.Context, subject, kind string, trailers [
 	if project != "" {
 		b.WriteString(exchange.TrailerProject + ": " + project + "\n")
 	}
-	res, err := m.Repo.Append([]gitstore.Entry{{Message: b.String(), When: time.Now()}}, m.LockTimeout)
+	// Git dates to the second: an event written in the second of the
+	// last word on the same thing would tie with it and lose half the
+	// time (by commit id), so it is dated a second after.
+	l, err := m.LinksFor(ctx, nil)
+	if err != nil {
+		return PinReport{}, err
+	}
+	newID := ""
+	if len(trailers) > 1 {
+		newID = trailers[1][1]
+	}
+	when := time.Now()
+	if prev, ok := l.last[eventKey(kind, trailers[0][1], newID)]; ok {
+		when = datedAfter(when, prev.Time)
+	}
+	res, err := m.Repo.Append([]gitstore.Entry{{Message: b.String(), When: when}}, m.LockTimeout)
 	if err != nil {
 		return PinReport{}, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
 	}
@@ -541,6 +565,15 @@ func (m *Memory) writeMeta(ctx context.Context, subject, kind string, trailers [
 		rep.Indexed = true
 	}
 	return rep, nil
+}
+
+// datedAfter is now, or the first whole second after prev when now is
+// not past prev's second (git keeps whole seconds).
+func datedAfter(now, prev time.Time) time.Time {
+	if now.Unix() > prev.Unix() {
+		return now
+	}
+	return time.Unix(prev.Unix()+1, 0).In(now.Location())
 }
 
 // Ranking of issue 20, applied over a result list. Living: a superseded

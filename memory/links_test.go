@@ -184,3 +184,53 @@ func TestLinksIfCurrentDoesNoIndexWork(t *testing.T) {
 		t.Fatal("caught up again: not ok")
 	}
 }
+
+// Git dates commits to the second: a pin and an unpin written within one
+// second must still leave the last word in force (CI saw an unpin lose to
+// its pin by commit id). Each event is dated after the one it follows.
+func TestPinUnpinSameSecondLastWins(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	note := "Always run the linters before a push."
+	for i := 0; i < 4; i++ {
+		if _, err := m.Pin(ctx, PinRequest{Note: note}); err != nil {
+			t.Fatal(err)
+		}
+		if pins, err := m.Pins(ctx, ""); err != nil || len(pins) != 1 {
+			t.Fatalf("round %d: after a pin: %+v %v", i, pins, err)
+		}
+		if _, err := m.Unpin(ctx, NoteID(note)); err != nil {
+			t.Fatal(err)
+		}
+		if pins, err := m.Pins(ctx, ""); err != nil || len(pins) != 0 {
+			t.Fatalf("round %d: after an unpin: %+v %v", i, pins, err)
+		}
+	}
+	out, err := exec.Command("git", "--git-dir", m.Repo.Dir(), "log", "--format=%at", "main").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dates := strings.Fields(string(out))
+	for i := 1; i < len(dates); i++ {
+		if dates[i] >= dates[i-1] {
+			t.Fatalf("events not dated one after another: %v", dates)
+		}
+	}
+}
+
+func TestDatedAfter(t *testing.T) {
+	prev := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		now  time.Time
+		want int64
+	}{
+		{time.Unix(999, 5), 1001},
+		{time.Unix(1000, 900), 1001},
+		{time.Unix(1001, 1), 1001},
+		{time.Unix(1500, 0), 1500},
+	} {
+		if got := datedAfter(tc.now, prev); got.Unix() != tc.want {
+			t.Errorf("datedAfter(%v) = %d, want %d", tc.now, got.Unix(), tc.want)
+		}
+	}
+}
