@@ -470,13 +470,14 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	ws := make([]*sessionScorer, workers)
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
-	// The workers' arrays live in one scratch mapping, released when the
-	// ranking is done: nothing below keeps a slice of it (cs, from it
-	// too, holds copies of the scores; topGroups returns slices of its own).
+	// The workers' arrays live in one scratch mapping, kept for the next
+	// query when the ranking is done (reuseScratch): nothing below keeps a
+	// slice of it (cs, from it too, holds copies of the scores; topGroups
+	// returns slices of its own).
 	var mem *scratch
 	if !disableScratch {
-		mem = newScratch(workers*scorerScratch(n) + n*int(unsafe.Sizeof(cand{})) + 8)
-		defer mem.release()
+		mem = reuseScratch(workers*scorerScratch(n) + n*int(unsafe.Sizeof(cand{})) + 8)
+		defer mem.keep()
 	}
 	var wg sync.WaitGroup
 	for w := range ws {

@@ -1,7 +1,9 @@
 package search
 
 import (
+	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -14,11 +16,88 @@ import (
 // session 13); in 2 MB pages they are a few faults. Nothing stored in it
 // is a Go pointer, and nothing taken from it may be used after free.
 // A nil *scratch (no mapping) allocates from the heap.
+//
+// A long-lived process (the warm search process) keeps the last query's
+// scratch for the next one (reuseScratch, keep): mapped afresh, each
+// search paid the kernel for zeroing and faulting in its huge pages, 6.6 %
+// of the warm process's time at 100,000 exchanges (docs/BENCHMARKS.md,
+// session 15). A kept scratch holds the last query's data; take clears
+// what its callers are promised to find zero (scratchSlice).
 type scratch struct {
 	b        []byte
 	off      int
 	free     func()
+	used     bool        // handed out before: not zero memory
 	released atomic.Bool // tests: the mapping was given back
+}
+
+// kept is the scratch of the last finished query, waiting for the next
+// one; it is unmapped after keptIdle without a query that took it.
+var kept struct {
+	sync.Mutex
+	s   *scratch
+	gen uint64 // counts keeps, so an old timer leaves a newer scratch alone
+}
+
+// maxKept bounds the scratch kept between queries (1,000,000 exchanges
+// take ~150 MB); a larger one is unmapped as before.
+const maxKept = 512 << 20
+
+// keptIdle is how long a kept scratch waits for the next query.
+const keptIdle = time.Minute
+
+// reuseScratch returns the kept scratch when it has size bytes, else a
+// fresh one (newScratch).
+func reuseScratch(size int) *scratch {
+	kept.Lock()
+	s := kept.s
+	if s != nil && len(s.b) >= size {
+		kept.s = nil
+	} else {
+		s = nil
+	}
+	kept.Unlock()
+	if s == nil {
+		return newScratch(size)
+	}
+	s.off, s.used = 0, true
+	return s
+}
+
+// keep gives s back for the next query (reuseScratch) instead of
+// unmapping it: the larger of s and the scratch already kept stays, the
+// other is unmapped. Nothing taken from s may be used after.
+func (s *scratch) keep() {
+	if s == nil {
+		return
+	}
+	if s.free == nil || len(s.b) > maxKept {
+		s.release()
+		return
+	}
+	kept.Lock()
+	drop := s
+	if kept.s == nil || len(kept.s.b) <= len(s.b) {
+		drop, kept.s = kept.s, s
+	}
+	kept.gen++
+	gen := kept.gen
+	kept.Unlock()
+	drop.release()
+	time.AfterFunc(keptIdle, func() { dropKept(gen) })
+}
+
+// dropKept unmaps the kept scratch if no query kept one since gen.
+func dropKept(gen uint64) {
+	kept.Lock()
+	s := kept.s
+	if kept.gen != gen {
+		s = nil
+	} else {
+		kept.s = nil
+	}
+	kept.Unlock()
+	s.release()
 }
 
 // hugePage is the size of a transparent huge page on amd64 and arm64
@@ -43,12 +122,17 @@ func (s *scratch) take(size int) unsafe.Pointer {
 	return unsafe.Pointer(&s.b[off])
 }
 
-// scratchSlice returns a slice of n zero elements (length ln, capacity n)
-// from s, or from the heap.
+// scratchSlice returns a slice of ln zero elements and capacity n from s,
+// or from the heap. The capacity beyond ln is zero in a fresh scratch and
+// holds an earlier query's data in a kept one: only append to it.
 func scratchSlice[T any](s *scratch, ln, n int) []T {
 	var zero T
 	if p := s.take(n * int(unsafe.Sizeof(zero))); p != nil {
-		return unsafe.Slice((*T)(p), n)[:ln]
+		a := unsafe.Slice((*T)(p), n)[:ln]
+		if s.used {
+			clear(a)
+		}
+		return a
 	}
 	return make([]T, ln, n)
 }
@@ -60,7 +144,7 @@ func (s *scratch) sub(size int) *scratch {
 	if p == nil {
 		return nil
 	}
-	return &scratch{b: unsafe.Slice((*byte)(p), size)}
+	return &scratch{b: unsafe.Slice((*byte)(p), size), used: s.used}
 }
 
 // release unmaps the scratch; nothing taken from it may be used after.

@@ -148,3 +148,61 @@ func TestSessionCtxUnmapped(t *testing.T) {
 		t.Error("an unreachable neighbour table's arrays were never unmapped")
 	}
 }
+
+// TestScratchKept: a scratch given back is handed to the next query whose
+// arrays fit, with every array's length zeroed again; the larger of two
+// given back stays; an idle one is unmapped.
+func TestScratchKept(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("no scratch off Linux")
+	}
+	dropKept(kept.gen) // whatever an earlier test left
+	a := reuseScratch(1000)
+	fs := scratchSlice[float64](a, 10, 10)
+	rows := scratchSlice[int32](a, 0, 4)
+	for i := range fs {
+		fs[i] = 1
+	}
+	rows = append(rows, 5, 6)
+	a.keep()
+	b := reuseScratch(2000)
+	if b != a || a.released.Load() {
+		t.Fatal("the kept scratch was not reused")
+	}
+	fs = scratchSlice[float64](b, 8, 10)
+	for i, f := range fs {
+		if f != 0 {
+			t.Fatalf("reused floats[%d] = %v, want zero", i, f)
+		}
+	}
+	if fs[:10][9] != 1 {
+		t.Error("cleared beyond the length asked for (the test does not see what it means to)")
+	}
+	if got := scratchSlice[int32](b, 2, 4); got[0] != 0 || got[1] != 0 {
+		t.Errorf("reused rows %v, want zeros", got)
+	}
+	if sub := b.sub(64); sub == nil || !sub.used || scratchSlice[int64](sub, 8, 8)[7] != 0 {
+		t.Error("a sub-scratch of a reused scratch is not cleared")
+	}
+	// Too small for the next query: a fresh one; given back, the larger stays.
+	b.keep()
+	big := reuseScratch(3 * hugePage)
+	if big == b || big.used {
+		t.Fatal("a scratch too small was reused")
+	}
+	big.keep()
+	if kept.s != big || !b.released.Load() {
+		t.Error("the larger scratch was not the one kept")
+	}
+	small := newScratch(1000)
+	small.keep()
+	if kept.s != big || !small.released.Load() {
+		t.Error("a smaller scratch given back replaced the larger")
+	}
+	dropKept(kept.gen)
+	if kept.s != nil || !big.released.Load() {
+		t.Error("an idle kept scratch was not unmapped")
+	}
+	var none *scratch
+	none.keep() // the heap: nothing to keep
+}
