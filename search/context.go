@@ -768,10 +768,10 @@ func scorerScratch(n int) int {
 	return n*int(per) + 7*8 // and each array's alignment
 }
 
-// cardPosting is a posting of the card field with its length norm.
+// cardPosting is a posting of the card field with the card's length.
 type cardPosting struct {
-	row     int32
-	f, norm float64
+	row   int32
+	f, dl float64
 }
 
 type rowFreq struct {
@@ -829,17 +829,42 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		return err
 	}
 	s.held = len(s.buf)
-	for _, p := range s.buf {
-		s.add(p.row, p.f)
-		s.own(p.row)
-		r := sc.rows[p.row]
-		if r.prev >= 0 {
-			s.add(r.prev, sc.weight[r.prev]*p.f)
-		}
-		if r.next >= 0 {
-			s.add(r.next, sc.weight[r.next]*p.f)
+	if s.exact && s.tw == 1 {
+		for _, p := range s.buf {
+			s.own(p.row)
 		}
 	}
+	// s.add for each posting and its neighbours, written out with the
+	// arrays in locals (the hottest loop of a search: ~20 % of the warm
+	// process at 100,000 exchanges); the same additions in the same order.
+	tf, eff, rows, weight := s.tf, s.eff, sc.rows, sc.weight
+	for _, p := range s.buf {
+		f := p.f
+		if f > 0 {
+			if tf[p.row] == 0 {
+				eff = append(eff, p.row)
+			}
+			tf[p.row] += f
+		}
+		r := &rows[p.row]
+		if prev := r.prev; prev >= 0 {
+			if g := weight[prev] * f; g > 0 {
+				if tf[prev] == 0 {
+					eff = append(eff, prev)
+				}
+				tf[prev] += g
+			}
+		}
+		if next := r.next; next >= 0 {
+			if g := weight[next] * f; g > 0 {
+				if tf[next] == 0 {
+					eff = append(eff, next)
+				}
+				tf[next] += g
+			}
+		}
+	}
+	s.eff = eff
 	if s.buf, err = s.pr.postings(ctx, fieldHead, t, s.buf[:0]); err != nil {
 		return err
 	}
@@ -914,7 +939,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			s.seen[x.row] = true
 			s.touched = append(s.touched, x.row)
 		}
-		s.scores[x.row] += s.tw * CardWeight * idf * x.f * (BM25K1 + 1) / (x.f + BM25K1*(1-BM25B+BM25B*fieldLen(x.norm)/s.distAvg))
+		s.scores[x.row] += s.tw * CardWeight * idf * x.f * (BM25K1 + 1) / (x.f + BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg))
 	}
 	return nil
 }

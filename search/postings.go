@@ -31,6 +31,7 @@ type postingReader struct {
 	offs   []uint64 // the first internal id of each segment
 	pls    []segment.PostingsList
 	its    []segment.PostingsIterator
+	lens   [1024]float64 // fieldLen by a norm's stored bits (0: not yet)
 }
 
 func newPostingReader(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32) *postingReader {
@@ -137,7 +138,34 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 	return buf, nil
 }
 
-// normPostings appends each posting of term in field with its length norm.
+// normBits is a posting that tells its norm's stored bits (zap's do).
+type normBits interface{ NormUint64() uint64 }
+
+// fieldLen is fieldLen(d.Norm()), remembered by the norm's stored bits for
+// short fields: Norm is a square root and a division, fieldLen another
+// division, per posting (3.6 % of the warm search process at 100,000
+// exchanges). The first posting with given bits computes it through Norm
+// itself, so a remembered length is the very float Norm gives for those
+// bits (zap's Norm depends on nothing else).
+func (p *postingReader) fieldLen(d segment.Posting) float64 {
+	nb, ok := d.(normBits)
+	if !ok {
+		return fieldLen(d.Norm())
+	}
+	bits := nb.NormUint64()
+	if bits >= uint64(len(p.lens)) {
+		return fieldLen(d.Norm())
+	}
+	l := p.lens[bits]
+	if l == 0 { // not computed yet (or a length of 0: computed again)
+		l = fieldLen(d.Norm())
+		p.lens[bits] = l
+	}
+	return l
+}
+
+// normPostings appends each posting of term in field with its length
+// (fieldLen of its norm).
 func (p *postingReader) normPostings(ctx context.Context, field, term string, buf []cardPosting) ([]cardPosting, error) {
 	if !p.direct {
 		return p.ix.normPostings(ctx, p.r, p.cache, field, term, buf)
@@ -162,7 +190,7 @@ func (p *postingReader) normPostings(ctx context.Context, field, term string, bu
 				return buf, err
 			}
 			if row >= 0 {
-				buf = append(buf, cardPosting{row, float64(d.Frequency()), d.Norm()})
+				buf = append(buf, cardPosting{row, float64(d.Frequency()), p.fieldLen(d)})
 			}
 		}
 	}
@@ -191,7 +219,7 @@ func (ix *Index) normPostings(ctx context.Context, r bleveindex.IndexReader, cac
 			return buf, err
 		}
 		if row >= 0 {
-			buf = append(buf, cardPosting{row, float64(d.Freq), d.Norm})
+			buf = append(buf, cardPosting{row, float64(d.Freq), fieldLen(d.Norm)})
 		}
 		tfd = d
 	}

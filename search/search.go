@@ -426,10 +426,24 @@ func (ix *Index) hits(final []cand, ranked map[string][]cand, allowed func(int32
 			}
 		}
 	}
-	// Members of the shown groups (passing the filter), newest first.
+	// Members of the shown groups (passing the filter), newest first. A
+	// bit per group says which are shown, so the walk over every row looks
+	// in the map only for their members (a map look-up per row was 1.6 %
+	// of the warm search process at 100,000 exchanges).
+	shown := make([]uint64, (len(ix.groups)+63)/64)
+	for g := range slot {
+		if g < 0 || int(g) >= 64*len(shown) {
+			shown = nil // not a row number: look every row up
+			break
+		}
+		shown[g/64] |= 1 << (g % 64)
+	}
 	members := make([][]int32, len(out))
-	for row := range ix.groups {
-		i, ok := slot[ix.groups[row]]
+	for row, g := range ix.groups {
+		if shown != nil && (g < 0 || int(g) >= 64*len(shown) || shown[g/64]&(1<<(g%64)) == 0) {
+			continue
+		}
+		i, ok := slot[g]
 		if !ok || row == int(final[i].row) || allowed != nil && !allowed(int32(row)) {
 			continue
 		}
