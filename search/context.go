@@ -151,6 +151,7 @@ type sessionCtx struct {
 	file      *ctxFile  // the mapped file rows point into, if they do
 	mem       *scratch  // the mapping of the per-row arrays below, if any
 	w, a, ref float64   // ContextWeight, AskedWeight, ContextLenRef when built
+	links     []link    // per row: rows[i].prev and .next, a third of a row
 	weight    []float64 // w(d); a(d) is askedWeight(d)
 	dl        []float64 // |d|'
 	avgdl     float64
@@ -168,6 +169,13 @@ type sessionCtx struct {
 	promptOnce sync.Once
 	prompt     *promptLens // the rows' own first turns (rank_prompt.go)
 }
+
+// link is a row's previous and next row in its session (-1 for none). The
+// scorer reads them for every posting it adds to a row's neighbours; read
+// from the 24-byte rows of the mapped table, each was a cache miss, a
+// third of the scorer's time at 100,000 exchanges (docs/BENCHMARKS.md,
+// session 15).
+type link struct{ prev, next int32 }
 
 // askedWeight is a(d) of row i, the weight of the question its previous
 // exchange closed with: the same operations as newSessionCtx's, so the same
@@ -254,10 +262,11 @@ func neighbours(recs []docRec) []ctxRow {
 // point into (nil: rows of their own), kept mapped as long as c.
 func newSessionCtx(rows []ctxRow, file *ctxFile) *sessionCtx {
 	n := len(rows)
-	mem := newScratch(4*n*int(unsafe.Sizeof(float64(0))) + 4*8)
+	mem := newScratch(4*n*int(unsafe.Sizeof(float64(0))) + n*int(unsafe.Sizeof(link{})) + 5*8)
 	c := &sessionCtx{rows: rows, file: file, w: ContextWeight, a: AskedWeight, ref: ContextLenRef,
 		weight: scratchSlice[float64](mem, n, n), dl: scratchSlice[float64](mem, n, n),
-		outDL: scratchSlice[float64](mem, n, n), titleDL: scratchSlice[float64](mem, n, n)}
+		outDL: scratchSlice[float64](mem, n, n), titleDL: scratchSlice[float64](mem, n, n),
+		links: scratchSlice[link](mem, n, n)}
 	if mem != nil {
 		// Whoever reads the arrays holds c (a scorer holds its sc), so
 		// nothing reads them after the unmapping.
@@ -279,6 +288,7 @@ func newSessionCtx(rows []ctxRow, file *ctxFile) *sessionCtx {
 			d += w * float64(rows[q].verb+rows[q].head)
 		}
 		c.weight[i], c.dl[i] = w, d
+		c.links[i] = link{r.prev, r.next}
 		total += d
 	}
 	if n > 0 {
@@ -837,7 +847,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	// s.add for each posting and its neighbours, written out with the
 	// arrays in locals (the hottest loop of a search: ~20 % of the warm
 	// process at 100,000 exchanges); the same additions in the same order.
-	tf, eff, rows, weight := s.tf, s.eff, sc.rows, sc.weight
+	tf, eff, links, weight := s.tf, s.eff, sc.links, sc.weight
 	for _, p := range s.buf {
 		f := p.f
 		if f > 0 {
@@ -846,7 +856,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 			}
 			tf[p.row] += f
 		}
-		r := &rows[p.row]
+		r := &links[p.row]
 		if prev := r.prev; prev >= 0 {
 			if g := weight[prev] * f; g > 0 {
 				if tf[prev] == 0 {
@@ -873,7 +883,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		prompts = append(prompts, s.buf...)
 	}
 	for _, p := range s.buf {
-		if prev := sc.rows[p.row].prev; prev >= 0 {
+		if prev := sc.links[p.row].prev; prev >= 0 {
 			s.add(prev, sc.weight[prev]*p.f)
 		} else if TitleWeight > 0 {
 			titles = append(titles, p)
@@ -883,7 +893,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		return err
 	}
 	for _, p := range s.buf {
-		if next := sc.rows[p.row].next; next >= 0 {
+		if next := sc.links[p.row].next; next >= 0 {
 			s.add(next, sc.askedWeight(next)*p.f)
 		}
 	}
@@ -892,7 +902,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if len(titles) > 0 {
 		sc.titles()
 		for _, p := range titles {
-			for j := p.row; j >= 0; j = sc.rows[j].next {
+			for j := p.row; j >= 0; j = sc.links[j].next {
 				s.add(j, p.f)
 			}
 		}
