@@ -7,6 +7,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+	zap "github.com/blevesearch/zapx/v17"
 )
 
 // postingReader reads a term's postings for the session layer. On a scorch
@@ -116,8 +117,36 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 		return buf, err
 	}
 	buf = reserve(buf, n)
+	m := p.ix.rowMap
 	for i, it := range p.its {
 		off := p.offs[i]
+		if z, ok := it.(*zap.PostingsIterator); ok {
+			// The same loop with zap's types named: its calls are direct
+			// and inlined instead of four interface calls a posting.
+			for {
+				d, err := z.Next()
+				if err != nil {
+					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+				}
+				if d == nil {
+					break
+				}
+				zp, ok := d.(*zap.Posting)
+				if !ok {
+					return buf, fmt.Errorf("postings of %q in %s: a %T from zap", term, field, d)
+				}
+				var row int32
+				if iid := zp.Number() + off; iid < uint64(len(m)) {
+					row = m[iid]
+				} else if row, err = p.row(iid); err != nil {
+					return buf, err
+				}
+				if row >= 0 {
+					buf = append(buf, rowFreq{row, float64(zp.Frequency())})
+				}
+			}
+			continue
+		}
 		for {
 			d, err := it.Next()
 			if err != nil {
@@ -175,8 +204,45 @@ func (p *postingReader) normPostings(ctx context.Context, field, term string, bu
 		return buf, err
 	}
 	buf = reserve(buf, n)
+	m := p.ix.rowMap
 	for i, it := range p.its {
 		off := p.offs[i]
+		if z, ok := it.(*zap.PostingsIterator); ok {
+			// postings' loop for zap, with the length as in fieldLen.
+			for {
+				d, err := z.Next()
+				if err != nil {
+					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+				}
+				if d == nil {
+					break
+				}
+				zp, ok := d.(*zap.Posting)
+				if !ok {
+					return buf, fmt.Errorf("postings of %q in %s: a %T from zap", term, field, d)
+				}
+				var row int32
+				if iid := zp.Number() + off; iid < uint64(len(m)) {
+					row = m[iid]
+				} else if row, err = p.row(iid); err != nil {
+					return buf, err
+				}
+				if row < 0 {
+					continue
+				}
+				var l float64
+				if bits := zp.NormUint64(); bits < uint64(len(p.lens)) {
+					if l = p.lens[bits]; l == 0 {
+						l = fieldLen(zp.Norm())
+						p.lens[bits] = l
+					}
+				} else {
+					l = fieldLen(zp.Norm())
+				}
+				buf = append(buf, cardPosting{row, float64(zp.Frequency()), l})
+			}
+			continue
+		}
 		for {
 			d, err := it.Next()
 			if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	zap "github.com/blevesearch/zapx/v17"
 )
 
 // postingsSeed is logged, and GIT_MEM_TEST_SEED replays a run.
@@ -97,6 +99,16 @@ func TestDirectPostingsMatchTermFieldReader(t *testing.T) {
 			pr := newPostingReader(ix, r, cache)
 			if !pr.direct {
 				t.Fatal("a scorch snapshot is not read directly")
+			}
+			// The comparison below covers the loops for zap's own types
+			// (postings, normPostings) only when the segments are zap's.
+			if _, err := pr.open(fieldVerbatim, vocab[0], true); err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range pr.its {
+				if _, ok := it.(*zap.PostingsIterator); !ok {
+					t.Fatalf("a segment's postings iterator is a %T, not zap's", it)
+				}
 			}
 			if len(pr.segs) < 2 {
 				t.Logf("only %d segment(s)", len(pr.segs))
