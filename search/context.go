@@ -560,9 +560,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 func termCosts(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32, terms []weightedTerm, plain bool) []int {
 	costs := make([]int, len(terms))
 	pr := newPostingReader(ix, r, cache)
-	count := pr.open
+	count := pr.count
 	if !pr.direct {
-		count = func(field, term string, _ bool) (int, error) {
+		count = func(field, term string) (int, error) {
 			tfr, err := r.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
 			if err != nil {
 				return 0, err
@@ -580,7 +580,7 @@ func termCosts(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32, term
 	}
 	for k, t := range terms {
 		for _, f := range fields {
-			n, err := count(f.name, t.t, false)
+			n, err := count(f.name, t.t)
 			if err != nil {
 				// The scorer reports it when it reads the term.
 				continue

@@ -33,6 +33,7 @@ type postingReader struct {
 	pls    []segment.PostingsList
 	its    []segment.PostingsIterator
 	lens   [1024]float64 // fieldLen by a norm's stored bits (0: not yet)
+	dicts  map[string][]segment.TermDictionary // by field, a segment's each
 }
 
 func newPostingReader(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32) *postingReader {
@@ -68,21 +69,56 @@ var disableDirectPostings = false
 // open opens term's postings in field in every segment and returns how
 // many there are (deleted documents aside).
 func (p *postingReader) open(field, term string, norms bool) (int, error) {
+	return p.lists(field, term, true, norms)
+}
+
+// count is open without the iterators: how many postings term has in field.
+func (p *postingReader) count(field, term string) (int, error) {
+	return p.lists(field, term, false, false)
+}
+
+// lists opens term's postings lists in field in every segment, and their
+// iterators when iterate.
+func (p *postingReader) lists(field, term string, iterate, norms bool) (int, error) {
+	ds, err := p.dictionaries(field)
+	if err != nil {
+		return 0, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+	}
 	n := 0
 	for i, s := range p.segs {
-		d, err := s.Segment().Dictionary(field)
-		if err != nil {
-			return 0, fmt.Errorf("postings of %q in %s: %w", term, field, err)
-		}
-		pl, err := d.PostingsList([]byte(term), s.Deleted(), p.pls[i])
+		pl, err := ds[i].PostingsList([]byte(term), s.Deleted(), p.pls[i])
 		if err != nil {
 			return 0, fmt.Errorf("postings of %q in %s: %w", term, field, err)
 		}
 		p.pls[i] = pl
-		p.its[i] = pl.Iterator(true, norms, false, p.its[i])
+		if iterate {
+			p.its[i] = pl.Iterator(true, norms, false, p.its[i])
+		}
 		n += int(pl.Count())
 	}
 	return n, nil
+}
+
+// dictionaries returns field's dictionary in every segment, opened once
+// per reader: a query opens the same five fields for each of its terms
+// (a segment's Dictionary builds a reader of its FST each time).
+func (p *postingReader) dictionaries(field string) ([]segment.TermDictionary, error) {
+	if ds, ok := p.dicts[field]; ok {
+		return ds, nil
+	}
+	ds := make([]segment.TermDictionary, len(p.segs))
+	for i, s := range p.segs {
+		d, err := s.Segment().Dictionary(field)
+		if err != nil {
+			return nil, err
+		}
+		ds[i] = d
+	}
+	if p.dicts == nil {
+		p.dicts = map[string][]segment.TermDictionary{}
+	}
+	p.dicts[field] = ds
+	return ds, nil
 }
 
 // reserve returns buf with room for n more elements, grown at most once:
