@@ -476,7 +476,21 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	// added in order: the scores depend on the index, neither on scheduling
 	// nor on the number of cores.
 	workers := min(sessionTermGroups, len(terms))
-	groups := termGroups(termCosts(ix, r, cache, terms, plain), workers)
+	costs, most, cards := termCosts(ix, r, cache, terms, plain)
+	groups := termGroups(costs, workers)
+	// Each worker's posting buffers hold the most postings one of its
+	// terms has in a field (counted above, by the same opening of the same
+	// lists): sized for every row, they were most of the scratch, and in a
+	// search process each huge page of it touched is one the kernel zeroes
+	// (17 % of a cold search's time at 100,000 exchanges).
+	bufs := make([][2]int, workers)
+	size := n*int(unsafe.Sizeof(cand{})) + 8
+	for w, g := range groups {
+		for _, k := range g {
+			bufs[w][0], bufs[w][1] = max(bufs[w][0], most[k]), max(bufs[w][1], cards[k])
+		}
+		size += scorerScratch(n, bufs[w][0], bufs[w][1])
+	}
 	ws := make([]*sessionScorer, workers)
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
@@ -486,13 +500,14 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	// returns slices of its own).
 	var mem *scratch
 	if !disableScratch {
-		mem = reuseScratch(workers*scorerScratch(n) + n*int(unsafe.Sizeof(cand{})) + 8)
+		mem = reuseScratch(size)
 		defer mem.keep()
 	}
 	var wg sync.WaitGroup
 	for w := range ws {
 		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
-			prompt: !PromptFirstPerson || firstPerson(text), mem: mem.sub(scorerScratch(n))}
+			prompt: !PromptFirstPerson || firstPerson(text), mem: mem.sub(scorerScratch(n, bufs[w][0], bufs[w][1])),
+			sized: true, bufCap: bufs[w][0], cardCap: bufs[w][1]}
 		if w > 0 {
 			// rowOf caches misses in the map: one per worker.
 			ws[w].cache = map[uint64]int32{}
@@ -557,8 +572,12 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 // hundred dictionary look-ups against the ~500,000 postings a 4-word query
 // reads. Through Bleve's TermFieldReader (no direct postings) the counts
 // are the same, so are the groups and every score.
-func termCosts(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32, terms []weightedTerm, plain bool) []int {
-	costs := make([]int, len(terms))
+//
+// most[k] is the most postings term k has in one of the fields the scorer
+// reads into its posting buffer, cards[k] its postings in the card field:
+// the buffers' sizes.
+func termCosts(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32, terms []weightedTerm, plain bool) (costs, most, cards []int) {
+	costs, most, cards = make([]int, len(terms)), make([]int, len(terms)), make([]int, len(terms))
 	pr := newPostingReader(ix, r, cache)
 	count := pr.count
 	if !pr.direct {
@@ -586,9 +605,14 @@ func termCosts(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32, term
 				continue
 			}
 			costs[k] += f.mul * n
+			if f.name == fieldDistilled {
+				cards[k] = n
+			} else {
+				most[k] = max(most[k], n)
+			}
 		}
 	}
-	return costs
+	return costs, most, cards
 }
 
 // termGroups deals the terms out to the workers, costliest first, each to
@@ -769,13 +793,19 @@ type sessionScorer struct {
 	buf        []rowFreq
 	cardBuf    []cardPosting
 	mem        *scratch // where the arrays above come from (nil: the heap)
+	// sized: buf and cardBuf start with room for bufCap and cardCap
+	// postings (termCosts), else for a posting per row; either grows
+	// (reserve) when a term has more.
+	sized           bool
+	bufCap, cardCap int
 }
 
-// scorerScratch is the scratch one sessionScorer's arrays take for n rows.
-func scorerScratch(n int) int {
-	per := 2*unsafe.Sizeof(float64(0)) + unsafe.Sizeof(false) + 2*unsafe.Sizeof(int32(0)) +
-		unsafe.Sizeof(rowFreq{}) + unsafe.Sizeof(cardPosting{})
-	return n*int(per) + 7*8 // and each array's alignment
+// scorerScratch is the scratch one sessionScorer's arrays take for n rows
+// and posting buffers of bufCap and cardCap postings.
+func scorerScratch(n, bufCap, cardCap int) int {
+	per := 2*unsafe.Sizeof(float64(0)) + unsafe.Sizeof(false) + 2*unsafe.Sizeof(int32(0))
+	return n*int(per) + bufCap*int(unsafe.Sizeof(rowFreq{})) + cardCap*int(unsafe.Sizeof(cardPosting{})) +
+		7*8 // and each array's alignment
 }
 
 // cardPosting is a posting of the card field with the card's length.
@@ -821,10 +851,15 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		// touched and eff list each row once at most: sized for all of
 		// them, they are never copied as they grow (their doublings were
 		// a third of a search's allocation at 100,000 exchanges). So are
-		// the posting buffers (a term has a posting per row at most):
-		// grown term by term, each growth was a fresh buffer.
+		// the posting buffers, for the most postings of the scorer's terms
+		// in one field (sized), or a posting per row: grown term by term,
+		// each growth was a fresh buffer.
 		s.touched, s.eff = scratchSlice[int32](s.mem, 0, s.n), scratchSlice[int32](s.mem, 0, s.n)
-		s.buf, s.cardBuf = scratchSlice[rowFreq](s.mem, 0, s.n), scratchSlice[cardPosting](s.mem, 0, s.n)
+		bufCap, cardCap := s.n, s.n
+		if s.sized {
+			bufCap, cardCap = s.bufCap, s.cardCap
+		}
+		s.buf, s.cardBuf = scratchSlice[rowFreq](s.mem, 0, bufCap), scratchSlice[cardPosting](s.mem, 0, cardCap)
 	}
 	if s.pr == nil {
 		s.pr = newPostingReader(s.ix, s.r, s.cache)

@@ -32,7 +32,7 @@ type postingReader struct {
 	offs   []uint64 // the first internal id of each segment
 	pls    []segment.PostingsList
 	its    []segment.PostingsIterator
-	lens   [1024]float64 // fieldLen by a norm's stored bits (0: not yet)
+	lens   [1024]float64                       // fieldLen by a norm's stored bits (0: not yet)
 	dicts  map[string][]segment.TermDictionary // by field, a segment's each
 }
 
