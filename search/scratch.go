@@ -158,3 +158,13 @@ func (s *scratch) release() {
 
 // uintptrOf is the address of b's first byte.
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// DropScratch unmaps the scratch kept for the next query, if any (the
+// warm search process gives back the memory of an index it let go of).
+func DropScratch() {
+	kept.Lock()
+	s := kept.s
+	kept.s = nil
+	kept.Unlock()
+	s.release()
+}

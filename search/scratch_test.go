@@ -203,6 +203,12 @@ func TestScratchKept(t *testing.T) {
 	if kept.s != nil || !big.released.Load() {
 		t.Error("an idle kept scratch was not unmapped")
 	}
+	again := reuseScratch(1000)
+	again.keep()
+	DropScratch()
+	if kept.s != nil || !again.released.Load() {
+		t.Error("DropScratch left the kept scratch mapped")
+	}
 	var none *scratch
 	none.keep() // the heap: nothing to keep
 }

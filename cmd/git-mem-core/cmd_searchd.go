@@ -21,6 +21,7 @@ import (
 	"github.com/gitmem/git-mem/cmd/internal/warm"
 	"github.com/gitmem/git-mem/memory"
 	"github.com/gitmem/git-mem/memory/queue"
+	"github.com/gitmem/git-mem/search"
 )
 
 // The warm search process (docs/CONTRACT.md, "The warm search process";
@@ -205,8 +206,12 @@ func runSearchDaemon(e *env, idle time.Duration) error {
 
 // freeOld gives the memory of an index let go of back to the system:
 // after a forget, nothing of the forgotten exchanges stays in this
-// process's memory (a cold search's process ends).
-func freeOld() { debug.FreeOSMemory() }
+// process's memory (a cold search's process ends). The scratch kept for
+// the next search (rows and scores of the last one) goes too.
+func freeOld() {
+	search.DropScratch()
+	debug.FreeOSMemory()
+}
 
 // newKeptView is a view whose index stays open until the process ends.
 func newKeptView(m *memory.Memory) *memory.View {
