@@ -54,6 +54,10 @@ func NewView(m *Memory) *View {
 // Memory is the memory the view reads.
 func (v *View) Memory() *Memory { return v.m }
 
+// DropSearchScratch unmaps the scratch a long-lived process keeps for its
+// next search (the warm search process, when it lets go of an index).
+func DropSearchScratch() { search.DropScratch() }
+
 // Close releases the search index.
 func (v *View) Close() error {
 	v.ixMu.Lock()

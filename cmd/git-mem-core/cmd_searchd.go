@@ -21,7 +21,6 @@ import (
 	"github.com/gitmem/git-mem/cmd/internal/warm"
 	"github.com/gitmem/git-mem/memory"
 	"github.com/gitmem/git-mem/memory/queue"
-	"github.com/gitmem/git-mem/search"
 )
 
 // The warm search process (docs/CONTRACT.md, "The warm search process";
@@ -209,7 +208,7 @@ func runSearchDaemon(e *env, idle time.Duration) error {
 // process's memory (a cold search's process ends). The scratch kept for
 // the next search (rows and scores of the last one) goes too.
 func freeOld() {
-	search.DropScratch()
+	memory.DropSearchScratch()
 	debug.FreeOSMemory()
 }
 
