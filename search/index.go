@@ -91,7 +91,8 @@ var (
 // 8: Bleve holds only the text fields (no keyword or time fields).
 // 9: docs.bin names repeated strings from a dictionary (table.go).
 // 10: vectors.f32 stores sparse rows when that is smaller (vector.Flat).
-const SchemaVersion = 10
+// 11: minhash.bin is appended to; its checksum is the manifest's SigsCRC.
+const SchemaVersion = 11
 
 // Files under the index directory.
 const (
@@ -130,6 +131,10 @@ type manifest struct {
 	Digest string `json:"digest,omitempty"`
 	// Dead are the rows ForgetDocs emptied (forget.go).
 	Dead []int32 `json:"dead,omitempty"`
+	// SigsCRC is the CRC-32C of minhash.bin's committed length (Docs
+	// rows): the file is appended to, and this manifest, renamed into
+	// place, is what commits the rows (dedup.go).
+	SigsCRC uint32 `json:"sigs_crc"`
 }
 
 // docRec is what the index keeps per document besides its postings: the
@@ -172,6 +177,11 @@ type Index struct {
 	byID     map[string]int32 // writer only
 	vecs     *vector.Flat     // loaded on first use by a reader
 	sigs     [][sigLen]uint32 // loaded by the first Add
+	// sigsKept: sigs[:sigsKept] are minhash.bin's committed rows unchanged,
+	// so a flush appends the rest (-1: the file is written whole).
+	sigsKept int
+	// sealKnown: checksums of files this writer wrote, for the seal.
+	sealKnown map[string]sealEntry
 	graph    *vector.HNSW     // nil below the crossover
 	dirty    bool
 	broken   error // a failed batch: the tables must not be written
@@ -229,7 +239,7 @@ func open(dir string, opt Options, readOnly bool) (*Index, error) {
 	if emb == nil {
 		emb = embed.NewBuiltin()
 	}
-	ix := &Index{dir: dir, readOnly: readOnly, emb: emb, logf: opt.Logf, byID: map[string]int32{}}
+	ix := &Index{dir: dir, readOnly: readOnly, emb: emb, logf: opt.Logf, byID: map[string]int32{}, sigsKept: -1}
 	if ix.logf == nil {
 		ix.logf = func(string, ...any) {}
 	}
@@ -297,7 +307,7 @@ func (ix *Index) Verify() error {
 	if _, err := readContext(filepath.Join(ix.dir, contextFile), len(ix.seqs)); err != nil {
 		return fmt.Errorf("%s: session context: %v: %w", ix.dir, err, ErrCorrupt)
 	}
-	if _, err := readSigs(filepath.Join(ix.dir, sigsFile), len(ix.seqs)); err != nil {
+	if _, err := readSigs(filepath.Join(ix.dir, sigsFile), len(ix.seqs), ix.man.SigsCRC); err != nil {
 		return fmt.Errorf("%s: signatures: %v: %w", ix.dir, err, ErrCorrupt)
 	}
 	if err := ix.ensureVectors(); err != nil {
@@ -685,6 +695,7 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 			ix.xorDigest(DocDigest(old.ID, old.Commit))
 			ix.man.BM25.FieldLen[fieldDistilled] -= int64(old.DistLen)
 			ix.sigs[row] = p.sig
+			ix.sigsKept = -1 // a committed row changed: minhash.bin is written whole
 		} else {
 			ix.recs = append(ix.recs, docRec{})
 			ix.seqs = append(ix.seqs, 0)
@@ -788,11 +799,12 @@ func (ix *Index) ensureSigs() error {
 		return nil
 	}
 	if len(ix.recs) > 0 {
-		sigs, err := readSigs(filepath.Join(ix.dir, sigsFile), len(ix.recs))
+		sigs, err := readSigs(filepath.Join(ix.dir, sigsFile), len(ix.recs), ix.man.SigsCRC)
 		if err != nil {
 			return fmt.Errorf("%s: signatures: %v: %w", ix.dir, err, ErrCorrupt)
 		}
 		ix.sigs = sigs
+		ix.sigsKept = len(sigs)
 	}
 	ix.sigsLoaded = true
 	return nil
@@ -959,7 +971,7 @@ func (ix *Index) Close() error {
 		err = fmt.Errorf("close search index: %w", cerr)
 	}
 	if !ix.readOnly && err == nil && ix.broken == nil {
-		err = writeSeal(ix.dir)
+		err = writeSeal(ix.dir, ix.sealKnown)
 	}
 	ix.idx = nil
 	ix.mu.Lock()
@@ -967,6 +979,35 @@ func (ix *Index) Close() error {
 	ix.vecs, ix.graph = nil, nil
 	ix.mu.Unlock()
 	return err
+}
+
+// writeSigs commits the signatures: the new rows appended to minhash.bin
+// when no committed row changed, else the whole file written again. The
+// manifest written after it names the new length and checksum.
+func (ix *Index) writeSigs() error {
+	path := filepath.Join(ix.dir, sigsFile)
+	var crc uint32
+	var err error
+	if ix.sigsKept >= 0 && ix.sigsKept <= len(ix.sigs) {
+		crc, err = appendSigs(path, ix.sigs, ix.sigsKept, ix.man.SigsCRC)
+	} else {
+		crc, err = writeSigs(path, ix.sigs)
+	}
+	if err != nil {
+		return err
+	}
+	ix.man.SigsCRC, ix.sigsKept = crc, len(ix.sigs)
+	ix.knowSeal(sigsFile, sigsLen(len(ix.sigs)), crc)
+	return nil
+}
+
+// knowSeal records the checksum of a file this writer wrote, so that the
+// seal takes it instead of reading the file again.
+func (ix *Index) knowSeal(rel string, size int64, crc uint32) {
+	if ix.sealKnown == nil {
+		ix.sealKnown = map[string]sealEntry{}
+	}
+	ix.sealKnown[rel] = sealEntry{Size: size, CRC: crc}
 }
 
 func (ix *Index) flush() error {
@@ -993,7 +1034,7 @@ func (ix *Index) flush() error {
 		return err
 	}
 	if ix.sigsLoaded || len(ix.recs) == 0 { // signatures loaded (or none yet)
-		if err := writeSigs(filepath.Join(ix.dir, sigsFile), ix.sigs); err != nil {
+		if err := ix.writeSigs(); err != nil {
 			return err
 		}
 	}
