@@ -91,7 +91,8 @@ var (
 // 8: Bleve holds only the text fields (no keyword or time fields).
 // 9: docs.bin names repeated strings from a dictionary (table.go).
 // 10: vectors.f32 stores sparse rows when that is smaller (vector.Flat).
-// 11: minhash.bin is appended to; its checksum is the manifest's SigsCRC.
+// 11: minhash.bin and vectors.f32 are appended to; the manifest holds
+// their committed lengths and checksums (SigsCRC, Vecs).
 const SchemaVersion = 11
 
 // Files under the index directory.
@@ -135,6 +136,8 @@ type manifest struct {
 	// rows): the file is appended to, and this manifest, renamed into
 	// place, is what commits the rows (dedup.go).
 	SigsCRC uint32 `json:"sigs_crc"`
+	// Vecs commits vectors.f32 the same way (vector.Flat.Append).
+	Vecs vector.State `json:"vectors"`
 }
 
 // docRec is what the index keeps per document besides its postings: the
@@ -430,9 +433,8 @@ func (ix *Index) loadTables() error {
 	}
 	// A truncated vector file is caught here by its size; its checksum is
 	// verified when a reader first needs the vectors.
-	lo, hi := vector.MinFileSize(ix.man.Dims, n), vector.DenseFileSize(ix.man.Dims, n)
-	if st, err := os.Stat(filepath.Join(ix.dir, vectorsFile)); err != nil || st.Size() < lo || st.Size() > hi {
-		return fmt.Errorf("%s: vectors: missing or not %d to %d bytes: %w", ix.dir, lo, hi, ErrCorrupt)
+	if st, err := os.Stat(filepath.Join(ix.dir, vectorsFile)); err != nil || st.Size() < ix.man.Vecs.Size || ix.man.Vecs.Rows != n {
+		return fmt.Errorf("%s: vectors: missing, shorter than %d bytes or not %d rows: %w", ix.dir, ix.man.Vecs.Size, n, ErrCorrupt)
 	}
 	ix.tab, ix.seqs, ix.groups = tab, tab.seqs, tab.groups
 	if ix.readOnly {
@@ -500,7 +502,7 @@ func (ix *Index) ensureVectors() error {
 	if ix.vecs != nil {
 		return nil
 	}
-	vecs, err := vector.ReadFlat(filepath.Join(ix.dir, vectorsFile))
+	vecs, err := vector.ReadFlatState(filepath.Join(ix.dir, vectorsFile), ix.man.Vecs)
 	if err != nil {
 		return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
 	}
@@ -1001,6 +1003,25 @@ func (ix *Index) writeSigs() error {
 	return nil
 }
 
+// writeVectors commits the vectors: the new rows appended to vectors.f32
+// when the committed ones are unchanged, else the file written whole.
+func (ix *Index) writeVectors() error {
+	path := filepath.Join(ix.dir, vectorsFile)
+	var st vector.State
+	var err error
+	if ix.vecs.CanAppend(ix.man.Vecs) {
+		st, err = ix.vecs.Append(path, ix.man.Vecs)
+	} else {
+		st, err = ix.vecs.WriteState(path)
+	}
+	if err != nil {
+		return err
+	}
+	ix.man.Vecs = st
+	ix.knowSeal(vectorsFile, st.Size, st.CRC)
+	return nil
+}
+
 // knowSeal records the checksum of a file this writer wrote, so that the
 // seal takes it instead of reading the file again.
 func (ix *Index) knowSeal(rel string, size int64, crc uint32) {
@@ -1030,7 +1051,7 @@ func (ix *Index) flush() error {
 	if err := ix.writeLinks(); err != nil {
 		return err
 	}
-	if err := ix.vecs.Write(filepath.Join(ix.dir, vectorsFile)); err != nil {
+	if err := ix.writeVectors(); err != nil {
 		return err
 	}
 	if ix.sigsLoaded || len(ix.recs) == 0 { // signatures loaded (or none yet)
