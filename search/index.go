@@ -185,9 +185,9 @@ type Index struct {
 	sigsKept int
 	// sealKnown: checksums of files this writer wrote, for the seal.
 	sealKnown map[string]sealEntry
-	graph    *vector.HNSW     // nil below the crossover
-	dirty    bool
-	broken   error // a failed batch: the tables must not be written
+	graph     *vector.HNSW // nil below the crossover
+	dirty     bool
+	broken    error // a failed batch: the tables must not be written
 	// touched: a record loaded from tab may have changed (replaced,
 	// emptied, moved, given link meta), so flush encodes every row again
 	// instead of copying the loaded rows' bytes (writeTable's keep).
