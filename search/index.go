@@ -91,8 +91,8 @@ var (
 // 8: Bleve holds only the text fields (no keyword or time fields).
 // 9: docs.bin names repeated strings from a dictionary (table.go).
 // 10: vectors.f32 stores sparse rows when that is smaller (vector.Flat).
-// 11: minhash.bin and vectors.f32 are appended to; the manifest holds
-// their committed lengths and checksums (SigsCRC, Vecs).
+// 11: docs.bin, minhash.bin and vectors.f32 are appended to; the manifest
+// holds their committed lengths and checksums (DocsFile, SigsCRC, Vecs).
 const SchemaVersion = 11
 
 // Files under the index directory.
@@ -136,8 +136,10 @@ type manifest struct {
 	// rows): the file is appended to, and this manifest, renamed into
 	// place, is what commits the rows (dedup.go).
 	SigsCRC uint32 `json:"sigs_crc"`
-	// Vecs commits vectors.f32 the same way (vector.Flat.Append).
-	Vecs vector.State `json:"vectors"`
+	// Vecs commits vectors.f32 the same way (vector.Flat.Append), and
+	// DocsFile docs.bin (appendTable).
+	Vecs     vector.State `json:"vectors"`
+	DocsFile docsState    `json:"docs_file"`
 }
 
 // docRec is what the index keeps per document besides its postings: the
@@ -304,7 +306,7 @@ func (ix *Index) Verify() error {
 	if err := checkSeal(ix.dir, true); err != nil {
 		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
 	}
-	if _, err := readTable(filepath.Join(ix.dir, docsFile), true); err != nil {
+	if _, err := readTableState(filepath.Join(ix.dir, docsFile), true, &ix.man.DocsFile); err != nil {
 		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
 	}
 	if _, err := readContext(filepath.Join(ix.dir, contextFile), len(ix.seqs)); err != nil {
@@ -423,7 +425,7 @@ func (ix *Index) openBleve() error {
 }
 
 func (ix *Index) loadTables() error {
-	tab, err := readTable(filepath.Join(ix.dir, docsFile), !ix.readOnly)
+	tab, err := readTableState(filepath.Join(ix.dir, docsFile), !ix.readOnly, &ix.man.DocsFile)
 	if err != nil {
 		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
 	}
@@ -1003,6 +1005,35 @@ func (ix *Index) writeSigs() error {
 	return nil
 }
 
+// writeDocs commits the document table: a segment of the new rows
+// appended to docs.bin when keep (the table loaded, or last written, by
+// this writer) holds every other row unchanged, else the file written
+// whole. The table written becomes the writer's, so that a second flush
+// appends after it.
+func (ix *Index) writeDocs(keep *table) error {
+	path := filepath.Join(ix.dir, docsFile)
+	var st docsState
+	var err error
+	switch {
+	case keep != nil && len(ix.recs) == len(keep.seqs) && ix.man.DocsFile.Size > 0:
+		return nil // no row added or changed
+	case keep != nil && len(ix.recs) > len(keep.seqs) && ix.man.DocsFile.Size > 0 && keep.parts < maxParts:
+		st, err = appendTable(path, ix.recs, keep, ix.man.DocsFile)
+	default:
+		st, err = writeTableState(path, ix.recs, ix.tableSize(), keep)
+	}
+	if err != nil {
+		return err
+	}
+	tab, err := readTableState(path, false, &st)
+	if err != nil {
+		return fmt.Errorf("%s: document table written: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	ix.man.DocsFile, ix.tab, ix.touched = st, tab, false
+	ix.knowSeal(docsFile, st.Size, st.CRC)
+	return nil
+}
+
 // writeVectors commits the vectors: the new rows appended to vectors.f32
 // when the committed ones are unchanged, else the file written whole.
 func (ix *Index) writeVectors() error {
@@ -1042,7 +1073,7 @@ func (ix *Index) flush() error {
 	if !ix.touched && (ix.lst == nil || !ix.lst.metaSet) {
 		keep = ix.tab
 	}
-	if err := writeTable(filepath.Join(ix.dir, docsFile), ix.recs, ix.tableSize(), keep); err != nil {
+	if err := ix.writeDocs(keep); err != nil {
 		return err
 	}
 	if err := ix.writeContext(); err != nil {
