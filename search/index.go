@@ -992,7 +992,7 @@ func (ix *Index) writeSigs() error {
 	path := filepath.Join(ix.dir, sigsFile)
 	var crc uint32
 	var err error
-	if ix.sigsKept >= 0 && ix.sigsKept <= len(ix.sigs) {
+	if ix.sigsKept >= 0 && ix.sigsKept <= len(ix.sigs) && worthAppending(ix.sigsKept, len(ix.sigs)) {
 		crc, err = appendSigs(path, ix.sigs, ix.sigsKept, ix.man.SigsCRC)
 	} else {
 		crc, err = writeSigs(path, ix.sigs)
@@ -1017,7 +1017,8 @@ func (ix *Index) writeDocs(keep *table) error {
 	switch {
 	case keep != nil && len(ix.recs) == len(keep.seqs) && ix.man.DocsFile.Size > 0:
 		return nil // no row added or changed
-	case keep != nil && len(ix.recs) > len(keep.seqs) && ix.man.DocsFile.Size > 0 && keep.parts < maxParts:
+	case keep != nil && len(ix.recs) > len(keep.seqs) && ix.man.DocsFile.Size > 0 && keep.parts < maxParts &&
+		worthAppending(len(keep.seqs), len(ix.recs)):
 		st, err = appendTable(path, ix.recs, keep, ix.man.DocsFile)
 	default:
 		st, err = writeTableState(path, ix.recs, ix.tableSize(), keep)
@@ -1040,7 +1041,7 @@ func (ix *Index) writeVectors() error {
 	path := filepath.Join(ix.dir, vectorsFile)
 	var st vector.State
 	var err error
-	if ix.vecs.CanAppend(ix.man.Vecs) {
+	if ix.vecs.CanAppend(ix.man.Vecs) && worthAppending(ix.man.Vecs.Rows, ix.vecs.Len()) {
 		st, err = ix.vecs.Append(path, ix.man.Vecs)
 	} else {
 		st, err = ix.vecs.WriteState(path)
@@ -1052,6 +1053,14 @@ func (ix *Index) writeVectors() error {
 	ix.knowSeal(vectorsFile, st.Size, st.CRC)
 	return nil
 }
+
+// worthAppending: a table of kept committed rows growing to n is appended
+// to when it holds at least as many rows as are added; otherwise it is
+// written whole, which costs at most twice the append and lays the rows
+// out as a fresh write does (a rebuild's first flush commits an empty
+// table: appending every row to it left vectors.f32 in the dense layout
+// of its empty first write, 38.8 instead of 23.3 MB at 100,000).
+func worthAppending(kept, n int) bool { return kept > 0 && kept >= n-kept }
 
 // knowSeal records the checksum of a file this writer wrote, so that the
 // seal takes it instead of reading the file again.
