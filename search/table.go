@@ -561,6 +561,22 @@ func parseTableState(b []byte, verify bool, st docsState) (*table, error) {
 		return nil, err
 	}
 	t.raw, t.imgDictN = b, t.dictN
+	// The segments' rows counted first, so that the columns grow once (a
+	// copy of every offset per segment was quadratic in the segments).
+	extra := 0
+	for at := st.Image; st.Size-at >= segHeader; {
+		total := int64(binary.LittleEndian.Uint32(b[at+8:]))
+		if total < segHeader {
+			break // reported below
+		}
+		extra += int(binary.LittleEndian.Uint32(b[at+12:]))
+		at += total
+	}
+	if extra > 0 && extra < len(b)/tableFixed {
+		t.seqs = slices.Grow(t.seqs, extra)
+		t.groups = slices.Grow(t.groups, extra)
+		t.offs = slices.Grow(t.offs, extra)
+	}
 	for at := st.Image; at < st.Size; {
 		if st.Size-at < segHeader || string(b[at:at+8]) != segMagic {
 			return nil, fmt.Errorf("segment at %d: bad header", at)
