@@ -2,6 +2,8 @@ package search
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"math/rand"
 	randv2 "math/rand/v2"
 	"os"
@@ -115,9 +117,14 @@ func inode(t *testing.T, p string) uint64 {
 func TestIndexAppendsTables(t *testing.T) {
 	docs := synthDocs(900, 21)
 	queries := []string{"retry timeout", "parseConfig panic nil pointer", "deploy helm chart"}
-	whole := buildIndex(t, filepath.Join(t.TempDir(), "whole"), docs)
+	wholeDir := filepath.Join(t.TempDir(), "whole")
+	whole := buildIndex(t, wholeDir, docs)
 	want := allModesResults(t, whole, queries)
 	whole.Close()
+	wantLinks, err := os.ReadFile(filepath.Join(wholeDir, linksBinFile))
+	if err != nil || len(wantLinks) <= linksHeader {
+		t.Fatalf("links.bin of the whole build: %d bytes, %v", len(wantLinks), err)
+	}
 	for _, tc := range []struct {
 		name    string
 		replace bool // the last step re-adds an id: files written whole
@@ -157,6 +164,9 @@ func TestIndexAppendsTables(t *testing.T) {
 				if same == tc.replace {
 					t.Errorf("%s: same file %v, a row replaced %v", f, same, tc.replace)
 				}
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, linksBinFile)); !tc.replace && string(got) != string(wantLinks) {
+				t.Errorf("links.bin merged over three adds (%d bytes) is not the whole build's (%d)", len(got), len(wantLinks))
 			}
 			ro, err := OpenReadOnly(dir, Options{})
 			if err != nil {
@@ -290,6 +300,56 @@ func TestTableAppend(t *testing.T) {
 			}
 			if _, err := readTableState(p, false, &docsState{Image: st.Image, Size: st.Size + 1, CRC: st.CRC}); err == nil {
 				t.Fatal("a state longer than the file was read")
+			}
+		})
+	}
+}
+
+// TestMergeLinksAsEncoded: links.bin merged from a file and the links
+// added since is byte for byte encodeLinks of all of them: added links on
+// rows with and without a node, ids that share a hash (rows with the same
+// id), duplicate pairs, none added, none before.
+func TestMergeLinksAsEncoded(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for _, tc := range []struct {
+		name           string
+		rows, old, add int
+		ids            int // distinct ids (fewer than rows: shared hashes)
+	}{
+		{"adds", 300, 500, 40, 300},
+		{"shared ids", 200, 400, 100, 30},
+		{"none added", 100, 50, 0, 100},
+		{"none before", 100, 0, 60, 100},
+		{"many added", 1000, 200, 2000, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids := func(r int32) string { return fmt.Sprintf("ex-%d", int(r)%tc.ids) }
+			links := make([]linkRec, tc.old+tc.add)
+			for i := range links {
+				a, b := int32(rng.Intn(tc.rows)), int32(rng.Intn(tc.rows))
+				if i%17 == 3 && i > 0 {
+					a, b = links[i-1].New, links[i-1].Old // a duplicate pair
+				}
+				links[i] = linkRec{New: a, Old: b, Sim: math.Round(rng.Float64()*1e4) / 1e4}
+			}
+			dir := t.TempDir()
+			if tc.old > 0 {
+				if err := os.WriteFile(filepath.Join(dir, linksBinFile), encodeLinks(append([]linkRec(nil), links[:tc.old]...), ids), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v, err := openLinks(dir, tc.rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.close()
+			got, err := mergeLinks(v, links[tc.old:], ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := encodeLinks(append([]linkRec(nil), links...), ids)
+			if string(got) != string(want) {
+				t.Fatalf("merged %d bytes, encoded %d: differ", len(got), len(want))
 			}
 		})
 	}
