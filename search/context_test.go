@@ -253,7 +253,7 @@ func TestSessionBM25(t *testing.T) {
 	}
 	// Damage the seal cannot see (the time put back) is found by the
 	// table's own checksum when a search reads it.
-	if err := writeSeal(dir); err != nil {
+	if err := writeSeal(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	ro, err = OpenReadOnly(dir, Options{})

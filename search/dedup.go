@@ -162,27 +162,89 @@ func bandKeys(sig *[sigLen]uint32) [sigLen / bandRows]uint64 {
 	return keys
 }
 
-// writeSigs stores the signatures as raw little-endian uint32s after a
-// CRC-32C, atomically.
-func writeSigs(path string, sigs [][sigLen]uint32) error {
-	body := sigBytes(sigs)
-	if body == nil { // not little-endian: encode
-		body = make([]byte, 0, len(sigs)*sigLen*4)
-		for i := range sigs {
-			for _, v := range sigs[i] {
+// minhash.bin is append-only (schema 11): a fixed 8-byte header, then one
+// row of sigLen little-endian uint32s per document. The file carries no
+// count and no checksum of its own: the manifest's Docs is its committed
+// row count and SigsCRC the CRC-32C of the file's first
+// sigsHeader+Docs×sigRowBytes bytes. A writer that only added rows appends
+// them at that length (after cutting off anything past it: the tail of a
+// writer killed before its manifest) and extends the checksum over the new
+// bytes (crc32.Update), so an add no longer rewrites the whole file (25.6
+// MB at 100,000 rows, 256 MB at 1,000,000); a writer that replaced or
+// emptied a row writes a new file and renames it over the old one. A
+// reader reads exactly the committed length, so bytes past it are never
+// read (docs/CONTRACT.md, "The indexer").
+const (
+	sigsMagic   = "GMSIGS\x00\x01"
+	sigsHeader  = len(sigsMagic)
+	sigRowBytes = sigLen * 4
+)
+
+// sigsLen is minhash.bin's committed length for n rows.
+func sigsLen(n int) int64 { return int64(sigsHeader) + int64(n)*sigRowBytes }
+
+// encodeSigs is rows' bytes: their own memory on a little-endian machine.
+func encodeSigs(rows [][sigLen]uint32) []byte {
+	body := sigBytes(rows)
+	if body == nil && len(rows) > 0 { // not little-endian: encode
+		body = make([]byte, 0, len(rows)*sigRowBytes)
+		for i := range rows {
+			for _, v := range rows[i] {
 				body = binary.LittleEndian.AppendUint32(body, v)
 			}
 		}
 	}
-	head := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body, crcTable))
+	return body
+}
+
+// writeSigs writes every signature to a new file renamed over path and
+// returns the file's checksum.
+func writeSigs(path string, sigs [][sigLen]uint32) (uint32, error) {
+	body := encodeSigs(sigs)
+	crc := crc32.Update(crc32.Checksum([]byte(sigsMagic), crcTable), crcTable, body)
 	tmp := path + ".tmp"
-	if err := writeParts(tmp, head, body); err != nil {
-		return fmt.Errorf("write signatures: %w", err)
+	if err := writeParts(tmp, []byte(sigsMagic), body); err != nil {
+		return 0, fmt.Errorf("write signatures: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write signatures: %w", err)
+		return 0, fmt.Errorf("write signatures: %w", err)
 	}
-	return nil
+	return crc, nil
+}
+
+// appendSigs appends sigs[from:] to path, whose committed rows are
+// sigs[:from] with checksum crc, and returns the new checksum.
+func appendSigs(path string, sigs [][sigLen]uint32, from int, crc uint32) (uint32, error) {
+	body := encodeSigs(sigs[from:])
+	if err := appendAt(path, sigsLen(from), body); err != nil {
+		return 0, fmt.Errorf("append signatures: %w", err)
+	}
+	return crc32.Update(crc, crcTable, body), nil
+}
+
+// appendAt writes b at offset at of the existing file path, first cutting
+// the file to at: bytes past the committed length are a killed writer's
+// and nobody reads them. A file shorter than at is refused (it is not the
+// file the manifest describes).
+func appendAt(path string, at int64, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() < at {
+		err = fmt.Errorf("%s: %d bytes, %d committed", path, st.Size(), at)
+	}
+	if err == nil && st.Size() > at {
+		err = f.Truncate(at)
+	}
+	if err == nil {
+		_, err = f.WriteAt(b, at)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // sigBytes is the signatures' memory seen as the file's bytes (the rows of
@@ -202,7 +264,10 @@ var littleEndian = func() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }()
 
-func readSigs(path string, n int) ([][sigLen]uint32, error) {
+// readSigs reads the n committed rows of minhash.bin and checks them
+// against crc, the manifest's checksum of the committed length; bytes past
+// it (a killed writer's tail) are not read.
+func readSigs(path string, n int, crc uint32) ([][sigLen]uint32, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -212,22 +277,25 @@ func readSigs(path string, n int) ([][sigLen]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() != 4+int64(n)*sigLen*4 {
+	if st.Size() < sigsLen(n) {
 		return nil, fmt.Errorf("%d bytes for %d signatures", st.Size(), n)
 	}
-	var head [4]byte
+	var head [sigsHeader]byte
 	if _, err := io.ReadFull(f, head[:]); err != nil {
 		return nil, err
+	}
+	if string(head[:]) != sigsMagic {
+		return nil, errors.New("bad header")
 	}
 	out := make([][sigLen]uint32, n, withRoom(n))
 	body := sigBytes(out)
 	if body == nil {
-		body = make([]byte, n*sigLen*4)
+		body = make([]byte, n*sigRowBytes)
 	}
 	if _, err := io.ReadFull(f, body); err != nil {
 		return nil, err
 	}
-	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(head[:]) {
+	if crc32.Update(crc32.Checksum(head[:], crcTable), crcTable, body) != crc {
 		return nil, errors.New("checksum mismatch")
 	}
 	if !littleEndian {

@@ -70,6 +70,7 @@ func (ix *Index) ForgetDocs(ids []string, moved map[string]string) (int, error) 
 		ix.recs[row] = docRec{Seq: old.Seq, ID: deadID(row), Group: row}
 		ix.groups[row] = row
 		ix.sigs[row] = [sigLen]uint32{}
+		ix.sigsKept = -1 // minhash.bin is written whole
 		_ = ix.vecs.Set(int(row), zero)
 		delete(ix.byID, id)
 		ix.man.Dead = append(ix.man.Dead, row)

@@ -75,7 +75,7 @@ func TestForgetDocsInPlace(t *testing.T) {
 	if err := ix.Verify(); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
-	sigs, err := readSigs(filepath.Join(dir, sigsFile), len(docs))
+	sigs, err := readSigs(filepath.Join(dir, sigsFile), len(docs), ix.man.SigsCRC)
 	if err != nil {
 		t.Fatal(err)
 	}

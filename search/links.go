@@ -91,6 +91,10 @@ type linkState struct {
 	// whose cards link nothing leaves links.bin as it is (re-encoding it
 	// was 0.46 s of an add of one exchange at 100,000).
 	changed bool
+	// fileN: links[:fileN] are links.bin's, none of them gone since, so
+	// writeLinks merges the rest into the file (mergeLinks); -1: a link
+	// went (a replaced or forgotten row), the file is encoded again.
+	fileN int
 }
 
 // changeWords say that a card replaces something said before.
@@ -535,6 +539,7 @@ func (ix *Index) loadLinks() (*linkState, error) {
 	if st.links, err = v.all(); err != nil {
 		return nil, fmt.Errorf("%s: %w", ix.dir, err)
 	}
+	st.fileN = len(st.links)
 	if st.events, err = readEvents(ix.dir); err != nil {
 		return nil, err
 	}
@@ -596,6 +601,7 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
 	rec := &ix.recs[row]
 	if replaced { // a new blob for a known id: its links are derived again
 		st.changed = true
+		st.fileN = -1
 		if int(row) < len(st.feats) {
 			st.feats[row] = nil
 		}
@@ -707,7 +713,21 @@ func (ix *Index) writeLinks() error {
 	if err != nil {
 		return err
 	}
-	bin := encodeLinks(append([]linkRec(nil), links...), func(r int32) string { return ix.recs[r].ID })
+	idOf := func(r int32) string { return ix.recs[r].ID }
+	var bin []byte
+	if st := ix.lst; st != nil && st.loaded && st.fileN >= 0 && st.fileN <= len(links) {
+		v, err := openLinks(ix.dir, len(ix.recs))
+		if err != nil {
+			return err
+		}
+		bin, err = mergeLinks(v, links[st.fileN:], idOf)
+		v.close()
+		if err != nil {
+			return err
+		}
+	} else {
+		bin = encodeLinks(append([]linkRec(nil), links...), idOf)
+	}
 	for _, f := range []struct {
 		name string
 		b    []byte
@@ -722,6 +742,7 @@ func (ix *Index) writeLinks() error {
 	}
 	if ix.lst != nil {
 		ix.lst.changed = false
+		ix.lst.fileN = len(ix.lst.links)
 	}
 	return nil
 }
@@ -874,6 +895,7 @@ func (ix *Index) forgetLinks(ids []string, moved map[string]string) error {
 	}
 	st := ix.lst
 	st.changed = true
+	st.fileN = -1
 	gone := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		gone[id] = true

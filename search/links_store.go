@@ -289,3 +289,164 @@ func readEvents(dir string) ([]Event, error) {
 	}
 	return d.Events, nil
 }
+
+// mergeLinks is encodeLinks of the links in old (the file a writer loaded)
+// and added, byte for byte, without sorting or hashing the old links
+// again: old's nodes are already in (hash, row) order and each node's
+// entries in (row, similarity) order, so the added links' entries are
+// merged into them. Re-encoding every link was 0.20 s of the 0.36 s an
+// add of 1,000 into 100,000 spent writing its tables (540,000 entries
+// sorted twice, every node's id hashed). old must hold no link that is
+// gone (a replaced or forgotten row: the caller encodes all then).
+func mergeLinks(old *linksView, added []linkRec, ids func(int32) string) ([]byte, error) {
+	type ent struct {
+		row, other int32
+		sim        uint16
+	}
+	sup := make([]ent, len(added))
+	by := make([]ent, len(added))
+	for i, l := range added {
+		s := uint16(math.Round(l.Sim * 1e4))
+		sup[i] = ent{l.New, l.Old, s}
+		by[i] = ent{l.Old, l.New, s}
+	}
+	less := func(a, b ent) int {
+		if c := cmp.Compare(a.row, b.row); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.other, b.other); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.sim, b.sim)
+	}
+	slices.SortFunc(sup, less)
+	slices.SortFunc(by, less)
+	// Each touched row's run of added entries.
+	type runs struct{ supAt, supN, byAt, byN int32 }
+	touched := map[int32]*runs{}
+	get := func(r int32) *runs {
+		if t := touched[r]; t != nil {
+			return t
+		}
+		t := &runs{}
+		touched[r] = t
+		return t
+	}
+	for i := 0; i < len(sup); {
+		j := i
+		for j < len(sup) && sup[j].row == sup[i].row {
+			j++
+		}
+		t := get(sup[i].row)
+		t.supAt, t.supN = int32(i), int32(j-i)
+		i = j
+	}
+	for i := 0; i < len(by); {
+		j := i
+		for j < len(by) && by[j].row == by[i].row {
+			j++
+		}
+		t := get(by[i].row)
+		t.byAt, t.byN = int32(i), int32(j-i)
+		i = j
+	}
+	// The touched rows that have no node in old get one, in (hash, row)
+	// order; the others are found as old's nodes are walked.
+	type key struct {
+		hash uint64
+		row  int32
+	}
+	var fresh []key
+	for r := range touched {
+		h := idHash(ids(r))
+		found := false
+		if err := old.find(h, func(n linkNode) error {
+			if n.row == r {
+				found = true
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		if !found {
+			fresh = append(fresh, key{h, r})
+		}
+	}
+	slices.SortFunc(fresh, func(a, b key) int {
+		if c := cmp.Compare(a.hash, b.hash); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.row, b.row)
+	})
+	nodes := old.nodes + len(fresh)
+	nEnt := old.ents + 2*len(added)
+	base := linksHeader + nodes*linkNodeSize
+	b := make([]byte, base+nEnt*linkEntSize)
+	copy(b, linksMagic)
+	binary.LittleEndian.PutUint32(b[8:], uint32(nodes))
+	binary.LittleEndian.PutUint32(b[12:], uint32(nEnt))
+	at := 0 // entries written
+	// put writes old's entries [off, off+n) merged with es, in order.
+	put := func(off, n uint32, es []ent) (uint32, uint32) {
+		start := at
+		src := old.raw[old.entBase+int(off)*linkEntSize : old.entBase+int(off+n)*linkEntSize]
+		for len(src) > 0 || len(es) > 0 {
+			if len(es) == 0 {
+				at += copy(b[base+at*linkEntSize:], src) / linkEntSize
+				break
+			}
+			if len(src) > 0 {
+				r := int32(binary.LittleEndian.Uint32(src))
+				s := binary.LittleEndian.Uint16(src[4:])
+				if r < es[0].other || r == es[0].other && s <= es[0].sim {
+					copy(b[base+at*linkEntSize:], src[:linkEntSize])
+					src = src[linkEntSize:]
+					at++
+					continue
+				}
+			}
+			p := base + at*linkEntSize
+			binary.LittleEndian.PutUint32(b[p:], uint32(es[0].other))
+			binary.LittleEndian.PutUint16(b[p+4:], es[0].sim)
+			es = es[1:]
+			at++
+		}
+		return uint32(start), uint32(at - start)
+	}
+	w := 0 // nodes written
+	emit := func(n linkNode) {
+		var sa, sb []ent
+		if t := touched[n.row]; t != nil {
+			sa, sb = sup[t.supAt:t.supAt+t.supN], by[t.byAt:t.byAt+t.byN]
+		}
+		p := b[linksHeader+w*linkNodeSize:]
+		binary.LittleEndian.PutUint64(p, n.hash)
+		binary.LittleEndian.PutUint32(p[8:], uint32(n.row))
+		so, sn := put(n.supOff, n.supN, sa)
+		bo, bn := put(n.byOff, n.byN, sb)
+		binary.LittleEndian.PutUint32(p[12:], so)
+		binary.LittleEndian.PutUint32(p[16:], sn)
+		binary.LittleEndian.PutUint32(p[20:], bo)
+		binary.LittleEndian.PutUint32(p[24:], bn)
+		w++
+	}
+	f := 0
+	for i := 0; i < old.nodes; i++ {
+		n, err := old.node(i)
+		if err != nil {
+			return nil, err
+		}
+		for ; f < len(fresh) && (fresh[f].hash < n.hash || fresh[f].hash == n.hash && fresh[f].row < n.row); f++ {
+			emit(linkNode{hash: fresh[f].hash, row: fresh[f].row})
+		}
+		emit(n)
+	}
+	for ; f < len(fresh); f++ {
+		emit(linkNode{hash: fresh[f].hash, row: fresh[f].row})
+	}
+	runtime.KeepAlive(old)
+	if w != nodes || at != nEnt {
+		return nil, fmt.Errorf("%s: merged %d nodes and %d entries, expected %d and %d: %w", linksBinFile, w, at, nodes, nEnt, ErrCorrupt)
+	}
+	return b, nil
+}

@@ -227,7 +227,7 @@ func (ix *Index) rowTime(row int32) (time.Time, error) {
 		r, err := ix.rec(row)
 		return r.Time, err
 	}
-	b := tab.raw[tab.offs[row]:tab.offs[row+1]]
+	b := tab.recBytes(int(row))
 	l, n := binary.Uvarint(b)
 	ok := n > 0 && uint64(len(b)-n) >= l
 	var t time.Time

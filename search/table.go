@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/gitmem/git-mem/internal/mapfile"
@@ -275,6 +276,45 @@ func decodeRec(b []byte, r *docRec, dict func(uint64) (string, bool)) error {
 // copied records name the same numbers. Encoding every row again was a
 // third of an add's flush at 100,000 rows.
 func writeTable(path string, recs []docRec, size int, keep *table) error {
+	_, err := writeTableState(path, recs, size, keep)
+	return err
+}
+
+// docsState commits docs.bin (schema 11): the image writeTable made
+// (Image bytes, described by its own header) and the segments appended
+// after it (Parts of them), Size bytes in all, whose CRC-32C is CRC. The
+// manifest holds it; bytes past Size are a killed writer's and never read.
+//
+// A segment is the rows one flush added:
+//
+//	segMagic[8] len:u32 n:u32 m:u32 pad:u32
+//	n × { seq:i64 group:i32 off:u32 }   off: where the record starts in the file
+//	(m+1) × end:u32, dictionary bytes   the strings first met in these rows
+//	records
+//
+// Its strings are numbered after every string of the parts before it, so
+// that a record's numbers mean what a full encoding's would (writeTable
+// numbers strings in the order first met, too).
+type docsState struct {
+	Image int64  `json:"image"`
+	Size  int64  `json:"size"`
+	CRC   uint32 `json:"crc32c"`
+	Parts int    `json:"parts,omitempty"`
+}
+
+const (
+	segMagic  = "GMDSEG\x00\x01"
+	segHeader = 24
+	// maxParts: past that many segments a flush writes the table whole
+	// again (one rewrite per maxParts adds; a reader walks every segment).
+	maxParts = 256
+)
+
+// writeTableState is writeTable, returning the file's state.
+func writeTableState(path string, recs []docRec, size int, keep *table) (docsState, error) {
+	if keep != nil && keep.parts > 0 {
+		keep = nil // its records are not one run of bytes
+	}
 	n := len(recs)
 	k := 0
 	if keep != nil && len(keep.seqs) <= n {
@@ -313,7 +353,7 @@ func writeTable(path string, recs []docRec, size int, keep *table) error {
 	}
 	base := len(fixed) + len(dict)
 	if int64(base)+int64(len(old))+int64(len(body)) > math.MaxUint32 {
-		return fmt.Errorf("write document table: %d bytes is past the 4 GiB the format addresses", base+len(old)+len(body))
+		return docsState{}, fmt.Errorf("write document table: %d bytes is past the 4 GiB the format addresses", base+len(old)+len(body))
 	}
 	copy(fixed, tableMagic)
 	binary.LittleEndian.PutUint32(fixed[8:], uint32(n))
@@ -326,16 +366,73 @@ func writeTable(path string, recs []docRec, size int, keep *table) error {
 	crc := crc32.Update(crc32.Checksum(fixed[tableHeader:], crcTable), crcTable, dict)
 	crc = crc32.Update(crc, crcTable, old)
 	binary.LittleEndian.PutUint32(fixed[12:], crc32.Update(crc, crcTable, body))
+	all := crc32.Checksum(fixed, crcTable)
+	for _, p := range [][]byte{dict, old, body} {
+		all = crc32.Update(all, crcTable, p)
+	}
+	size64 := int64(len(fixed) + len(dict) + len(old) + len(body))
 	tmp := path + ".tmp"
 	err := writeParts(tmp, fixed, dict, old, body)
 	runtime.KeepAlive(keep) // old lies in its mapping
 	if err != nil {
-		return fmt.Errorf("write document table: %w", err)
+		return docsState{}, fmt.Errorf("write document table: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write document table: %w", err)
+		return docsState{}, fmt.Errorf("write document table: %w", err)
 	}
-	return nil
+	return docsState{Image: size64, Size: size64, CRC: all}, nil
+}
+
+// appendTable appends recs[len(keep.seqs):] to path as a segment; keep is
+// the table read from path by st, and its rows are recs' first rows
+// unchanged (the caller vouches, as for writeTable's keep).
+func appendTable(path string, recs []docRec, keep *table, st docsState) (docsState, error) {
+	k := len(keep.seqs)
+	n := len(recs) - k
+	d := &strDict{idx: make(map[string]uint32, keep.dictN), list: make([]string, 0, keep.dictN)}
+	for i := 0; i < keep.dictN; i++ {
+		s, _ := keep.dictStr(uint64(i))
+		d.idx[s] = uint32(i)
+		d.list = append(d.list, s)
+	}
+	var body []byte
+	rel := make([]int, n)
+	for i := range n {
+		rel[i] = len(body)
+		body = encodeRec(body, &recs[k+i], d)
+	}
+	fresh := d.list[keep.dictN:]
+	m := len(fresh)
+	head := make([]byte, segHeader+n*tableFixed, segHeader+n*tableFixed+4*(m+1))
+	head = binary.LittleEndian.AppendUint32(head, 0)
+	end := 0
+	for _, s := range fresh {
+		end += len(s)
+		head = binary.LittleEndian.AppendUint32(head, uint32(end))
+	}
+	for _, s := range fresh {
+		head = append(head, s...)
+	}
+	total := int64(len(head) + len(body))
+	recAt := st.Size + int64(len(head))
+	if st.Size+total > math.MaxUint32 {
+		return docsState{}, fmt.Errorf("append to the document table: %d bytes is past the 4 GiB the format addresses", st.Size+total)
+	}
+	copy(head, segMagic)
+	binary.LittleEndian.PutUint32(head[8:], uint32(total))
+	binary.LittleEndian.PutUint32(head[12:], uint32(n))
+	binary.LittleEndian.PutUint32(head[16:], uint32(m))
+	for i := range n {
+		fx := head[segHeader+i*tableFixed:]
+		binary.LittleEndian.PutUint64(fx, uint64(int64(recs[k+i].Seq)))
+		binary.LittleEndian.PutUint32(fx[8:], uint32(recs[k+i].Group))
+		binary.LittleEndian.PutUint32(fx[12:], uint32(recAt+int64(rel[i])))
+	}
+	if err := appendAt(path, st.Size, append(head, body...)); err != nil {
+		return docsState{}, fmt.Errorf("append to the document table: %w", err)
+	}
+	crc := crc32.Update(crc32.Update(st.CRC, crcTable, head), crcTable, body)
+	return docsState{Image: st.Image, Size: st.Size + total, CRC: crc, Parts: st.Parts + 1}, nil
 }
 
 // writeParts writes the parts to path, created or truncated.
@@ -359,9 +456,18 @@ type table struct {
 	seqs   []int
 	groups []int32
 	offs   []uint32
-	dictN  int // dictionary entries
-	dictAt int // where the dictionary's m+1 ends start
+	dictN  int // dictionary entries, the segments' included
+	dictAt int // where the image's dictionary's m+1 ends start
 	dictB  int // where its bytes start
+	// Appended segments (docsState): how many, their strings (numbered
+	// after the image's imgDictN) as [start, end) in raw, and the rows
+	// that end a part, with where their records end (offs[row+1] is the
+	// next part's first record, after that part's header).
+	parts    int
+	imgDictN int
+	segDict  [][2]uint32
+	partLast []int32
+	partEnd  []uint32
 }
 
 // readTable maps the file rather than reading it: a search decodes ten
@@ -371,12 +477,21 @@ type table struct {
 // the whole file's checksum: writers and Verify do; a search does not (the
 // seal's size and mtime are checked on every open, and the checksum of 40 MB
 // at 100,000 exchanges was 5 % of a search, docs/BENCHMARKS.md).
-func readTable(path string, verify bool) (*table, error) {
+func readTable(path string, verify bool) (*table, error) { return readTableState(path, verify, nil) }
+
+// readTableState reads docs.bin by its state (nil: the image alone, by its
+// header); verify checks the CRC of the committed bytes.
+func readTableState(path string, verify bool, st *docsState) (*table, error) {
 	b, unmap, err := mapfile.ReadOnly(path)
 	if err != nil {
 		return nil, err
 	}
-	t, err := parseTable(b, verify)
+	var t *table
+	if st == nil {
+		t, err = parseTable(b, verify)
+	} else {
+		t, err = parseTableState(b, verify, *st)
+	}
 	if err != nil {
 		unmap()
 		return nil, err
@@ -432,6 +547,101 @@ func parseTable(b []byte, verify bool) (*table, error) {
 	return t, nil
 }
 
+// parseTableState parses the image and the segments after it (docsState).
+func parseTableState(b []byte, verify bool, st docsState) (*table, error) {
+	if st.Size < st.Image || st.Image < tableHeader || int64(len(b)) < st.Size {
+		return nil, fmt.Errorf("%d bytes, committed %d (image %d)", len(b), st.Size, st.Image)
+	}
+	b = b[:st.Size]
+	if verify && crc32.Checksum(b, crcTable) != st.CRC {
+		return nil, errors.New("checksum mismatch")
+	}
+	t, err := parseTable(b[:st.Image], false)
+	if err != nil {
+		return nil, err
+	}
+	t.raw, t.imgDictN = b, t.dictN
+	// The segments' rows counted first, so that the columns grow once (a
+	// copy of every offset per segment was quadratic in the segments).
+	extra := 0
+	for at := st.Image; st.Size-at >= segHeader; {
+		total := int64(binary.LittleEndian.Uint32(b[at+8:]))
+		if total < segHeader {
+			break // reported below
+		}
+		extra += int(binary.LittleEndian.Uint32(b[at+12:]))
+		at += total
+	}
+	if extra > 0 && extra < len(b)/tableFixed {
+		t.seqs = slices.Grow(t.seqs, extra)
+		t.groups = slices.Grow(t.groups, extra)
+		t.offs = slices.Grow(t.offs, extra)
+	}
+	for at := st.Image; at < st.Size; {
+		if st.Size-at < segHeader || string(b[at:at+8]) != segMagic {
+			return nil, fmt.Errorf("segment at %d: bad header", at)
+		}
+		h := b[at:]
+		total := int64(binary.LittleEndian.Uint32(h[8:]))
+		n := int64(binary.LittleEndian.Uint32(h[12:]))
+		m := int64(binary.LittleEndian.Uint32(h[16:]))
+		if total > st.Size-at || segHeader+n*tableFixed+4*(m+1) > total {
+			return nil, fmt.Errorf("segment at %d: %d rows, %d strings in %d bytes", at, n, m, total)
+		}
+		seg := b[at : at+total]
+		ends := seg[segHeader+n*tableFixed:]
+		strAt := segHeader + n*tableFixed + 4*(m+1)
+		prev := uint32(0)
+		for i := int64(0); i <= m; i++ {
+			e := binary.LittleEndian.Uint32(ends[4*i:])
+			if i == 0 && e != 0 || e < prev || strAt+int64(e) > total {
+				return nil, fmt.Errorf("segment at %d: dictionary entry %d: bad end", at, i)
+			}
+			if i > 0 {
+				t.segDict = append(t.segDict, [2]uint32{uint32(at + strAt + int64(prev)), uint32(at + strAt + int64(e))})
+			}
+			prev = e
+		}
+		t.dictN += int(m)
+		recStart, recEnd := uint32(at+strAt+int64(prev)), uint32(at+total)
+		last := len(t.seqs) - 1
+		t.partLast = append(t.partLast, int32(last))
+		t.partEnd = append(t.partEnd, t.offs[last+1])
+		t.offs = t.offs[:last+1]
+		for i := int64(0); i < n; i++ {
+			fx := seg[segHeader+i*tableFixed:]
+			off := binary.LittleEndian.Uint32(fx[12:])
+			grp := int32(binary.LittleEndian.Uint32(fx[8:]))
+			if off < recStart || off > recEnd || i > 0 && off < t.offs[len(t.offs)-1] || i == 0 && off != recStart {
+				return nil, fmt.Errorf("segment at %d: record %d: bad offset", at, i)
+			}
+			t.seqs = append(t.seqs, int(int64(binary.LittleEndian.Uint64(fx))))
+			t.groups = append(t.groups, grp)
+			t.offs = append(t.offs, off)
+		}
+		t.offs = append(t.offs, recEnd)
+		t.parts++
+		at += total
+	}
+	for i, g := range t.groups {
+		if g < 0 || int(g) >= len(t.groups) {
+			return nil, fmt.Errorf("record %d: bad group", i)
+		}
+	}
+	return t, nil
+}
+
+// recBytes is row's record.
+func (t *table) recBytes(row int) []byte {
+	end := t.offs[row+1]
+	if t.parts > 0 {
+		if i, ok := slices.BinarySearch(t.partLast, int32(row)); ok {
+			end = t.partEnd[i]
+		}
+	}
+	return t.raw[t.offs[row]:end]
+}
+
 // dictEnd is where dictionary string i ends, relative to its bytes.
 func (t *table) dictEnd(i int) int {
 	return int(binary.LittleEndian.Uint32(t.raw[t.dictAt+4*i:]))
@@ -443,6 +653,10 @@ func (t *table) dictStr(i uint64) (string, bool) {
 	if i >= uint64(t.dictN) {
 		return "", false
 	}
+	if i >= uint64(t.imgDictN) && t.parts > 0 {
+		se := t.segDict[i-uint64(t.imgDictN)]
+		return string(t.raw[se[0]:se[1]]), true
+	}
 	return string(t.raw[t.dictB+t.dictEnd(int(i)) : t.dictB+t.dictEnd(int(i)+1)]), true
 }
 
@@ -452,7 +666,7 @@ func (t *table) rec(row int) (docRec, error) {
 
 func (t *table) recWith(row int, dict func(uint64) (string, bool)) (docRec, error) {
 	var r docRec
-	err := decodeRec(t.raw[t.offs[row]:t.offs[row+1]], &r, dict)
+	err := decodeRec(t.recBytes(row), &r, dict)
 	runtime.KeepAlive(t) // the mapping lives as long as t
 	if err != nil {
 		return r, fmt.Errorf("document table record %d: %w", row, err)

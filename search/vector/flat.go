@@ -53,11 +53,32 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // A matrix read from a sparse file keeps its rows there and takes new rows
 // dense after them, so a writer that only appends (an add) writes the old
 // rows' bytes as they are instead of encoding every row again.
+//
+// A file is appended to (Append): after the image Write made (header,
+// block table, rows) come more rows in the same layout, and the file's
+// State — rows, committed length, CRC-32C of those bytes — is kept by the
+// caller (the index's manifest), not in the header, which describes the
+// image only. ReadFlatState reads a file by its State: the rows past the
+// image are walked like the image's, bytes past the committed length (a
+// killed writer's) are never read.
 type Flat struct {
 	Dims   int
 	sp     *sparse // rows [0, sp.n), mapped; nil: none
 	buf    []byte  // the rows after them, dense: [scale f32 LE][Dims × int8] each
 	mapped []byte  // the file's memory map behind buf or sp, when read by ReadFlat
+	// kept: rows [0, kept) are the file's (read or written) unchanged, so
+	// Append writes only the rows after them; fileSparse is that file's
+	// layout.
+	kept       int
+	fileSparse bool
+}
+
+// State is what commits a vector file: its rows, its length and the
+// CRC-32C of its bytes up to that length.
+type State struct {
+	Rows int    `json:"rows"`
+	Size int64  `json:"size"`
+	CRC  uint32 `json:"crc32c"`
 }
 
 // sparse is a mapped sparse matrix (read-only; Set makes it dense first).
@@ -208,6 +229,7 @@ func (f *Flat) Set(i int, v []float32) error {
 	case i > f.Len():
 		return fmt.Errorf("vector row %d past the end (%d rows)", i, f.Len())
 	}
+	f.kept = min(f.kept, i)
 	i -= f.base()
 	b := f.buf[i*f.rowBytes() : (i+1)*f.rowBytes()]
 	q := unsafe.Slice((*int8)(unsafe.Pointer(&b[4])), f.Dims)
@@ -292,27 +314,98 @@ func dequantize(q []int8, scale float32, out []float32) {
 // (magic, dims, count, CRC-32C of everything after it, flags), then the
 // rows, sparse when that is smaller (see Flat).
 func (f *Flat) Write(path string) error {
+	_, err := f.WriteState(path)
+	return err
+}
+
+// WriteState is Write, returning the file's State.
+func (f *Flat) WriteState(path string) (State, error) {
 	n := f.Len()
 	hdr := make([]byte, headerSize)
 	copy(hdr, flatMagic)
 	binary.LittleEndian.PutUint32(hdr[8:], uint32(f.Dims))
 	binary.LittleEndian.PutUint32(hdr[12:], uint32(n))
 	var parts [][]byte
+	sparse := false
 	if blocks, old, rows, ok := f.encodeSparse(); ok {
 		binary.LittleEndian.PutUint32(hdr[20:], flagSparse)
 		parts = [][]byte{blocks, old, rows}
+		sparse = true
 	} else {
 		f.dense()
 		parts = [][]byte{f.buf}
 	}
 	var crc uint32
+	size := int64(len(hdr))
 	for _, p := range parts {
 		crc = crc32.Update(crc, castagnoli, p)
+		size += int64(len(p))
 	}
 	binary.LittleEndian.PutUint32(hdr[16:], crc)
+	all := crc32.Checksum(hdr, castagnoli)
+	for _, p := range parts {
+		all = crc32.Update(all, castagnoli, p)
+	}
 	err := writeAtomic(path, append([][]byte{hdr}, parts...)...)
 	runtime.KeepAlive(f) // the kept rows may lie in its mapping
-	return err
+	if err != nil {
+		return State{}, err
+	}
+	f.kept, f.fileSparse = n, sparse
+	return State{Rows: n, Size: size, CRC: all}, nil
+}
+
+// CanAppend reports whether Append can commit the matrix onto the file
+// whose State is st: its rows are still the matrix's first rows.
+func (f *Flat) CanAppend(st State) bool {
+	return f.kept == st.Rows && st.Rows >= f.base() && st.Rows <= f.Len() && st.Size > 0
+}
+
+// Append writes the rows after st.Rows at the end of the file at path
+// (cut to st.Size first: anything past it is a killed writer's), in the
+// file's layout, and returns the new State. The caller commits it (the
+// index's manifest); until then readers read the file by st.
+func (f *Flat) Append(path string, st State) (State, error) {
+	if !f.CanAppend(st) {
+		return State{}, fmt.Errorf("append %s: rows changed since it was read", path)
+	}
+	var b []byte
+	if f.fileSparse {
+		bm := make([]byte, bitmapBytes(f.Dims))
+		b = make([]byte, 0, (f.Len()-st.Rows)*f.rowBytes())
+		for i := st.Rows; i < f.Len(); i++ {
+			scale, q := f.raw(i)
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(scale))
+			b = appendSparse(b, bm, unsafe.Slice((*byte)(unsafe.Pointer(&q[0])), len(q)))
+		}
+	} else {
+		b = f.buf[(st.Rows-f.base())*f.rowBytes():]
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return State{}, fmt.Errorf("append %s: %w", path, err)
+	}
+	fi, err := fh.Stat()
+	if err == nil && fi.Size() < st.Size {
+		err = fmt.Errorf("%d bytes, %d committed", fi.Size(), st.Size)
+	}
+	if err == nil && fi.Size() > st.Size {
+		err = fh.Truncate(st.Size)
+	}
+	if err == nil {
+		_, err = fh.WriteAt(b, st.Size)
+	}
+	if err == nil {
+		err = fh.Sync()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("append %s: %w", path, err)
+	}
+	f.kept = f.Len()
+	return State{Rows: f.Len(), Size: st.Size + int64(len(b)), CRC: crc32.Update(st.CRC, castagnoli, b)}, nil
 }
 
 // encodeSparse returns the sparse layout's block table and rows, or false
@@ -389,12 +482,18 @@ func appendSparse(rows, bm, q []byte) []byte {
 // The file is memory-mapped (private, copy-on-write), not read: a CLI
 // search then pays for the pages it touches once, with no copy of the whole
 // matrix (38 MB at 100k exchanges). Close releases the mapping.
-func ReadFlat(path string) (*Flat, error) {
+func ReadFlat(path string) (*Flat, error) { return readFlat(path, nil) }
+
+// ReadFlatState reads a file that may have been appended to by its State
+// (see Flat): its checksum is st.CRC over st.Size bytes, its rows st.Rows.
+func ReadFlatState(path string, st State) (*Flat, error) { return readFlat(path, &st) }
+
+func readFlat(path string, st *State) (*Flat, error) {
 	b, mapped, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := parseFlat(path, b)
+	f, err := parseFlat(path, b, st)
 	if err != nil {
 		if mapped {
 			_ = syscall.Munmap(b)
@@ -438,36 +537,55 @@ func (f *Flat) Close() error {
 	return err
 }
 
-func parseFlat(path string, b []byte) (*Flat, error) {
+// parseFlat parses a file Write made (st nil: its header says its rows
+// and checksum) or one appended to since (st: its State says them; the
+// header describes the image Write made, which the rows after it continue).
+func parseFlat(path string, b []byte, st *State) (*Flat, error) {
 	if len(b) < headerSize || string(b[:8]) != flatMagic {
 		return nil, fmt.Errorf("%s: %w: bad header", path, ErrCorrupt)
 	}
 	dims := int(binary.LittleEndian.Uint32(b[8:]))
-	n := int(binary.LittleEndian.Uint32(b[12:]))
+	n0 := int(binary.LittleEndian.Uint32(b[12:])) // the rows of the image
 	sum := binary.LittleEndian.Uint32(b[16:])
 	flags := binary.LittleEndian.Uint32(b[20:])
+	n := n0
+	if st != nil {
+		if st.Size < headerSize || int64(len(b)) < st.Size || st.Rows < n0 {
+			return nil, fmt.Errorf("%s: %w: %d bytes, %d rows in the image; committed %d bytes, %d rows", path, ErrCorrupt, len(b), n0, st.Size, st.Rows)
+		}
+		b, n = b[:st.Size], st.Rows
+	}
 	payload := b[headerSize:]
 	if dims <= 0 || flags&^flagSparse != 0 {
 		return nil, fmt.Errorf("%s: %w: %d dims, flags %#x", path, ErrCorrupt, dims, flags)
 	}
-	if crc32.Checksum(payload, castagnoli) != sum {
+	if st == nil && crc32.Checksum(payload, castagnoli) != sum ||
+		st != nil && crc32.Checksum(b, castagnoli) != st.CRC {
 		return nil, fmt.Errorf("%s: %w: checksum mismatch", path, ErrCorrupt)
 	}
 	if flags&flagSparse == 0 {
 		if int64(len(payload)) != int64(4+dims)*int64(n) {
 			return nil, fmt.Errorf("%s: %w: %d bytes for %d×%d vectors", path, ErrCorrupt, len(payload), n, dims)
 		}
-		return &Flat{Dims: dims, buf: payload}, nil
+		return &Flat{Dims: dims, buf: payload[:len(payload):len(payload)], kept: n}, nil
 	}
-	nb := (n + blockRows - 1) / blockRows
+	nb := (n0 + blockRows - 1) / blockRows
 	if uint64(len(payload)) < 8*uint64(nb) {
 		return nil, fmt.Errorf("%s: %w: %d bytes for %d row blocks", path, ErrCorrupt, len(payload), nb)
 	}
 	sp := &sparse{n: n, blocks: payload[:8*nb], rows: payload[8*nb:]}
+	if n > n0 && (n+blockRows-1)/blockRows > nb {
+		// Appended rows have no block table on disk: theirs is made here,
+		// while every row's extent is walked anyway.
+		sp.blocks = append(make([]byte, 0, 8*((n+blockRows-1)/blockRows)), sp.blocks...)
+	}
 	// Every row's extent is checked once, so that no later read runs off
 	// the end (the checksum proves the bytes, not that a writer was right).
 	off, min := 0, 4+bitmapBytes(dims)
 	for i := 0; i < n; i++ {
+		if i%blockRows == 0 && i/blockRows >= nb {
+			sp.blocks = binary.LittleEndian.AppendUint64(sp.blocks, uint64(off))
+		}
 		if i%blockRows == 0 && binary.LittleEndian.Uint64(sp.blocks[8*(i/blockRows):]) != uint64(off) {
 			return nil, fmt.Errorf("%s: %w: row %d is not where its block says", path, ErrCorrupt, i)
 		}
@@ -486,7 +604,7 @@ func parseFlat(path string, b []byte) (*Flat, error) {
 	if off != len(sp.rows) {
 		return nil, fmt.Errorf("%s: %w: %d bytes after the last row", path, ErrCorrupt, len(sp.rows)-off)
 	}
-	return &Flat{Dims: dims, sp: sp}, nil
+	return &Flat{Dims: dims, sp: sp, kept: n, fileSparse: true}, nil
 }
 
 func writeAtomic(path string, parts ...[]byte) error {
