@@ -214,6 +214,7 @@ func packBytes(dir string) int64 {
 // done closes it and makes r see the packs the sync wrote.
 func (r *Repo) forSync() (s *Repo, done func(), err error) {
 	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(r.dir), cache.NewObjectLRU(64<<20), filesystem.Options{MaxOpenDescriptors: 64}), r.dir)
+	st.memo = newReadMemo()
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open memory at %s: %w", r.dir, err)
