@@ -83,7 +83,7 @@ func (w *fetchPackWriter) Close() (err error) {
 		w.f.Close()
 		return err
 	}
-	idx, sum, err := indexPack(pack)
+	idx, sum, objs, err := indexPack(pack)
 	if testHookFetchIndexed != nil {
 		testHookFetchIndexed(err)
 	}
@@ -101,7 +101,19 @@ func (w *fetchPackWriter) Close() (err error) {
 	if err := w.f.Close(); err != nil {
 		return err
 	}
-	return installPack(w.dir, name, idx, sum)
+	if err := installPack(w.dir, name, idx, sum); err != nil {
+		return err
+	}
+	if w.s.memo != nil {
+		// The sync reads the fetched commits and trees next (the ancestry
+		// walks, the merge): they are at hand, named.
+		for _, o := range objs {
+			if o.typ == plumbing.CommitObject || o.typ == plumbing.TreeObject {
+				w.s.memo.keepRaw(o.id, o.typ, o.data)
+			}
+		}
+	}
+	return nil
 }
 
 // testHookFetchIndexed sees indexPack's outcome for each fetched pack.
@@ -127,27 +139,34 @@ func (w *fetchPackWriter) toGoGit() error {
 // errPackFallback: a pack this indexer leaves to go-git.
 var errPackFallback = errors.New("pack left to go-git")
 
+// packObject is an object of a pack as indexPack read it.
+type packObject struct {
+	id   plumbing.Hash
+	typ  plumbing.ObjectType
+	data []byte
+}
+
 // indexPack names every object of pack (a whole version 2 pack, its
-// checksum included) and returns its index and checksum.
-func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, error) {
+// checksum included) and returns its index, its checksum and its objects.
+func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, []packObject, error) {
 	var sum plumbing.Hash
 	if len(pack) < 12+20 || string(pack[:4]) != "PACK" {
-		return nil, sum, errors.New("not a pack")
+		return nil, sum, nil, errors.New("not a pack")
 	}
 	if v := binary.BigEndian.Uint32(pack[4:]); v != 2 && v != 3 {
-		return nil, sum, errPackFallback
+		return nil, sum, nil, errPackFallback
 	}
 	n := int(binary.BigEndian.Uint32(pack[8:]))
 	body := pack[:len(pack)-20]
 	if c := sha1.Sum(body); !bytes.Equal(c[:], pack[len(pack)-20:]) {
-		return nil, sum, errors.New("pack checksum does not match")
+		return nil, sum, nil, errors.New("pack checksum does not match")
 	}
 	copy(sum[:], pack[len(pack)-20:])
 	if n == 0 {
-		return nil, sum, errPackFallback
+		return nil, sum, nil, errPackFallback
 	}
 	if n > len(body)/2 { // every entry takes at least two bytes
-		return nil, sum, errors.New("pack holds fewer objects than its header says")
+		return nil, sum, nil, errors.New("pack holds fewer objects than its header says")
 	}
 
 	type entry struct {
@@ -167,7 +186,7 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 	pos := 12
 	for k := range ents {
 		if pos >= len(body) {
-			return nil, sum, errors.New("pack ends early")
+			return nil, sum, nil, errors.New("pack ends early")
 		}
 		e := &ents[k]
 		e.off = int64(pos)
@@ -178,7 +197,7 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 		i, shift := 1, 4
 		for c&0x80 != 0 {
 			if i >= len(b) || shift > 60 {
-				return nil, sum, errors.New("bad object header")
+				return nil, sum, nil, errors.New("bad object header")
 			}
 			c = b[i]
 			size |= uint64(c&0x7f) << shift
@@ -189,14 +208,14 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 		case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 		case plumbing.OFSDeltaObject:
 			if i >= len(b) {
-				return nil, sum, errors.New("bad delta header")
+				return nil, sum, nil, errors.New("bad delta header")
 			}
 			c = b[i]
 			i++
 			neg := int64(c & 0x7f)
 			for c&0x80 != 0 {
 				if i >= len(b) || neg > 1<<48 {
-					return nil, sum, errors.New("bad delta offset")
+					return nil, sum, nil, errors.New("bad delta offset")
 				}
 				c = b[i]
 				i++
@@ -204,38 +223,38 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 			}
 			e.baseOff = e.off - neg
 			if e.baseOff < 12 || neg <= 0 {
-				return nil, sum, errors.New("delta base outside the pack")
+				return nil, sum, nil, errors.New("delta base outside the pack")
 			}
 		case plumbing.REFDeltaObject:
 			if i+20 > len(b) {
-				return nil, sum, errors.New("bad delta header")
+				return nil, sum, nil, errors.New("bad delta header")
 			}
 			copy(e.baseID[:], b[i:i+20])
 			e.isRef = true
 			i += 20
 		default:
-			return nil, sum, errPackFallback
+			return nil, sum, nil, errPackFallback
 		}
 		total += int(size)
 		if size > 1<<30 || total > 4*fetchPackMax {
-			return nil, sum, errPackFallback
+			return nil, sum, nil, errPackFallback
 		}
 		rd := bytes.NewReader(b[i:])
 		if zr == nil {
 			var err error
 			if zr, err = zlib.NewReader(rd); err != nil {
-				return nil, sum, err
+				return nil, sum, nil, err
 			}
 		} else if err := zr.(zlib.Resetter).Reset(rd, nil); err != nil {
-			return nil, sum, err
+			return nil, sum, nil, err
 		}
 		data := make([]byte, size)
 		if _, err := io.ReadFull(zr, data); err != nil {
-			return nil, sum, fmt.Errorf("object at %d: %w", e.off, err)
+			return nil, sum, nil, fmt.Errorf("object at %d: %w", e.off, err)
 		}
 		var one [1]byte
 		if k, err := zr.Read(one[:]); k != 0 || err != io.EOF {
-			return nil, sum, fmt.Errorf("object at %d: longer than its size", e.off)
+			return nil, sum, nil, fmt.Errorf("object at %d: longer than its size", e.off)
 		}
 		end := pos + i + (len(b) - i - rd.Len())
 		e.crc = crc32.ChecksumIEEE(body[pos:end])
@@ -248,7 +267,7 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 		pos = end
 	}
 	if pos != len(body) {
-		return nil, sum, errors.New("bytes after the last object")
+		return nil, sum, nil, errors.New("bytes after the last object")
 	}
 	if zr != nil {
 		zr.Close()
@@ -277,7 +296,7 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 				bk, ok = byOff[e.baseOff]
 			}
 			if !ok && !e.isRef {
-				return nil, sum, errors.New("delta base is not an object of the pack")
+				return nil, sum, nil, errors.New("delta base is not an object of the pack")
 			}
 			if !ok || ents[bk].typ == 0 {
 				left = true
@@ -285,7 +304,7 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 			}
 			data, err := packfile.PatchDelta(ents[bk].data, e.data)
 			if err != nil {
-				return nil, sum, fmt.Errorf("object at %d: %w", e.off, err)
+				return nil, sum, nil, fmt.Errorf("object at %d: %w", e.off, err)
 			}
 			e.typ, e.data = ents[bk].typ, data
 			e.id = packObjectID(e.typ, data)
@@ -296,24 +315,31 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 			break
 		}
 		if !progress {
-			return nil, sum, errPackFallback // a thin pack: bases outside it
+			return nil, sum, nil, errPackFallback // a thin pack: bases outside it
 		}
 	}
 
 	w := &idxfile.Writer{}
 	if err := w.OnHeader(uint32(n)); err != nil {
-		return nil, sum, err
+		return nil, sum, nil, err
 	}
 	for _, e := range ents {
 		if err := w.OnInflatedObjectContent(e.id, e.off, e.crc, nil); err != nil {
-			return nil, sum, err
+			return nil, sum, nil, err
 		}
 	}
 	if err := w.OnFooter(sum); err != nil {
-		return nil, sum, err
+		return nil, sum, nil, err
 	}
 	mi, err := w.Index()
-	return mi, sum, err
+	if err != nil {
+		return nil, sum, nil, err
+	}
+	objs := make([]packObject, len(ents))
+	for k, e := range ents {
+		objs[k] = packObject{id: e.id, typ: e.typ, data: e.data}
+	}
+	return mi, sum, objs, nil
 }
 
 // packObjectID is an object's id by the collision-detecting SHA-1.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,9 +93,23 @@ func TestIndexPackAsGit(t *testing.T) {
 			if deltas < 50 {
 				t.Fatalf("only %d deltified objects: the test does not test deltas", deltas)
 			}
-			mi, _, err := indexPack(pack)
+			mi, _, objs, err := indexPack(pack)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Each object handed on (to the sync's memo) is the content
+			// of its id, as go-git reads it from the repo.
+			for _, o := range objs {
+				g, err := r.st.Storage.EncodedObject(plumbing.AnyObject, o.id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rd, _ := g.Reader()
+				want, _ := io.ReadAll(rd)
+				rd.Close()
+				if g.Type() != o.typ || !bytes.Equal(want, o.data) {
+					t.Fatalf("object %s: %s of %d bytes, go-git reads %s of %d", o.id, o.typ, len(o.data), g.Type(), len(want))
+				}
 			}
 			if got := encodeIdx(t, mi); !bytes.Equal(got, want) {
 				t.Fatalf("index differs from git's (%d and %d bytes)", len(got), len(want))
@@ -121,7 +136,7 @@ func TestIndexPackLeavesThinPackToGoGit(t *testing.T) {
 	pack = append(pack, z.Bytes()...)
 	sum := sha1.Sum(pack)
 	pack = append(pack, sum[:]...)
-	if _, _, err := indexPack(pack); !errors.Is(err, errPackFallback) {
+	if _, _, _, err := indexPack(pack); !errors.Is(err, errPackFallback) {
 		t.Fatalf("thin pack: err %v, want the fallback", err)
 	}
 }
@@ -138,7 +153,7 @@ func TestIndexPackRejectsDamage(t *testing.T) {
 	for i := range pack {
 		bad := bytes.Clone(pack)
 		bad[i] ^= 0x41
-		mi, _, err := indexPack(bad)
+		mi, _, _, err := indexPack(bad)
 		if err == nil && !bytes.Equal(encodeIdx(t, mi), want) {
 			t.Fatalf("byte %d changed: indexed, and not as git does", i)
 		}
@@ -146,7 +161,7 @@ func TestIndexPackRejectsDamage(t *testing.T) {
 			t.Fatalf("byte %d changed: accepted", i)
 		}
 	}
-	if _, _, err := indexPack(pack[:len(pack)-1]); err == nil {
+	if _, _, _, err := indexPack(pack[:len(pack)-1]); err == nil {
 		t.Fatal("a truncated pack was accepted")
 	}
 }

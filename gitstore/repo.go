@@ -100,7 +100,16 @@ type readMemo struct {
 	mu    sync.Mutex
 	trees map[plumbing.Hash]*object.Tree
 	z     map[plumbing.Hash]storedObject
-	size  int
+	// raw holds the commits and trees of the pack the sync fetched, as
+	// indexPack inflated and named them: the merge and the ancestry walks
+	// read them without inflating or hashing them again.
+	raw  map[plumbing.Hash]rawObject
+	size int
+}
+
+type rawObject struct {
+	typ  plumbing.ObjectType
+	data []byte
 }
 
 type storedObject struct {
@@ -112,7 +121,25 @@ type storedObject struct {
 const readMemoMax = 64 << 20
 
 func newReadMemo() *readMemo {
-	return &readMemo{trees: map[plumbing.Hash]*object.Tree{}, z: map[plumbing.Hash]storedObject{}}
+	return &readMemo{trees: map[plumbing.Hash]*object.Tree{}, z: map[plumbing.Hash]storedObject{}, raw: map[plumbing.Hash]rawObject{}}
+}
+
+// keepRaw records object h's content, named by indexPack.
+func (m *readMemo) keepRaw(h plumbing.Hash, typ plumbing.ObjectType, data []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.size+len(data) > readMemoMax {
+		return
+	}
+	m.size += len(data)
+	m.raw[h] = rawObject{typ, data}
+}
+
+func (m *readMemo) rawObject(h plumbing.Hash) (rawObject, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.raw[h]
+	return o, ok
 }
 
 func (m *readMemo) tree(h plumbing.Hash) *object.Tree {
@@ -237,9 +264,12 @@ func (s *objectStore) fastTree(h plumbing.Hash) (*object.Tree, bool) {
 // memoTree is fastTree for a sync's store: the tree is read with its
 // stored stream (packSet.readStored) and both are kept in the memo.
 func (s *objectStore) memoTree(h plumbing.Hash) (*object.Tree, bool) {
-	ps := s.packSet(nil)
-	typ, data, z, ok := ps.readStored(h)
-	if !ok {
+	var typ plumbing.ObjectType
+	var data, z []byte
+	var ok bool
+	if o, found := s.memo.rawObject(h); found {
+		typ, data, ok = o.typ, o.data, true
+	} else if typ, data, z, ok = s.packSet(nil).readStored(h); !ok {
 		return nil, false // fastTree, which lists the packs again if need be
 	}
 	mo, ok := treeObject(typ, data, ok)
@@ -336,6 +366,15 @@ func (s *objectStore) refresh() {
 // see packSet), else through go-git (a loose object, a pack listed
 // since).
 func (s *objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if s.memo != nil {
+		if o, ok := s.memo.rawObject(h); ok && (t == plumbing.AnyObject || t == o.typ) {
+			mo := &plumbing.MemoryObject{}
+			mo.SetType(o.typ)
+			if _, err := mo.Write(o.data); err == nil {
+				return mo, nil
+			}
+		}
+	}
 	if typ, data, ok := s.verified(h); ok && (t == plumbing.AnyObject || t == typ) {
 		mo := &plumbing.MemoryObject{}
 		mo.SetType(typ)
