@@ -361,45 +361,71 @@ func (s *packSet) tree(h plumbing.Hash) ([]object.TreeEntry, bool) {
 // inflated to its end (zlib's checksum included) and the content hashed:
 // ok only when that is h.
 func (s *packSet) stored(h plumbing.Hash) (typ plumbing.ObjectType, size int64, z []byte, ok bool) {
+	typ, data, z, ok := s.readStored(h)
+	if !ok || z == nil {
+		return 0, 0, nil, false
+	}
+	return typ, int64(len(data)), z, true
+}
+
+// readStored is verified(h) that also returns, when the pack stores h
+// undeltified, a copy of its zlib stream (else z is nil): one inflate
+// gives both the content (a tree the sync's walk decodes) and what the
+// push sends (stored).
+func (s *packSet) readStored(h plumbing.Hash) (typ plumbing.ObjectType, data, z []byte, ok bool) {
 	p, off, found := s.find(h)
 	if !found || off < 12 || off >= int64(len(p.pack)) {
-		return 0, 0, nil, false
+		return 0, nil, nil, false
 	}
 	defer runtime.KeepAlive(s)
 	b := p.pack[off:]
 	c := b[0]
 	typ = plumbing.ObjectType(c >> 4 & 7)
+	if typ < plumbing.CommitObject || typ > plumbing.TagObject {
+		typ, data, ok = s.verified(h)
+		return typ, data, nil, ok
+	}
 	n := uint64(c & 15)
 	i, shift := 1, 4
 	for c&0x80 != 0 {
 		if i >= len(b) || shift > 60 {
-			return 0, 0, nil, false
+			return 0, nil, nil, false
 		}
 		c = b[i]
 		n |= uint64(c&0x7f) << shift
 		shift += 7
 		i++
 	}
-	if typ < plumbing.CommitObject || typ > plumbing.TagObject || n > 1<<30 || n > uint64(len(b))*1100+1024 {
-		return 0, 0, nil, false
+	if n > 1<<30 || n > uint64(len(b))*1100+1024 {
+		return 0, nil, nil, false
 	}
 	rd := bytes.NewReader(b[i:])
-	zr, err := zlib.NewReader(rd)
-	if err != nil {
-		return 0, 0, nil, false
+	var zr io.ReadCloser
+	if v := zlibReaders.Get(); v != nil {
+		zr = v.(io.ReadCloser)
+		if err := zr.(zlib.Resetter).Reset(rd, nil); err != nil {
+			return 0, nil, nil, false
+		}
+	} else {
+		var err error
+		if zr, err = zlib.NewReader(rd); err != nil {
+			return 0, nil, nil, false
+		}
 	}
-	data := make([]byte, n)
+	defer zlibReaders.Put(zr)
+	data = make([]byte, n)
 	if _, err := io.ReadFull(zr, data); err != nil {
-		return 0, 0, nil, false
+		return 0, nil, nil, false
 	}
 	// To the stream's end: the checksum is read and checked, and nothing
 	// is left over.
-	if k, err := zr.Read(make([]byte, 1)); k != 0 || err != io.EOF {
-		return 0, 0, nil, false
+	var one [1]byte
+	if k, err := zr.Read(one[:]); k != 0 || err != io.EOF {
+		return 0, nil, nil, false
 	}
 	if objectHash(typ, data) != h {
-		return 0, 0, nil, false
+		return 0, nil, nil, false
 	}
 	used := len(b) - i - rd.Len()
-	return typ, int64(n), append([]byte(nil), b[i:i+used]...), true
+	return typ, data, append([]byte(nil), b[i:i+used]...), true
 }

@@ -56,6 +56,12 @@ type SyncOptions struct {
 	// "Mem-Kind"): accepted when its tree is its parent's, so it adds no
 	// content a record does not explain.
 	MetaTrailer string
+	// MainMoved, when set, is called once main has moved to head by the
+	// fetch (a fast-forward or the union merge), before the push; it must
+	// not block (the caller starts its indexing there, which then runs
+	// beside the push). After a push race main may move again: it is
+	// called for every move.
+	MainMoved func(head plumbing.Hash)
 }
 
 // SyncResult says what a sync did. Counts are of record commits (merges
@@ -214,6 +220,7 @@ func packBytes(dir string) int64 {
 // done closes it and makes r see the packs the sync wrote.
 func (r *Repo) forSync() (s *Repo, done func(), err error) {
 	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(r.dir), cache.NewObjectLRU(64<<20), filesystem.Options{MaxOpenDescriptors: 64}), r.dir)
+	st.memo = newReadMemo()
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open memory at %s: %w", r.dir, err)
@@ -228,6 +235,10 @@ func (r *Repo) Sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	s, done, err := r.forSync()
 	if err != nil {
 		return SyncResult{Remote: remote}, err
+	}
+	if moved := opt.MainMoved; moved != nil {
+		// r's readers (the caller's indexing) see the fetched packs at once.
+		opt.MainMoved = func(h plumbing.Hash) { r.st.refresh(); moved(h) }
 	}
 	res, err := s.sync(ctx, remote, opt)
 	done()
@@ -399,6 +410,11 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 				}
 				if err != nil {
 					return res, err
+				}
+				if opt.MainMoved != nil && !tl.swap && !res.purgeOwed {
+					// (Not when forgotten content left: the purge after
+					// the sync comes before any indexing, as it did.)
+					opt.MainMoved(next)
 				}
 				m, err := r.countNewPaths(ours, next)
 				if err != nil {

@@ -192,7 +192,11 @@ func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put fun
 	if err := (&object.Tree{Entries: out}).Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return put(obj)
+	h, err := put(obj)
+	if err == nil {
+		r.st.keepTree(h, obj)
+	}
+	return h, err
 }
 
 // mergeCommit writes the union merge of ours and theirs (ours first:

@@ -389,7 +389,9 @@ func writePack(w io.Writer, st *objectStore, objs []plumbing.Hash) (int64, error
 		var typ plumbing.ObjectType
 		var size int64
 		var z []byte // the stored stream, when there is one
-		if t, n, zs, ok := st.stored(oh); ok {
+		if so, ok := st.memoStored(oh); ok {
+			typ, size, z = so.typ, so.size, so.z
+		} else if t, n, zs, ok := st.stored(oh); ok {
 			typ, size, z = t, n, zs
 		} else if t, data, ok := st.verified(oh); ok {
 			typ, size, rd = t, int64(len(data)), io.NopCloser(bytes.NewReader(data))

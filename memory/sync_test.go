@@ -182,3 +182,40 @@ func TestSyncWithoutRemoteNamesTheFix(t *testing.T) {
 		t.Fatalf("want a hint, got %v", err)
 	}
 }
+
+// TestSyncLeavesIndexAtMain: the index, caught up beside the push, ends
+// at main after every kind of sync — a push only, a union merge that is
+// pushed back, a fast-forward — and finds what the other machine wrote.
+func TestSyncLeavesIndexAtMain(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	remote := syncRemote(t)
+	a, b := memoryOn(t, remote), memoryOn(t, remote)
+	mustAdd(t, a, ex("a1", "s1", "2026-01-01T00:00:00Z", "tune the quuxifier cache", "quuxifier cache at 64 MB"))
+	mustAdd(t, b, ex("b1", "s2", "2026-01-02T00:00:00Z", "port the frobnitz parser", "frobnitz parser ported"))
+	for _, step := range []struct {
+		name   string
+		m      *Memory
+		check  func(SyncReport) bool
+		search string
+		want   string
+	}{
+		{"a pushes", a, func(r SyncReport) bool { return r.Pushed == 1 && r.Fetched == 0 }, "quuxifier", "a1"},
+		{"b merges and pushes", b, func(r SyncReport) bool { return r.MergeCommit != "" && r.Pushed == 1 && r.Indexed > 0 }, "quuxifier", "a1"},
+		{"a fast-forwards", a, func(r SyncReport) bool { return r.FastForward && r.Indexed > 0 }, "frobnitz", "b1"},
+	} {
+		rep := mustSyncMem(t, step.m)
+		if !step.check(rep) {
+			t.Fatalf("%s: %+v", step.name, rep)
+		}
+		st, err := step.m.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.UpToDate || st.IndexedAt != st.Head || st.Head != rep.Head {
+			t.Fatalf("%s: index at %s, main at %s (sync said %s), up to date %v", step.name, st.IndexedAt, st.Head, rep.Head, st.UpToDate)
+		}
+		if got := strings.Join(searchIDs(t, step.m, step.search), ","); got != step.want {
+			t.Fatalf("%s: search %q: %s, want %s", step.name, step.search, got, step.want)
+		}
+	}
+}
