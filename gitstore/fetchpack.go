@@ -191,36 +191,18 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, []packObject, 
 		e := &ents[k]
 		e.off = int64(pos)
 		b := body[pos:]
-		c := b[0]
-		typ := plumbing.ObjectType(c >> 4 & 7)
-		size := uint64(c & 15)
-		i, shift := 1, 4
-		for c&0x80 != 0 {
-			if i >= len(b) || shift > 60 {
-				return nil, sum, nil, errors.New("bad object header")
-			}
-			c = b[i]
-			size |= uint64(c&0x7f) << shift
-			shift += 7
-			i++
+		typ, size, i, err := objectHeaderAt(b)
+		if err != nil {
+			return nil, sum, nil, err
 		}
 		switch typ {
 		case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 		case plumbing.OFSDeltaObject:
-			if i >= len(b) {
-				return nil, sum, nil, errors.New("bad delta header")
+			neg, n, err := ofsDeltaAt(b[i:])
+			if err != nil {
+				return nil, sum, nil, err
 			}
-			c = b[i]
-			i++
-			neg := int64(c & 0x7f)
-			for c&0x80 != 0 {
-				if i >= len(b) || neg > 1<<48 {
-					return nil, sum, nil, errors.New("bad delta offset")
-				}
-				c = b[i]
-				i++
-				neg = (neg+1)<<7 | int64(c&0x7f)
-			}
+			i += n
 			e.baseOff = e.off - neg
 			if e.baseOff < 12 || neg <= 0 {
 				return nil, sum, nil, errors.New("delta base outside the pack")
@@ -352,9 +334,14 @@ func packObjectID(typ plumbing.ObjectType, data []byte) plumbing.Hash {
 	return id
 }
 
-// installPack puts the pack at tmp and its index in place as pack-<sum>:
-// the .idx first, then the .pack, each by rename after an fsync (as
-// writePackOpt does, and for the same reason).
+// installPack puts the pack at tmp (written and synced) and its index in
+// place as pack-<sum>, read-only as git writes its packs (CreateTemp makes
+// them 0600). The .idx lands first, then the .pack: a reader lists packs
+// by their .pack file, and go-git refuses to read any object while one
+// .pack lacks its .idx (git ignores such a pack). A writer killed between
+// the two renames leaves an .idx alone, which both ignore. A pack already
+// there under the same name holds the same bytes and is left as it is.
+// Both our packs (writePackOpt) and fetched ones come in here.
 func installPack(dir, tmp string, mi *idxfile.MemoryIndex, sum plumbing.Hash) error {
 	base := filepath.Join(dir, "pack-"+sum.String())
 	if _, err := os.Stat(base + ".pack"); err == nil {

@@ -116,44 +116,9 @@ func (r *Repo) writePackOpt(mem *memory.Storage, order []plumbing.Hash, storeTre
 	if err != nil {
 		return err
 	}
-	// The .idx lands first, then the .pack: a reader lists packs by their
-	// .pack file, and go-git refuses to read any object while one .pack lacks
-	// its .idx (git ignores such a pack). A writer killed between the two
-	// renames leaves an .idx alone, which both ignore.
-	base := filepath.Join(dir, "pack-"+packHash.String())
-	itmp, err := os.CreateTemp(dir, "tmp_gitmem_idx_")
-	if err != nil {
+	if err := installPack(dir, tmp.Name(), mi, packHash); err != nil {
 		return err
 	}
-	defer os.Remove(itmp.Name())
-	ibw := bufio.NewWriter(itmp)
-	if _, err := idxfile.NewEncoder(ibw).Encode(mi); err != nil {
-		itmp.Close()
-		return err
-	}
-	if err := ibw.Flush(); err != nil {
-		itmp.Close()
-		return err
-	}
-	if err := itmp.Sync(); err != nil {
-		itmp.Close()
-		return err
-	}
-	itmp.Close()
-	// Read-only, as git writes its packs (CreateTemp makes them 0600).
-	if err := os.Chmod(itmp.Name(), 0o444); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
-		return err
-	}
-	if err := os.Rename(itmp.Name(), base+".idx"); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
-		return err
-	}
-	syncDir(dir)
 	r.st.refresh()
 	return nil
 }

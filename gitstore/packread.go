@@ -206,6 +206,48 @@ func inflate(b []byte, size uint64) ([]byte, error) {
 	return out, nil
 }
 
+// objectHeaderAt parses the header of the pack entry that starts b: its
+// type, its inflated size, and the header's length.
+func objectHeaderAt(b []byte) (typ plumbing.ObjectType, size uint64, n int, err error) {
+	if len(b) == 0 {
+		return 0, 0, 0, errors.New("bad object header")
+	}
+	c := b[0]
+	typ = plumbing.ObjectType(c >> 4 & 7)
+	size = uint64(c & 15)
+	i, shift := 1, 4
+	for c&0x80 != 0 {
+		if i >= len(b) || shift > 60 {
+			return 0, 0, 0, errors.New("bad object header")
+		}
+		c = b[i]
+		size |= uint64(c&0x7f) << shift
+		shift += 7
+		i++
+	}
+	return typ, size, i, nil
+}
+
+// ofsDeltaAt parses an offset delta's distance back to its base, which
+// starts b, and its length.
+func ofsDeltaAt(b []byte) (neg int64, n int, err error) {
+	if len(b) == 0 {
+		return 0, 0, errors.New("bad delta header")
+	}
+	c := b[0]
+	i := 1
+	neg = int64(c & 0x7f)
+	for c&0x80 != 0 {
+		if i >= len(b) || neg > 1<<48 {
+			return 0, 0, errors.New("bad delta offset")
+		}
+		c = b[i]
+		i++
+		neg = (neg+1)<<7 | int64(c&0x7f)
+	}
+	return neg, i, nil
+}
+
 // object returns the type and content of the object at off, resolving
 // deltas (depth bounds a delta chain).
 func (s *packSet) object(p *mappedPack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
@@ -216,38 +258,20 @@ func (s *packSet) object(p *mappedPack, off int64, depth int) (plumbing.ObjectTy
 		return 0, nil, fmt.Errorf("offset %d outside the pack", off)
 	}
 	b := p.pack[off:]
-	c := b[0]
-	typ := plumbing.ObjectType(c >> 4 & 7)
-	size := uint64(c & 15)
-	i, shift := 1, 4
-	for c&0x80 != 0 {
-		if i >= len(b) || shift > 60 {
-			return 0, nil, errors.New("bad object header")
-		}
-		c = b[i]
-		size |= uint64(c&0x7f) << shift
-		shift += 7
-		i++
+	typ, size, i, err := objectHeaderAt(b)
+	if err != nil {
+		return 0, nil, err
 	}
 	switch typ {
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 		data, err := inflate(b[i:], size)
 		return typ, data, err
 	case plumbing.OFSDeltaObject:
-		if i >= len(b) {
-			return 0, nil, errors.New("bad delta header")
+		neg, n, err := ofsDeltaAt(b[i:])
+		if err != nil {
+			return 0, nil, err
 		}
-		c = b[i]
-		i++
-		neg := int64(c & 0x7f)
-		for c&0x80 != 0 {
-			if i >= len(b) || neg > 1<<48 {
-				return 0, nil, errors.New("bad delta offset")
-			}
-			c = b[i]
-			i++
-			neg = (neg+1)<<7 | int64(c&0x7f)
-		}
+		i += n
 		delta, err := inflate(b[i:], size)
 		if err != nil {
 			return 0, nil, err
