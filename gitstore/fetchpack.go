@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
@@ -326,12 +325,7 @@ func indexPack(pack []byte) (*idxfile.MemoryIndex, plumbing.Hash, []packObject, 
 
 // packObjectID is an object's id by the collision-detecting SHA-1.
 func packObjectID(typ plumbing.ObjectType, data []byte) plumbing.Hash {
-	h := sha1cd.New()
-	h.Write([]byte(typ.String() + " " + strconv.Itoa(len(data)) + "\x00"))
-	h.Write(data)
-	var id plumbing.Hash
-	h.Sum(id[:0])
-	return id
+	return hashObject(sha1cd.New(), typ, data)
 }
 
 // installPack puts the pack at tmp (written and synced) and its index in

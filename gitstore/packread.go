@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -340,7 +341,12 @@ func treeObject(typ plumbing.ObjectType, data []byte, ok bool) (*plumbing.Memory
 
 // objectHash is git's id of an object: the SHA-1 of its header and bytes.
 func objectHash(typ plumbing.ObjectType, data []byte) plumbing.Hash {
-	sum := sha1.New()
+	return hashObject(sha1.New(), typ, data)
+}
+
+// hashObject is an object's id by sum (SHA-1, or sha1cd for what a remote
+// sent).
+func hashObject(sum hash.Hash, typ plumbing.ObjectType, data []byte) plumbing.Hash {
 	sum.Write([]byte(typ.String() + " " + strconv.Itoa(len(data)) + "\x00"))
 	sum.Write(data)
 	var h plumbing.Hash
