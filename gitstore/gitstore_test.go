@@ -572,4 +572,5 @@ func TestConcurrentReadsWhilePacksRefresh(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+	fsck(t, r.Dir())
 }

@@ -218,4 +218,7 @@ func TestSyncLeavesIndexAtMain(t *testing.T) {
 			t.Fatalf("%s: search %q: %s, want %s", step.name, step.search, got, step.want)
 		}
 	}
+	for _, dir := range []string{a.Repo.Dir(), b.Repo.Dir(), remote} {
+		fsckStrict(t, dir)
+	}
 }

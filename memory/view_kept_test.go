@@ -13,15 +13,8 @@ import (
 // search does or not at all, follows another process's add, catch-up,
 // forget and reindex, and never keeps a writer out between searches.
 func TestSearchKept(t *testing.T) {
-	m := newMemory(t)
+	m := viewMemory(t)
 	ctx := context.Background()
-	if _, err := m.Add(ctx, []*exchange.Exchange{
-		ex("a", "s1", "2026-01-05T10:00:00Z", "fix the flaky retry test", "raised the timeout"),
-		ex("b", "s1", "2026-01-05T11:00:00Z", "rename calcTax", "renamed calcTax to computeTax"),
-		ex("c", "s2", "2026-01-12T09:00:00Z", "speed up the export", "streamed the rows"),
-	}, AddOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	v := NewView(m)
 	v.Idle = 0
 	defer v.Close()

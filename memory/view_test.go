@@ -14,15 +14,8 @@ import (
 // moves, keeps the index between searches and gives it back when idle, so
 // a writer (a hook's worker catching up) can take it.
 func TestViewFollowsMainAndLetsGo(t *testing.T) {
-	m := newMemory(t)
+	m := viewMemory(t)
 	ctx := context.Background()
-	if _, err := m.Add(ctx, []*exchange.Exchange{
-		ex("a", "s1", "2026-01-05T10:00:00Z", "fix the flaky retry test", "raised the timeout"),
-		ex("b", "s1", "2026-01-05T11:00:00Z", "rename calcTax", "renamed calcTax to computeTax"),
-		ex("c", "s2", "2026-01-12T09:00:00Z", "speed up the export", "streamed the rows"),
-	}, AddOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	v := NewView(m)
 	v.Loc, v.Idle = time.UTC, time.Hour
 	defer v.Close()
@@ -82,4 +75,18 @@ func TestViewFollowsMainAndLetsGo(t *testing.T) {
 	if res, _, err := v.Search(ctx, SearchQuery{Text: "doc comment computeTax"}); err != nil || len(res) == 0 || res[0].Exchange != "d" {
 		t.Errorf("search after the add: %+v %v", res, err)
 	}
+}
+
+// viewMemory is a memory of three exchanges in two sessions, indexed.
+func viewMemory(t *testing.T) *Memory {
+	t.Helper()
+	m := newMemory(t)
+	if _, err := m.Add(context.Background(), []*exchange.Exchange{
+		ex("a", "s1", "2026-01-05T10:00:00Z", "fix the flaky retry test", "raised the timeout"),
+		ex("b", "s1", "2026-01-05T11:00:00Z", "rename calcTax", "renamed calcTax to computeTax"),
+		ex("c", "s2", "2026-01-12T09:00:00Z", "speed up the export", "streamed the rows"),
+	}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
