@@ -5,7 +5,6 @@ import (
 	"compress/zlib"
 	"crypto/sha1"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -71,16 +70,7 @@ func encodeIdx(t *testing.T, mi *idxfile.MemoryIndex) []byte {
 // byte for byte the one git's index-pack makes, for packs with deltas
 // whose bases are named by offset and by id.
 func TestIndexPackAsGit(t *testing.T) {
-	r := newRepo(t)
-	for round := 0; round < 4; round++ {
-		var es []Entry
-		for i := 0; i < 120; i++ {
-			es = append(es, testEntry(fmt.Sprintf("r%dx%03d%x", round, i, i%16)))
-		}
-		if _, err := r.Append(es, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r := roundsRepo(t, 120)
 	for _, tc := range []struct {
 		name string
 		ofs  bool

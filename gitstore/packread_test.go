@@ -30,16 +30,7 @@ func TestPackSetReadsTreesAsGoGit(t *testing.T) {
 }
 
 func testPackSetReadsTrees(t *testing.T, ofs string) {
-	r := newRepo(t)
-	for round := 0; round < 4; round++ {
-		var es []Entry
-		for i := 0; i < 150; i++ {
-			es = append(es, testEntry(fmt.Sprintf("r%dx%03d%x", round, i, i%16)))
-		}
-		if _, err := r.Append(es, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r := roundsRepo(t, 150)
 	// One more as loose objects, after git's repack into one deltified pack.
 	if out, err := exec.Command("git", "-c", "repack.useDeltaBaseOffset="+ofs, "--git-dir", r.Dir(), "repack", "-a", "-d", "-f", "--depth=20", "--window=50").CombinedOutput(); err != nil {
 		t.Fatalf("git repack: %v\n%s", err, out)
@@ -278,4 +269,21 @@ func TestMappedPacksReleased(t *testing.T) {
 	if !mapped() {
 		t.Fatal("the next read did not map the pack again")
 	}
+}
+
+// roundsRepo is a repo of four appends of perRound entries each, their
+// paths sharing prefixes (tests repack it to get deltas).
+func roundsRepo(t *testing.T, perRound int) *Repo {
+	t.Helper()
+	r := newRepo(t)
+	for round := 0; round < 4; round++ {
+		var es []Entry
+		for i := 0; i < perRound; i++ {
+			es = append(es, testEntry(fmt.Sprintf("r%dx%03d%x", round, i, i%16)))
+		}
+		if _, err := r.Append(es, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
 }
