@@ -46,7 +46,7 @@ echo "# maint-bench: N=$N, $(date -u +%FT%TZ), nproc $(nproc), load $(cut -d' ' 
 # writer PHASE: adds one exchange at a time until ADDS are done or, with a
 # pid, until that process ends; prints count, median, longest add in ms.
 writer() {
-	local phase=$1 pid=${2:-} n=0
+	local phase=$1 pid=${2:-} n=0 s e
 	: >"$W/$phase.ms"
 	while [ "$n" -lt "$ADDS" ] || { [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; }; do
 		[ "$next" -lt "${#ONES[@]}" ] || break
