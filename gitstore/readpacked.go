@@ -197,6 +197,11 @@ func (r *Repo) KeepPacks() {
 	r.st.pmu.Unlock()
 }
 
+// ReleasePacks lets go of the mapped packs (kept or not): the next read
+// maps them again. The warm search process calls it with an index it lets
+// go of, so that nothing read for that index (delta bases included) stays.
+func (r *Repo) ReleasePacks() { r.st.dropPacks() }
+
 // ReleaseStalePacks lets go of the mapped packs when the pack folder no
 // longer lists the same packs (a repack, a purge, a fetch), and says
 // whether it did: the caller collects the garbage then, which unmaps them

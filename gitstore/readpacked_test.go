@@ -207,3 +207,57 @@ func readAfterPurge(t *testing.T, readFirst bool) {
 		t.Fatalf("after: %q %v %v", data, ok, complete)
 	}
 }
+
+// Packs kept (KeepPacks) survive collections until ReleasePacks, then the
+// next collection unmaps them and the next read maps them again.
+func TestKeptPacksReleased(t *testing.T) {
+	r := newRepo(t)
+	r.KeepPacks()
+	var es []Entry
+	for i := 0; i < 2*packThreshold; i++ {
+		es = append(es, testEntry(fmt.Sprintf("k-%d", i)))
+	}
+	res, err := r.Append(es, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs := listPacks(r.Dir())
+	if len(packs) != 1 {
+		t.Fatalf("packs %q", packs)
+	}
+	pack := strings.TrimSuffix(packs[0], ".idx") + ".pack"
+	mapped := func() bool {
+		maps, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Skip("no /proc/self/maps")
+		}
+		return strings.Contains(string(maps), pack)
+	}
+	read := func() {
+		t.Helper()
+		data, ok, complete := r.ReadPathsPacked([]PathAt{{res.Commits[5], es[5].Path}})
+		if !complete || !ok[0] || !bytes.Equal(data[0], es[5].Blob) {
+			t.Fatalf("read: %q %v %v", data, ok, complete)
+		}
+	}
+	gc := func() {
+		for i := 0; i < 5; i++ {
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	read()
+	gc()
+	if !mapped() {
+		t.Fatal("kept packs unmapped by a collection")
+	}
+	r.ReleasePacks()
+	gc()
+	if mapped() {
+		t.Fatal("released packs still mapped")
+	}
+	read()
+	if !mapped() {
+		t.Fatal("the next read did not map the pack")
+	}
+}

@@ -248,6 +248,9 @@ func (d *searchDaemon) check(sock string, sockFI os.FileInfo) string {
 	d.mu.RLock()
 	released := d.view.ReleaseIfChanged()
 	packs := d.m != nil && d.m.Repo.ReleaseStalePacks()
+	if released && d.m != nil {
+		d.m.Repo.ReleasePacks() // with the index: collected by freeOld
+	}
 	d.mu.RUnlock()
 	if released {
 		freeOld()
@@ -315,6 +318,9 @@ func (d *searchDaemon) serve(c *net.UnixConn) {
 	code := mainWith(req.Args, bytes.NewReader(nil), &out, &errOut, w)
 	d.mu.RLock()
 	reopened := d.view.Opened() != opened
+	if reopened && d.m != nil {
+		d.m.Repo.ReleasePacks() // with the old index: collected by freeOld
+	}
 	d.mu.RUnlock()
 	if reopened {
 		defer freeOld()
