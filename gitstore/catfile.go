@@ -37,33 +37,41 @@ var useCatFile = true
 // read through ReadPath; so is a path git reports missing, so that a
 // missing commit stays an error and a missing file a plain not-found.
 func (r *Repo) ReadPaths(reqs []PathAt) (data [][]byte, ok []bool, err error) {
-	return r.ReadPathsWith(nil, reqs)
+	data, ok = make([][]byte, len(reqs)), make([]bool, len(reqs))
+	var ans []answer
+	if useCatFile && len(reqs) > 1 && gitCLI() != "" {
+		var raw [][]byte
+		if raw, ans, err = r.batchObjects(reqs); err == nil {
+			data = raw
+		} else {
+			ans = nil // read them all below, as go-git reads them
+		}
+	}
+	for i, q := range reqs {
+		switch {
+		case ans != nil && ans[i].found:
+			ok[i] = ans[i].typ == "blob"
+			if !ok[i] {
+				data[i] = nil
+			}
+		default:
+			if data[i], ok[i], err = r.ReadPath(q.Commit, q.Path); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return data, ok, nil
 }
 
-// CatFile is a `git cat-file --batch` started before its requests are
-// known (StartCatFile), so that a search pays git's start while it ranks
-// rather than after. One use: ReadPathsWith, then Close.
-type CatFile struct {
+// catFile is a `git cat-file --batch` process: one use (batchObjects).
+type catFile struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out io.ReadCloser
 }
 
-// StartCatFile starts the git process of a later ReadPathsWith; nil (read
-// through ReadPaths' own ways) when git is not there.
-func (r *Repo) StartCatFile() *CatFile {
-	if !useCatFile || gitCLI() == "" {
-		return nil
-	}
-	c, err := r.newCatFile()
-	if err != nil {
-		return nil
-	}
-	return c
-}
-
-func (r *Repo) newCatFile() (*CatFile, error) {
-	c := &CatFile{cmd: exec.Command("git", "--git-dir", r.dir, "cat-file", "--batch", "--buffer")}
+func (r *Repo) newCatFile() (*catFile, error) {
+	c := &catFile{cmd: exec.Command("git", "--git-dir", r.dir, "cat-file", "--batch", "--buffer")}
 	c.cmd.Env = readerEnv()
 	var err error
 	if c.in, err = c.cmd.StdinPipe(); err != nil {
@@ -87,50 +95,6 @@ func (r *Repo) batchObjects(reqs []PathAt) ([][]byte, []answer, error) {
 	return c.batchObjects(reqs)
 }
 
-// Close ends the process if ReadPathsWith did not (a search that read
-// nothing back).
-func (c *CatFile) Close() {
-	if c == nil || c.cmd == nil {
-		return
-	}
-	c.in.Close()
-	_, _ = io.Copy(io.Discard, c.out)
-	_ = c.cmd.Wait()
-	c.cmd = nil
-}
-
-// ReadPathsWith is ReadPaths through the started process c (nil: one of its
-// own, when there are several requests); c is used up.
-func (r *Repo) ReadPathsWith(c *CatFile, reqs []PathAt) (data [][]byte, ok []bool, err error) {
-	data, ok = make([][]byte, len(reqs)), make([]bool, len(reqs))
-	var ans []answer
-	if c == nil && useCatFile && len(reqs) > 1 && gitCLI() != "" {
-		c = r.StartCatFile()
-	}
-	if c != nil && c.cmd != nil && len(reqs) > 0 {
-		var raw [][]byte
-		if raw, ans, err = c.batchObjects(reqs); err == nil {
-			data = raw
-		} else {
-			ans = nil // read them all below, as go-git reads them
-		}
-	}
-	for i, q := range reqs {
-		switch {
-		case ans != nil && ans[i].found:
-			ok[i] = ans[i].typ == "blob"
-			if !ok[i] {
-				data[i] = nil
-			}
-		default:
-			if data[i], ok[i], err = r.ReadPath(q.Commit, q.Path); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	return data, ok, nil
-}
-
 // answer is what git cat-file said of one object.
 type answer struct {
 	found bool
@@ -139,9 +103,8 @@ type answer struct {
 
 // batchObjects reads each reqs[i] (the commit itself when Path is "")
 // through c, the requests written while the answers are read, and ends c.
-func (c *CatFile) batchObjects(reqs []PathAt) (data [][]byte, ans []answer, err error) {
+func (c *catFile) batchObjects(reqs []PathAt) (data [][]byte, ans []answer, err error) {
 	cmd, in, out := c.cmd, c.in, c.out
-	c.cmd = nil // used up: Close has nothing left to do
 	go func() {
 		bw := bufio.NewWriterSize(in, 64<<10)
 		for _, q := range reqs {

@@ -51,6 +51,10 @@ type packSet struct {
 	// in a folder that changed since (a fetch or a writer added a pack)
 	// lists it again (objectStore.packSet).
 	dirTime time.Time
+	// names are the pack indexes listed (sorted): ReadPathsPacked reads
+	// only from a set whose listing is the folder's now.
+	names []string
+	dir   string // the git dir (ReadPathsPacked's loose objects)
 }
 
 type baseKey struct {
@@ -93,11 +97,12 @@ type mappedPack struct {
 // Packs it cannot map or whose index it does not understand are skipped
 // (go-git reads their objects).
 func openPackSet(dir string) *packSet {
-	s := &packSet{}
+	s := &packSet{dir: dir}
 	if st, err := os.Stat(filepath.Join(dir, "objects", "pack")); err == nil {
 		s.dirTime = st.ModTime()
 	}
-	names, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
+	names := listPacks(dir)
+	s.names = names
 	for _, name := range names {
 		p, err := mapPack(strings.TrimSuffix(name, ".idx"))
 		if err != nil {
@@ -113,6 +118,12 @@ func openPackSet(dir string) *packSet {
 		}
 	}, s.packs)
 	return s
+}
+
+// listPacks names the pack indexes in dir's pack folder, sorted.
+func listPacks(dir string) []string {
+	names, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
+	return names
 }
 
 func mapPack(base string) (*mappedPack, error) {
@@ -357,19 +368,34 @@ func hashObject(sum hash.Hash, typ plumbing.ObjectType, data []byte) plumbing.Ha
 // verified returns the type and content of object h once they hash to h;
 // ok is false when it cannot (the caller reads the object through go-git).
 func (s *packSet) verified(h plumbing.Hash) (typ plumbing.ObjectType, data []byte, ok bool) {
-	p, off, found := s.find(h)
+	typ, data, _, ok = s.verifiedNear(h, nil)
+	return typ, data, ok
+}
+
+// verifiedNear is verified looking in pack near first (the pack of an
+// object read just before: a commit's trees and blobs are mostly in its
+// pack), and says which pack held h.
+func (s *packSet) verifiedNear(h plumbing.Hash, near *mappedPack) (typ plumbing.ObjectType, data []byte, p *mappedPack, ok bool) {
+	var off int64
+	found := false
+	if near != nil {
+		off, found = near.offset(h)
+		p = near
+	}
 	if !found {
-		return 0, nil, false
+		if p, off, found = s.find(h); !found {
+			return 0, nil, nil, false
+		}
 	}
 	typ, data, err := s.object(p, off, 0)
 	runtime.KeepAlive(s) // the mappings live as long as s
 	if err != nil || !typ.Valid() || typ > plumbing.TagObject {
-		return 0, nil, false
+		return 0, nil, nil, false
 	}
 	if objectHash(typ, data) != h {
-		return 0, nil, false
+		return 0, nil, nil, false
 	}
-	return typ, data, true
+	return typ, data, p, true
 }
 
 // tree returns the entries of tree h (see treeObject).

@@ -81,6 +81,9 @@ type objectStore struct {
 	// on disk by an idle process, such as the MCP server, that mapped it).
 	pmu   sync.Mutex
 	packs weak.Pointer[packSet]
+	// kept holds packs strongly when keepPacks is set (KeepPacks).
+	kept      *packSet
+	keepPacks bool
 	// memo, set on a sync's store only, keeps what the sync read once for
 	// the rest of it (readMemo).
 	memo *readMemo
@@ -194,13 +197,16 @@ func (s *objectStore) packSet(stale *packSet) *packSet {
 		ps = openPackSet(s.dir)
 		s.packs = weak.Make(ps)
 	}
+	if s.keepPacks {
+		s.kept = ps
+	}
 	return ps
 }
 
 // dropPacks makes the next read map the packs again.
 func (s *objectStore) dropPacks() {
 	s.pmu.Lock()
-	s.packs = weak.Pointer[packSet]{}
+	s.packs, s.kept = weak.Pointer[packSet]{}, nil
 	s.pmu.Unlock()
 }
 

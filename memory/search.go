@@ -139,15 +139,7 @@ func (m *Memory) writerGC() (restore func()) {
 // searchIn runs a checked query (mode and k filled in) on an open index;
 // Search and the long-lived View share it.
 func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
-	// The exact-recall tier reads a few exchanges back from git: its git
-	// process starts now, beside the ranking (a few ms saved on the wall).
-	talks := m.Talks
-	if search.ExactIntent(q.Text, q.Mode) {
-		cat := m.Repo.StartCatFile()
-		defer cat.Close()
-		talks = func(refs []search.ExchangeRef) ([]string, []string, error) { return m.talksWith(cat, refs) }
-	}
-	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: talks})
+	hits, err := ix.Search(search.Query{Text: q.Text, K: q.K, Mode: q.Mode, Filter: toSearchFilter(q.Filter), Verbatim: m.Talks})
 	if err != nil {
 		return nil, err
 	}
@@ -191,25 +183,24 @@ func (m *Memory) searchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 }
 
 // Talks returns the talk (turns and tool calls) and the tools' output of
-// stored exchanges, apart, what search's exact-recall tier reads. They are
-// read in one batch (gitstore.ReadPaths: one git cat-file for all), each
-// at the commit that added it: read one by one through go-git, the first
-// object read of a process decodes every pack index, +100 ms at 100,000
-// exchanges (docs/BENCHMARKS.md).
+// stored exchanges, apart, what search's exact-recall tier reads. Each is
+// read at the commit that added it, from the mapped packs in this process
+// (gitstore.ReadPathsPacked: no git process to start); when that cannot
+// read them all, in one batch (gitstore.ReadPaths: one git cat-file for
+// all). Read one by one through go-git, the first object read of a
+// process decodes every pack index, +100 ms at 100,000 exchanges
+// (docs/BENCHMARKS.md).
 func (m *Memory) Talks(refs []search.ExchangeRef) (talk, output []string, err error) {
-	return m.talksWith(nil, refs)
-}
-
-// talksWith is Talks through a git process already started (nil: its own).
-func (m *Memory) talksWith(cat *gitstore.CatFile, refs []search.ExchangeRef) (talk, output []string, err error) {
 	reqs := make([]gitstore.PathAt, len(refs))
 	for i, r := range refs {
 		// An unknown commit (none recorded) reads from main.
 		reqs[i] = gitstore.PathAt{Commit: plumbing.NewHash(r.Commit), Path: exchange.BlobPath(r.ID)}
 	}
-	data, ok, err := m.Repo.ReadPathsWith(cat, reqs)
-	if err != nil {
-		return nil, nil, err
+	data, ok, complete := m.Repo.ReadPathsPacked(reqs)
+	if !complete {
+		if data, ok, err = m.Repo.ReadPaths(reqs); err != nil {
+			return nil, nil, err
+		}
 	}
 	talk, output = make([]string, len(refs)), make([]string, len(refs))
 	for i, r := range refs {

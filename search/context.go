@@ -484,7 +484,10 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	// search process each huge page of it touched is one the kernel zeroes
 	// (17 % of a cold search's time at 100,000 exchanges).
 	bufs := make([][2]int, workers)
-	size := n*int(unsafe.Sizeof(cand{})) + 8
+	size := 0
+	if workers < 2 {
+		size = n*int(unsafe.Sizeof(cand{})) + 8 // the candidates (below)
+	}
 	for w, g := range groups {
 		for _, k := range g {
 			bufs[w][0], bufs[w][1] = max(bufs[w][0], most[k]), max(bufs[w][1], cards[k])
@@ -556,7 +559,18 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			return nil, err
 		}
 	}
-	cs := scratchSlice[cand](mem, 0, len(touched))
+	// The candidates go where the second worker's sums and frequencies
+	// were, no longer read (2n floats: room for n candidates): in a cold
+	// process those pages are already faulted in and zeroed, where a
+	// fresh array was another 16 MB for the kernel to zero at 1,000,000
+	// exchanges (docs/BENCHMARKS.md, session 16).
+	var cs []cand
+	if len(ws) > 1 && unsafe.Sizeof(cand{}) == 2*unsafe.Sizeof(float64(0)) && len(ws[1].pair) == 2*n {
+		cs = unsafe.Slice((*cand)(unsafe.Pointer(unsafe.SliceData(ws[1].pair))), n)[:0]
+		ws[1].pair, ws[1].scores, ws[1].tf = nil, nil, nil
+	} else {
+		cs = scratchSlice[cand](mem, 0, len(touched))
+	}
 	for _, row := range touched {
 		if allowed == nil || allowed(row) {
 			cs = append(cs, cand{row: row, score: scores[row]})
@@ -787,6 +801,7 @@ type sessionScorer struct {
 	held    int     // postings of the current term in the rows' own fields
 
 	scores, tf []float64 // per row: the sum so far, f'(t,row) of the current term
+	pair       []float64 // scores and tf, one array
 	seen       []bool
 	touched    []int32 // rows with a score
 	eff        []int32 // rows with f'(t,row) > 0 for the current term
@@ -810,14 +825,34 @@ func scorerScratch(n, bufCap, cardCap int) int {
 
 // cardPosting is a posting of the card field with the card's length.
 type cardPosting struct {
-	row   int32
-	f, dl float64
+	row  int32
+	freq uint32
+	dl   float64
 }
 
+// rowFreq is a posting: its row and the term's frequency there.
+//
+// The frequency is kept as the integer it is (zap and Bleve give a
+// uint64; freq32 checks it fits) and read as float64(freq), the float the
+// scorer used to keep: the same value, in 8 bytes a posting instead of 16
+// (cardPosting: 16 instead of 24). The posting buffers were a third of a
+// search's scratch at 1,000,000 exchanges, and in a cold process each page
+// of them is one the kernel zeroes (docs/BENCHMARKS.md, session 16).
 type rowFreq struct {
-	row int32
-	f   float64
+	row  int32
+	freq uint32
 }
+
+func (p rowFreq) f() float64     { return float64(p.freq) }
+func (p cardPosting) f() float64 { return float64(p.freq) }
+
+// errFreq refuses a posting whose frequency the buffers cannot hold (a
+// term more than 4,294,967,295 times in one field of one exchange).
+var errFreq = errors.New("a term's frequency in one field is over 2^32-1")
+
+// freq32 is a posting's frequency as the buffers keep it; ok is false when
+// it does not fit.
+func freq32(f uint64) (uint32, bool) { return uint32(f), f <= math.MaxUint32 }
 
 // own counts a term found in row's own text once.
 func (s *sessionScorer) own(row int32) {
@@ -847,7 +882,10 @@ func (s *sessionScorer) add(row int32, f float64) {
 // the rows that take that row's words as context.
 func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.tf == nil {
-		s.scores, s.tf, s.seen = scratchSlice[float64](s.mem, s.n, s.n), scratchSlice[float64](s.mem, s.n, s.n), scratchSlice[bool](s.mem, s.n, s.n)
+		// scores and tf side by side: once the ranking is summed, a
+		// worker's pair holds the candidates (sessionBM25Layer).
+		s.pair = scratchSlice[float64](s.mem, 2*s.n, 2*s.n)
+		s.scores, s.tf, s.seen = s.pair[:s.n:s.n], s.pair[s.n:], scratchSlice[bool](s.mem, s.n, s.n)
 		// touched and eff list each row once at most: sized for all of
 		// them, they are never copied as they grow (their doublings were
 		// a third of a search's allocation at 100,000 exchanges). So are
@@ -884,7 +922,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	// process at 100,000 exchanges); the same additions in the same order.
 	tf, eff, links, weight := s.tf, s.eff, sc.links, sc.weight
 	for _, p := range s.buf {
-		f := p.f
+		f := p.f()
 		if f > 0 {
 			if tf[p.row] == 0 {
 				eff = append(eff, p.row)
@@ -919,7 +957,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}
 	for _, p := range s.buf {
 		if prev := sc.links[p.row].prev; prev >= 0 {
-			s.add(prev, sc.weight[prev]*p.f)
+			s.add(prev, sc.weight[prev]*p.f())
 		} else if TitleWeight > 0 {
 			titles = append(titles, p)
 		}
@@ -929,7 +967,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}
 	for _, p := range s.buf {
 		if next := sc.links[p.row].next; next >= 0 {
-			s.add(next, sc.askedWeight(next)*p.f)
+			s.add(next, sc.askedWeight(next)*p.f())
 		}
 	}
 	s.score(1, sc.dl, sc.avgdl)
@@ -938,7 +976,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		sc.titles()
 		for _, p := range titles {
 			for j := p.row; j >= 0; j = sc.links[j].next {
-				s.add(j, p.f)
+				s.add(j, p.f())
 			}
 		}
 		s.scoreB(TitleWeight, sc.titleDL, sc.titleAvg, TitleB)
@@ -956,7 +994,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}
 	s.held += len(s.buf)
 	for _, p := range s.buf {
-		s.add(p.row, p.f)
+		s.add(p.row, p.f())
 		s.own(p.row)
 	}
 	s.scoreB(OutputWeight, sc.outDL, sc.outAvg, OutputB)
@@ -984,7 +1022,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			s.seen[x.row] = true
 			s.touched = append(s.touched, x.row)
 		}
-		s.scores[x.row] += s.tw * CardWeight * idf * x.f * (BM25K1 + 1) / (x.f + BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg))
+		s.scores[x.row] += s.tw * CardWeight * idf * x.f() * (BM25K1 + 1) / (x.f() + BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg))
 	}
 	return nil
 }
@@ -998,7 +1036,7 @@ func (s *sessionScorer) plainTerm(ctx context.Context, t string) error {
 			return err
 		}
 		for _, p := range s.buf {
-			s.add(p.row, p.f)
+			s.add(p.row, p.f())
 		}
 	}
 	s.score(1, s.sc.plainLens(), s.sc.plainAvg)
@@ -1062,7 +1100,11 @@ func (ix *Index) postings(ctx context.Context, r bleveindex.IndexReader, cache m
 			return buf, err
 		}
 		if row >= 0 {
-			buf = append(buf, rowFreq{row, float64(d.Freq)})
+			f, ok := freq32(d.Freq)
+			if !ok {
+				return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+			}
+			buf = append(buf, rowFreq{row, f})
 		}
 		tfd = d
 	}

@@ -38,8 +38,9 @@ const (
 // from is already near the top); 10 reads the fewest exchanges. It was off
 // while its read cost more than the ranking: the first go-git object read
 // of a process decodes the pack indexes, ~+100 ms at 100,000 exchanges;
-// the candidates are now read in one git cat-file (memory.Talks), a few
-// ms (docs/BENCHMARKS.md).
+// the candidates are now read in one batch (memory.Talks: from the mapped
+// packs in the process, else one git cat-file), a few ms
+// (docs/BENCHMARKS.md).
 var ExactTierN = 10
 
 // Knobs of the tier, measured in docs/bench/eval.md: ExactTerms enables
@@ -214,8 +215,8 @@ func (ix *Index) exactTier(final []cand, text string, verbatim func([]ExchangeRe
 	}
 	var talk, output []string
 	if !ExactCard {
-		// One call for all: the caller reads them in one batch (one git
-		// process), not one object read each.
+		// One call for all: the caller reads them in one batch, not one
+		// object read each.
 		var err error
 		if talk, output, err = verbatim(refs); err != nil {
 			return nil, nil, err

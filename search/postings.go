@@ -178,7 +178,11 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 					return buf, err
 				}
 				if row >= 0 {
-					buf = append(buf, rowFreq{row, float64(zp.Frequency())})
+					f, ok := freq32(zp.Frequency())
+					if !ok {
+						return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+					}
+					buf = append(buf, rowFreq{row, f})
 				}
 			}
 			continue
@@ -196,7 +200,11 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 				return buf, err
 			}
 			if row >= 0 {
-				buf = append(buf, rowFreq{row, float64(d.Frequency())})
+				f, ok := freq32(d.Frequency())
+				if !ok {
+					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+				}
+				buf = append(buf, rowFreq{row, f})
 			}
 		}
 	}
@@ -275,7 +283,11 @@ func (p *postingReader) normPostings(ctx context.Context, field, term string, bu
 				} else {
 					l = fieldLen(zp.Norm())
 				}
-				buf = append(buf, cardPosting{row, float64(zp.Frequency()), l})
+				f, ok := freq32(zp.Frequency())
+				if !ok {
+					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+				}
+				buf = append(buf, cardPosting{row, f, l})
 			}
 			continue
 		}
@@ -292,7 +304,11 @@ func (p *postingReader) normPostings(ctx context.Context, field, term string, bu
 				return buf, err
 			}
 			if row >= 0 {
-				buf = append(buf, cardPosting{row, float64(d.Frequency()), p.fieldLen(d)})
+				f, ok := freq32(d.Frequency())
+				if !ok {
+					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+				}
+				buf = append(buf, cardPosting{row, f, p.fieldLen(d)})
 			}
 		}
 	}
@@ -321,7 +337,11 @@ func (ix *Index) normPostings(ctx context.Context, r bleveindex.IndexReader, cac
 			return buf, err
 		}
 		if row >= 0 {
-			buf = append(buf, cardPosting{row, float64(d.Freq), fieldLen(d.Norm)})
+			f, ok := freq32(d.Freq)
+			if !ok {
+				return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+			}
+			buf = append(buf, cardPosting{row, f, fieldLen(d.Norm)})
 		}
 		tfd = d
 	}

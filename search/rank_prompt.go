@@ -69,7 +69,7 @@ func (s *sessionScorer) promptScore(ps []rowFreq) {
 	}
 	pl := s.sc.promptLens()
 	for _, p := range ps {
-		s.add(p.row, p.f)
+		s.add(p.row, p.f())
 	}
 	s.score(PromptWeight, pl.dl, pl.avg)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -117,6 +118,8 @@ type searchDaemon struct {
 	inflight sync.WaitGroup
 	stop     chan string // why it stops
 	stopOnce sync.Once
+	// packsOwed: collections owed to unmap packs let go of (check's own).
+	packsOwed int
 }
 
 func runSearchDaemon(e *env, idle time.Duration) error {
@@ -213,7 +216,10 @@ func freeOld() {
 }
 
 // newKeptView is a view whose index stays open until the process ends.
+// The packs its searches read hits from stay mapped between searches
+// (check lets go of them when the pack folder changes).
 func newKeptView(m *memory.Memory) *memory.View {
+	m.Repo.KeepPacks()
 	v := memory.NewView(m)
 	v.Idle = 0
 	return v
@@ -241,9 +247,25 @@ func (d *searchDaemon) check(sock string, sockFI os.FileInfo) string {
 	}
 	d.mu.RLock()
 	released := d.view.ReleaseIfChanged()
+	packs := d.m != nil && d.m.Repo.ReleaseStalePacks()
+	if released && d.m != nil {
+		d.m.Repo.ReleasePacks() // with the index: collected by freeOld
+	}
 	d.mu.RUnlock()
 	if released {
 		freeOld()
+	}
+	// Packs a repack or a purge deleted are unmapped by the collection
+	// after the last read that used them: now, or, when a search was
+	// reading them, at the next check.
+	if packs {
+		d.packsOwed = 2
+	}
+	if d.packsOwed > 0 {
+		d.packsOwed--
+		if !released {
+			runtime.GC()
+		}
 	}
 	return ""
 }
@@ -296,6 +318,9 @@ func (d *searchDaemon) serve(c *net.UnixConn) {
 	code := mainWith(req.Args, bytes.NewReader(nil), &out, &errOut, w)
 	d.mu.RLock()
 	reopened := d.view.Opened() != opened
+	if reopened && d.m != nil {
+		d.m.Repo.ReleasePacks() // with the old index: collected by freeOld
+	}
 	d.mu.RUnlock()
 	if reopened {
 		defer freeOld()

@@ -23,10 +23,11 @@ import (
 // the real binaries: they speak its wire directly, so that a script can
 // tell an answer of the warm process from a cold search's.
 var warmCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"warmask":  cmdWarmAsk,
-	"waitwarm": cmdWaitWarm,
-	"waitgone": cmdWaitGone,
-	"deadsock": cmdDeadSock,
+	"warmask":   cmdWarmAsk,
+	"waitwarm":  cmdWaitWarm,
+	"waitgone":  cmdWaitGone,
+	"deadsock":  cmdDeadSock,
+	"warmpacks": cmdWarmPacks,
 }
 
 // warmRequest is the request the front sends for args in the script's
@@ -185,4 +186,56 @@ func cmdDeadSock(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ln.SetUnlinkOnClose(false)
 	ln.Close()
+}
+
+// warmpacks some | warmpacks gone TIMEOUT: the packs the warm process
+// waitwarm saw has mapped (/proc/PID/maps). some: it maps at least one
+// and none that was deleted; gone: wait until it maps no deleted pack (a
+// timeout fails).
+func cmdWarmPacks(ts *testscript.TestScript, neg bool, args []string) {
+	pid, err := strconv.Atoi(ts.Getenv("WARM_PID"))
+	if err != nil {
+		ts.Fatalf("warmpacks: no waitwarm before")
+	}
+	packs := func() (mapped, deleted []string) {
+		maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+		if err != nil {
+			ts.Fatalf("warmpacks: %v", err)
+		}
+		for _, l := range strings.Split(string(maps), "\n") {
+			if !strings.Contains(l, "/objects/pack/pack-") || !strings.Contains(l, ".pack") {
+				continue
+			}
+			mapped = append(mapped, l)
+			if strings.HasSuffix(l, " (deleted)") {
+				deleted = append(deleted, l)
+			}
+		}
+		return mapped, deleted
+	}
+	switch {
+	case len(args) == 1 && args[0] == "some":
+		mapped, deleted := packs()
+		if len(mapped) == 0 || len(deleted) > 0 {
+			ts.Fatalf("warmpacks: %d packs mapped, deleted ones: %q", len(mapped), deleted)
+		}
+	case len(args) == 2 && args[0] == "gone":
+		timeout, err := time.ParseDuration(args[1])
+		if err != nil {
+			ts.Fatalf("warmpacks: %v", err)
+		}
+		deadline := time.Now().Add(timeout)
+		for {
+			_, deleted := packs()
+			if len(deleted) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("warmpacks: deleted packs still mapped after %s: %q", timeout, deleted)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	default:
+		ts.Fatalf("usage: warmpacks some | warmpacks gone TIMEOUT")
+	}
 }
