@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/rs/zerolog"
@@ -70,8 +71,8 @@ func isHashOrID(v string) bool {
 const gitleaksChunk = 512
 
 // gitleaks runs gitleaks' rules over text and learns every secret found, to
-// be replaced wherever it occurs.
-func (sc *scan) gitleaks(text string) {
+// be replaced wherever it occurs; lower is asciiLower(text).
+func (sc *scan) gitleaks(text, lower string) {
 	if len(text) < 8 {
 		return
 	}
@@ -81,27 +82,34 @@ func (sc *scan) gitleaks(text string) {
 		// did not, our own layers still run.
 		return
 	}
-	fragments(text, func(frag string) { sc.learnFindings(d, frag) })
+	fragmentsAt(text, func(from, end int) { sc.learnFindings(d, text[from:end], lower[from:end]) })
 }
 
 // fragments calls fn with text cut into whole lines packed into fragments
 // of up to gitleaksChunk bytes.
 func fragments(text string, fn func(frag string)) {
+	fragmentsAt(text, func(from, end int) { fn(text[from:end]) })
+}
+
+// fragmentsAt is fragments giving each fragment's bounds in text.
+func fragmentsAt(text string, fn func(from, end int)) {
 	from, end := 0, 0
 	for line := range strings.Lines(text) {
 		if end > from && end-from+len(line) > gitleaksChunk {
-			fn(text[from:end])
+			fn(from, end)
 			from = end
 		}
 		end += len(line)
 	}
 	if end > from {
-		fn(text[from:end])
+		fn(from, end)
 	}
 }
 
-func (sc *scan) learnFindings(d *splitDetector, line string) {
-	fs := d.detect(line)
+// learnFindings learns gitleaks' findings in a fragment; lower is
+// asciiLower(line).
+func (sc *scan) learnFindings(d *splitDetector, line, lower string) {
+	fs := d.detectLower(line, lower)
 	// gitleaks keeps its rules in a map: its findings come in any order.
 	sort.Slice(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
@@ -146,19 +154,21 @@ type splitDetector struct {
 }
 
 type hotRule struct {
-	d   *detect.Detector
-	may func(frag string) bool // false: the rule's regexp cannot match
+	d *detect.Detector
+	// may false: the rule's regexp cannot match frag (lower is
+	// asciiLower(frag)).
+	may func(frag, lower string) bool
 }
 
 // hotRules are the rules split off, with the regexp each condition was
 // derived from: a gitleaks version that changes one keeps it in the rest.
 var hotRules = []struct {
 	id, regex string
-	may       func(string) bool
+	may       func(frag, lower string) bool
 }{
 	{"generic-api-key", `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)`, mayGeneric},
-	{"vault-service-token", `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`, mayVault},
-	{"jwt", `\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`, func(s string) bool { return strings.Contains(s, ".ey") }},
+	{"vault-service-token", `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`, func(s, _ string) bool { return mayVault(s) }},
+	{"jwt", `\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`, func(s, _ string) bool { return strings.Contains(s, ".ey") }},
 }
 
 // split is built from detector's config on first use.
@@ -217,12 +227,17 @@ func subDetector(cfg config.Config, keep func(id string) bool) *detect.Detector 
 // detect returns what the whole detector's DetectString(frag) returns, in
 // some order.
 func (sd *splitDetector) detect(frag string) []report.Finding {
+	return sd.detectLower(frag, asciiLower(frag))
+}
+
+// detectLower is detect given lower, asciiLower(frag).
+func (sd *splitDetector) detectLower(frag, lower string) []report.Finding {
 	var fs []report.Finding
-	if sd.restWords == nil || sd.restWords.MatchFirstString(strings.ToLower(frag)) != nil {
+	if sd.restWords == nil || sd.restWords.MatchFirstString(unicodeLower(frag, lower)) != nil {
 		fs = sd.rest.DetectString(frag)
 	}
 	for _, h := range sd.hot {
-		if h.may(frag) {
+		if h.may(frag, lower) {
 			fs = append(fs, h.d.DetectString(frag)...)
 		}
 	}
@@ -268,11 +283,11 @@ var genericWords = []string{"access", "auth", "api", "credential", "creds", "key
 // a keyword, at most 20+3 bytes of filler, an operator (its first byte one
 // of =>:|?,), at most 3+5 more bytes, then a value of at least 10 bytes of
 // [A-Za-z0-9_.=+/-].
-func mayGeneric(s string) bool {
+// l is asciiLower(s).
+func mayGeneric(s, l string) bool {
 	if foldsToASCII(s) {
 		return true
 	}
-	l := asciiLower(s)
 	for _, w := range genericWords {
 		for from := 0; ; {
 			i := strings.Index(l[from:], w)
@@ -330,4 +345,15 @@ func valueRun(s string, p int) int {
 		n++
 	}
 	return n
+}
+
+// unicodeLower is strings.ToLower(s) given lower, asciiLower(s): the same
+// string when s is ASCII (strings.ToLower then changes A-Z only).
+func unicodeLower(s, lower string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.ToLower(s)
+		}
+	}
+	return lower
 }
