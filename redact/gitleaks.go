@@ -1,9 +1,11 @@
 package redact
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
@@ -151,7 +153,27 @@ type splitDetector struct {
 	// rule has none, so that the rest runs on every fragment.
 	restWords *ahocorasick.Trie
 	hot       []hotRule
+
+	// The rest runs as a detector of only the rules whose keywords occur
+	// in the fragment: gitleaks' own walk of the fragment asks each of its
+	// ~220 rules for its keywords (strings.ToLower and a map look-up per
+	// keyword), which was most of its time on the coding corpus, where a
+	// fragment calls one rule or two. kwRules maps a keyword to the rules
+	// (indices into restIDs) it calls, as gitleaks decides it (a rule runs
+	// when the lower case of one of its keywords is among those found in
+	// the lower-cased fragment); chosen caches a detector per set of rules,
+	// their keywords dropped so that each runs, up to maxChosen sets (then
+	// the rest runs whole: the same findings, slower).
+	restCfg config.Config
+	restIDs []string
+	kwRules map[string][]int
+	chosen  sync.Map // string(set key) -> *detect.Detector
+	nChosen atomic.Int32
 }
+
+// maxChosen bounds the detectors splitDetector caches (the coding corpus
+// makes a few dozen sets).
+const maxChosen = 512
 
 type hotRule struct {
 	d *detect.Detector
@@ -189,6 +211,17 @@ var split = sync.OnceValues(func() (*splitDetector, error) {
 		sd.hot = append(sd.hot, hotRule{d: subDetector(cfg, func(id string) bool { return id == h.id }), may: h.may})
 	}
 	sd.rest = subDetector(cfg, func(id string) bool { return !taken[id] })
+	sd.restCfg = cfg
+	sd.restIDs = sd.rest.Config.OrderedRules
+	sd.kwRules = map[string][]int{}
+	for i, id := range sd.restIDs {
+		for _, k := range sd.rest.Config.Rules[id].Keywords {
+			k = strings.ToLower(k)
+			if !slices.Contains(sd.kwRules[k], i) {
+				sd.kwRules[k] = append(sd.kwRules[k], i)
+			}
+		}
+	}
 	var words []string
 	for w := range sd.rest.Config.Keywords {
 		words = append(words, w)
@@ -233,8 +266,10 @@ func (sd *splitDetector) detect(frag string) []report.Finding {
 // detectLower is detect given lower, asciiLower(frag).
 func (sd *splitDetector) detectLower(frag, lower string) []report.Finding {
 	var fs []report.Finding
-	if sd.restWords == nil || sd.restWords.MatchFirstString(unicodeLower(frag, lower)) != nil {
+	if sd.restWords == nil {
 		fs = sd.rest.DetectString(frag)
+	} else if d := sd.restFor(unicodeLower(frag, lower)); d != nil {
+		fs = d.DetectString(frag)
 	}
 	for _, h := range sd.hot {
 		if h.may(frag, lower) {
@@ -242,6 +277,60 @@ func (sd *splitDetector) detectLower(frag, lower string) []report.Finding {
 		}
 	}
 	return dropShadowedGeneric(fs)
+}
+
+// restFor returns a detector of the rest's rules that gitleaks would run
+// on a fragment whose lower case (strings.ToLower) is l, nil when none.
+// Findings of rules that do not run are none, and each rule's findings do
+// not depend on the other rules in its detector but through gitleaks' last
+// filter, which dropShadowedGeneric applies again over the union; a rule
+// needing others' findings (RequiredRules) gets the whole rest.
+func (sd *splitDetector) restFor(l string) *detect.Detector {
+	ms := sd.restWords.MatchString(l)
+	if len(ms) == 0 {
+		return nil
+	}
+	var set []int
+	for _, m := range ms {
+		for _, r := range sd.kwRules[string(m.Match())] {
+			if !slices.Contains(set, r) {
+				set = append(set, r)
+			}
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	slices.Sort(set)
+	key := make([]byte, 0, 2*len(set))
+	for _, r := range set {
+		key = append(key, byte(r>>8), byte(r))
+	}
+	if d, ok := sd.chosen.Load(string(key)); ok {
+		return d.(*detect.Detector)
+	}
+	if sd.nChosen.Load() >= maxChosen {
+		return sd.rest
+	}
+	sub := sd.restCfg
+	sub.Rules = map[string]config.Rule{}
+	sub.Keywords = map[string]struct{}{}
+	sub.OrderedRules = nil
+	for _, r := range set {
+		id := sd.restIDs[r]
+		rule := sd.restCfg.Rules[id]
+		if len(rule.RequiredRules) > 0 {
+			return sd.rest
+		}
+		rule.Keywords = nil // chosen: it runs
+		sub.Rules[id] = rule
+		sub.OrderedRules = append(sub.OrderedRules, id)
+	}
+	d, loaded := sd.chosen.LoadOrStore(string(key), detect.NewDetector(sub))
+	if !loaded {
+		sd.nChosen.Add(1)
+	}
+	return d.(*detect.Detector)
 }
 
 // dropShadowedGeneric is gitleaks' own final filter (detect/utils.go
