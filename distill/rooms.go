@@ -110,10 +110,10 @@ func codingRooms(ex *exchange.Exchange, files []string, p prompt) []exchange.Roo
 	// palace is useful only when its rooms repeat.
 	score := map[string]float64{}
 	count := func(s string, w float64) {
-		words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		words := strings.FieldsFuncSeq(strings.ToLower(s), func(r rune) bool {
 			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '.'
 		})
-		for _, word := range words {
+		for word := range words {
 			if t, ok := topicOf()[strings.Trim(word, ".-")]; ok {
 				score[t] += w
 			}

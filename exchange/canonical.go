@@ -143,11 +143,21 @@ func cut(s string, sep byte) (string, string, bool) {
 
 const hexDigits = "0123456789abcdef"
 
+// writeString writes s as a JSON string: the escapes RFC 8785 prescribes,
+// U+FFFD's escape for each byte of invalid UTF-8, every other byte as is
+// and in runs, not a call per byte (TestWriteStringIsRef holds it to the
+// byte-at-a-time version: content ids depend on these bytes).
 func writeString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
+	from := 0 // s[from:i] is written as is
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b.WriteString(s[from:i])
 			switch c {
 			case '"':
 				b.WriteString(`\"`)
@@ -164,25 +174,25 @@ func writeString(b *bytes.Buffer, s string) {
 			case '\t':
 				b.WriteString(`\t`)
 			default:
-				if c < 0x20 {
-					b.WriteString(`\u00`)
-					b.WriteByte(hexDigits[c>>4])
-					b.WriteByte(hexDigits[c&0xf])
-				} else {
-					b.WriteByte(c)
-				}
+				b.WriteString(`\u00`)
+				b.WriteByte(hexDigits[c>>4])
+				b.WriteByte(hexDigits[c&0xf])
 			}
 			i++
+			from = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			b.WriteString(s[from:i])
 			b.WriteString(`\ufffd`)
-		} else {
-			b.WriteString(s[i : i+size])
+			i++
+			from = i
+			continue
 		}
 		i += size
 	}
+	b.WriteString(s[from:])
 	b.WriteByte('"')
 }
 

@@ -4,6 +4,7 @@
 package exchange
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,7 +61,10 @@ func Parse(data []byte) (*Exchange, error) {
 	if len(data) > MaxRecordBytes {
 		return nil, fmt.Errorf("record is %d bytes, over the %d MiB limit: split the exchange", len(data), MaxRecordBytes>>20)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	// Read from data itself: a string copy of it was a sixth of Parse's
+	// time in `git mem add` (the decoder copies what it reads anyway, and
+	// nothing decoded refers to data).
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw any
 	if err := dec.Decode(&raw); err != nil {

@@ -139,9 +139,9 @@ func isNameChar(c byte) bool {
 	return isLower(c) || isUpper(c) || isDigit(c) || c == '_' || c == '-' || c == '.'
 }
 
-// assignments finds values assigned to secret-ish names.
-func assignments(s string) []span {
-	lower := asciiLower(s)
+// assignments finds values assigned to secret-ish names; lower is
+// asciiLower(s).
+func assignments(s, lower string) []span {
 	hit := false
 	for _, h := range nameHints {
 		if strings.Contains(lower, h) {
@@ -238,12 +238,22 @@ func parseAssignment(s string, a, e int) (span, bool) {
 	return span{a: j, b: k, kind: kind}, true
 }
 
-// asciiLower lower-cases ASCII letters only, keeping byte offsets equal.
+// asciiLower lower-cases ASCII letters only, keeping byte offsets equal:
+// the lower case of s[a:b] is asciiLower(s)[a:b], so one copy serves every
+// part of a string (its lines, gitleaks' fragments). s itself when it has no
+// upper-case letter (no copy).
 func asciiLower(s string) string {
+	i := 0
+	for i < len(s) && !isUpper(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
 	b := []byte(s)
-	for i, c := range b {
-		if isUpper(c) {
-			b[i] = c + 'a' - 'A'
+	for ; i < len(b); i++ {
+		if isUpper(b[i]) {
+			b[i] += 'a' - 'A'
 		}
 	}
 	return string(b)

@@ -35,8 +35,8 @@ func newScan(layers Layer) *scan {
 }
 
 // spans runs the rules of the scan's layers over s and notes every value
-// found as known.
-func (sc *scan) spans(s string) []span {
+// found as known; lower is asciiLower(s).
+func (sc *scan) spans(s, lower string) []span {
 	if len(s) < 8 {
 		return nil
 	}
@@ -56,10 +56,10 @@ func (sc *scan) spans(s string) []span {
 		if !forced && (len(r.pre) > 0 && !pf.any(found, i) || (r.near != nil && !r.near(s))) {
 			continue
 		}
-		out = append(out, r.spans(s)...)
+		out = append(out, r.spans(s, lower)...)
 	}
 	if sc.layers&LayerAssign != 0 {
-		out = append(out, assignments(s)...)
+		out = append(out, assignments(s, lower)...)
 	}
 	for _, sp := range out {
 		sc.learn(s[sp.a:sp.b], sp.kind)
@@ -144,14 +144,19 @@ func (sc *scan) replace(s string, sps []span) (string, int) {
 	return b.String(), n
 }
 
-func (r *rule) spans(s string) []span {
+// spans finds the rule's secrets in s; lower is asciiLower(s).
+func (r *rule) spans(s, lower string) []span {
 	if !r.lines {
 		return r.spansIn(s)
+	}
+	if r.hint != nil && !r.hint(lower) {
+		return nil
 	}
 	var out []span
 	off := 0
 	for line := range strings.Lines(s) {
-		if len(line) >= 8 && (len(r.pre) == 0 || containsAny(line, r.pre)) {
+		if len(line) >= 8 && (len(r.pre) == 0 || containsAny(line, r.pre)) &&
+			(r.hint == nil || r.hint(lower[off:off+len(line)])) {
 			for _, sp := range r.spansIn(line) {
 				out = append(out, span{sp.a + off, sp.b + off, sp.kind})
 			}
@@ -197,12 +202,12 @@ func String(s string) (string, int) { return StringWith(s, All) }
 
 // StringWith is String with only the given layers (for measurements).
 func StringWith(s string, layers Layer) (string, int) {
-	s, cut := cutPrivate(s)
+	s, lower, cut := cutPrivateLower(s)
 	sc := newScan(layers)
 	sc.aws = layers&LayerShapes != 0 && hasAWSKeyID(s)
-	sps := sc.spans(s)
+	sps := sc.spans(s, lower)
 	if layers&LayerGitleaks != 0 {
-		sc.gitleaks(s)
+		sc.gitleaks(s, lower)
 	}
 	s, n := sc.replace(s, sps)
 	return s, n + cut
@@ -241,10 +246,14 @@ func ExchangeWith(ex *exchange.Exchange, layers Layer) int {
 
 	// Private spans go first, so that no layer, no card and no index sees
 	// them.
+	// lowers[i] is asciiLower(*w.strs[i]), one copy that every rule
+	// asking for the lower case reads (parts of it for lines and
+	// fragments).
 	n := 0
-	for _, p := range w.strs {
+	lowers := make([]string, len(w.strs))
+	for i, p := range w.strs {
 		var k int
-		*p, k = cutPrivate(*p)
+		*p, lowers[i], k = cutPrivateLower(*p)
 		n += k
 	}
 	sc := newScan(layers)
@@ -269,11 +278,11 @@ func ExchangeWith(ex *exchange.Exchange, layers Layer) int {
 		}
 	}
 	for i, p := range w.strs {
-		found[i] = append(found[i], sc.spans(*p)...)
+		found[i] = append(found[i], sc.spans(*p, lowers[i])...)
 	}
 	if layers&LayerGitleaks != 0 {
-		for _, p := range w.strs {
-			sc.gitleaks(*p)
+		for i, p := range w.strs {
+			sc.gitleaks(*p, lowers[i])
 		}
 	}
 	for i, p := range w.strs {

@@ -1,9 +1,12 @@
 package redact
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unicode/utf8"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/rs/zerolog"
@@ -70,8 +73,8 @@ func isHashOrID(v string) bool {
 const gitleaksChunk = 512
 
 // gitleaks runs gitleaks' rules over text and learns every secret found, to
-// be replaced wherever it occurs.
-func (sc *scan) gitleaks(text string) {
+// be replaced wherever it occurs; lower is asciiLower(text).
+func (sc *scan) gitleaks(text, lower string) {
 	if len(text) < 8 {
 		return
 	}
@@ -81,27 +84,34 @@ func (sc *scan) gitleaks(text string) {
 		// did not, our own layers still run.
 		return
 	}
-	fragments(text, func(frag string) { sc.learnFindings(d, frag) })
+	fragmentsAt(text, func(from, end int) { sc.learnFindings(d, text[from:end], lower[from:end]) })
 }
 
 // fragments calls fn with text cut into whole lines packed into fragments
 // of up to gitleaksChunk bytes.
 func fragments(text string, fn func(frag string)) {
+	fragmentsAt(text, func(from, end int) { fn(text[from:end]) })
+}
+
+// fragmentsAt is fragments giving each fragment's bounds in text.
+func fragmentsAt(text string, fn func(from, end int)) {
 	from, end := 0, 0
 	for line := range strings.Lines(text) {
 		if end > from && end-from+len(line) > gitleaksChunk {
-			fn(text[from:end])
+			fn(from, end)
 			from = end
 		}
 		end += len(line)
 	}
 	if end > from {
-		fn(text[from:end])
+		fn(from, end)
 	}
 }
 
-func (sc *scan) learnFindings(d *splitDetector, line string) {
-	fs := d.detect(line)
+// learnFindings learns gitleaks' findings in a fragment; lower is
+// asciiLower(line).
+func (sc *scan) learnFindings(d *splitDetector, line, lower string) {
+	fs := d.detectLower(line, lower)
 	// gitleaks keeps its rules in a map: its findings come in any order.
 	sort.Slice(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
@@ -143,22 +153,44 @@ type splitDetector struct {
 	// rule has none, so that the rest runs on every fragment.
 	restWords *ahocorasick.Trie
 	hot       []hotRule
+
+	// The rest runs as a detector of only the rules whose keywords occur
+	// in the fragment: gitleaks' own walk of the fragment asks each of its
+	// ~220 rules for its keywords (strings.ToLower and a map look-up per
+	// keyword), which was most of its time on the coding corpus, where a
+	// fragment calls one rule or two. kwRules maps a keyword to the rules
+	// (indices into restIDs) it calls, as gitleaks decides it (a rule runs
+	// when the lower case of one of its keywords is among those found in
+	// the lower-cased fragment); chosen caches a detector per set of rules,
+	// their keywords dropped so that each runs, up to maxChosen sets (then
+	// the rest runs whole: the same findings, slower).
+	restCfg config.Config
+	restIDs []string
+	kwRules map[string][]int
+	chosen  sync.Map // string(set key) -> *detect.Detector
+	nChosen atomic.Int32
 }
 
+// maxChosen bounds the detectors splitDetector caches (the coding corpus
+// makes a few dozen sets).
+const maxChosen = 512
+
 type hotRule struct {
-	d   *detect.Detector
-	may func(frag string) bool // false: the rule's regexp cannot match
+	d *detect.Detector
+	// may false: the rule's regexp cannot match frag (lower is
+	// asciiLower(frag)).
+	may func(frag, lower string) bool
 }
 
 // hotRules are the rules split off, with the regexp each condition was
 // derived from: a gitleaks version that changes one keeps it in the rest.
 var hotRules = []struct {
 	id, regex string
-	may       func(string) bool
+	may       func(frag, lower string) bool
 }{
 	{"generic-api-key", `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)`, mayGeneric},
-	{"vault-service-token", `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`, mayVault},
-	{"jwt", `\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`, func(s string) bool { return strings.Contains(s, ".ey") }},
+	{"vault-service-token", `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`, func(s, _ string) bool { return mayVault(s) }},
+	{"jwt", `\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`, func(s, _ string) bool { return strings.Contains(s, ".ey") }},
 }
 
 // split is built from detector's config on first use.
@@ -179,6 +211,17 @@ var split = sync.OnceValues(func() (*splitDetector, error) {
 		sd.hot = append(sd.hot, hotRule{d: subDetector(cfg, func(id string) bool { return id == h.id }), may: h.may})
 	}
 	sd.rest = subDetector(cfg, func(id string) bool { return !taken[id] })
+	sd.restCfg = cfg
+	sd.restIDs = sd.rest.Config.OrderedRules
+	sd.kwRules = map[string][]int{}
+	for i, id := range sd.restIDs {
+		for _, k := range sd.rest.Config.Rules[id].Keywords {
+			k = strings.ToLower(k)
+			if !slices.Contains(sd.kwRules[k], i) {
+				sd.kwRules[k] = append(sd.kwRules[k], i)
+			}
+		}
+	}
 	var words []string
 	for w := range sd.rest.Config.Keywords {
 		words = append(words, w)
@@ -217,16 +260,77 @@ func subDetector(cfg config.Config, keep func(id string) bool) *detect.Detector 
 // detect returns what the whole detector's DetectString(frag) returns, in
 // some order.
 func (sd *splitDetector) detect(frag string) []report.Finding {
+	return sd.detectLower(frag, asciiLower(frag))
+}
+
+// detectLower is detect given lower, asciiLower(frag).
+func (sd *splitDetector) detectLower(frag, lower string) []report.Finding {
 	var fs []report.Finding
-	if sd.restWords == nil || sd.restWords.MatchFirstString(strings.ToLower(frag)) != nil {
+	if sd.restWords == nil {
 		fs = sd.rest.DetectString(frag)
+	} else if d := sd.restFor(unicodeLower(frag, lower)); d != nil {
+		fs = d.DetectString(frag)
 	}
 	for _, h := range sd.hot {
-		if h.may(frag) {
+		if h.may(frag, lower) {
 			fs = append(fs, h.d.DetectString(frag)...)
 		}
 	}
 	return dropShadowedGeneric(fs)
+}
+
+// restFor returns a detector of the rest's rules that gitleaks would run
+// on a fragment whose lower case (strings.ToLower) is l, nil when none.
+// Findings of rules that do not run are none, and each rule's findings do
+// not depend on the other rules in its detector but through gitleaks' last
+// filter, which dropShadowedGeneric applies again over the union; a rule
+// needing others' findings (RequiredRules) gets the whole rest.
+func (sd *splitDetector) restFor(l string) *detect.Detector {
+	ms := sd.restWords.MatchString(l)
+	if len(ms) == 0 {
+		return nil
+	}
+	var set []int
+	for _, m := range ms {
+		for _, r := range sd.kwRules[string(m.Match())] {
+			if !slices.Contains(set, r) {
+				set = append(set, r)
+			}
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	slices.Sort(set)
+	key := make([]byte, 0, 2*len(set))
+	for _, r := range set {
+		key = append(key, byte(r>>8), byte(r))
+	}
+	if d, ok := sd.chosen.Load(string(key)); ok {
+		return d.(*detect.Detector)
+	}
+	if sd.nChosen.Load() >= maxChosen {
+		return sd.rest
+	}
+	sub := sd.restCfg
+	sub.Rules = map[string]config.Rule{}
+	sub.Keywords = map[string]struct{}{}
+	sub.OrderedRules = nil
+	for _, r := range set {
+		id := sd.restIDs[r]
+		rule := sd.restCfg.Rules[id]
+		if len(rule.RequiredRules) > 0 {
+			return sd.rest
+		}
+		rule.Keywords = nil // chosen: it runs
+		sub.Rules[id] = rule
+		sub.OrderedRules = append(sub.OrderedRules, id)
+	}
+	d, loaded := sd.chosen.LoadOrStore(string(key), detect.NewDetector(sub))
+	if !loaded {
+		sd.nChosen.Add(1)
+	}
+	return d.(*detect.Detector)
 }
 
 // dropShadowedGeneric is gitleaks' own final filter (detect/utils.go
@@ -268,11 +372,11 @@ var genericWords = []string{"access", "auth", "api", "credential", "creds", "key
 // a keyword, at most 20+3 bytes of filler, an operator (its first byte one
 // of =>:|?,), at most 3+5 more bytes, then a value of at least 10 bytes of
 // [A-Za-z0-9_.=+/-].
-func mayGeneric(s string) bool {
+// l is asciiLower(s).
+func mayGeneric(s, l string) bool {
 	if foldsToASCII(s) {
 		return true
 	}
-	l := asciiLower(s)
 	for _, w := range genericWords {
 		for from := 0; ; {
 			i := strings.Index(l[from:], w)
@@ -330,4 +434,15 @@ func valueRun(s string, p int) int {
 		n++
 	}
 	return n
+}
+
+// unicodeLower is strings.ToLower(s) given lower, asciiLower(s): the same
+// string when s is ASCII (strings.ToLower then changes A-Z only).
+func unicodeLower(s, lower string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.ToLower(s)
+		}
+	}
+	return lower
 }

@@ -138,10 +138,10 @@ func wordRules() []rule {
 			kind:  "password",
 			layer: LayerWords,
 			lines: true,
+			// A line without a secret word has no match (every match of
+			// said and bare holds one): hasSecretWordLower.
+			hint: hasSecretWordLower,
 			find: func(s string) []span {
-				if !hasSecretWord(s) {
-					return nil
-				}
 				var out []span
 				for _, m := range said.FindAllStringSubmatchIndex(s, -1) {
 					kind := wordKind(s[m[2]:m[3]])
@@ -164,10 +164,11 @@ func wordRules() []rule {
 	}
 }
 
-func hasSecretWord(s string) bool {
-	l := asciiLower(s)
+// hasSecretWordLower reports whether lower, a string in asciiLower's lower
+// case, holds one of the secret words.
+func hasSecretWordLower(lower string) bool {
 	for _, w := range []string{"pass", "pwd", "pw", "secret", "key", "token", "credential"} {
-		if strings.Contains(l, w) {
+		if strings.Contains(lower, w) {
 			return true
 		}
 	}

@@ -10,15 +10,23 @@ var PrivateMark = mark("private")
 // The convention users know from other agent-memory tools: what they mark
 // private is never stored, not even redacted.
 func cutPrivate(s string) (string, int) {
+	out, _, n := cutPrivateLower(s)
+	return out, n
+}
+
+// cutPrivateLower is cutPrivate that also returns asciiLower of its result,
+// which the rules read next: the copy it made to find the tags serves them
+// when nothing was cut.
+func cutPrivateLower(s string) (out, lower string, n int) {
 	if !strings.Contains(s, "<") {
-		return s, 0
+		return s, asciiLower(s), 0
 	}
 	l := asciiLower(s)
 	if !strings.Contains(l, "<private>") {
-		return s, 0
+		return s, l, 0
 	}
 	var b strings.Builder
-	last, n := 0, 0
+	last := 0
 	for {
 		i := strings.Index(l[last:], "<private>")
 		if i < 0 {
@@ -36,5 +44,6 @@ func cutPrivate(s string) (string, int) {
 		last = i + j + len("</private>")
 	}
 	b.WriteString(s[last:])
-	return b.String(), n
+	out = b.String()
+	return out, asciiLower(out), n
 }

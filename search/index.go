@@ -745,8 +745,12 @@ type prep struct {
 	link                                      linkMeta
 }
 
-// joined is terms as a Bleve field and their count.
-func joined(terms []string) (string, int32) { return strings.Join(terms, " "), int32(len(terms)) }
+// joined is the terms of texts (analysed in turn, one list) as a Bleve
+// field and their count.
+func joined(a *embed.Analyzer, texts ...string) (string, int32) {
+	s, n := a.Joined(texts...)
+	return s, int32(n)
+}
 
 // prepare analyses docs on GOMAXPROCS goroutines; results are placed by
 // index, so the outcome does not depend on scheduling.
@@ -762,16 +766,12 @@ func prepare(docs []Doc) []prep {
 			for i := w; i < len(docs); i += workers {
 				d := &docs[i]
 				p := &out[i]
-				verb := a.Analyze(d.Verbatim)
-				if dt := dateTerms(d.Time); dt != "" {
-					verb = append(verb, a.Analyze(dt)...)
-				}
-				p.verb, p.verbLen = joined(verb)
-				p.out, p.outLen = joined(a.Analyze(d.Output))
-				p.dist, p.distLen = joined(a.Analyze(d.Distilled()))
-				p.head, p.headLen = joined(a.Analyze(d.Head))
+				p.verb, p.verbLen = joined(a, d.Verbatim, dateTerms(d.Time))
+				p.out, p.outLen = joined(a, d.Output)
+				p.dist, p.distLen = joined(a, d.Distilled())
+				p.head, p.headLen = joined(a, d.Head)
 				if asksQuestion(d.Tail) {
-					p.asked, p.askLen = joined(a.Analyze(d.Tail))
+					p.asked, p.askLen = joined(a, d.Tail)
 				}
 				src := d.Verbatim
 				if d.Output != "" {

@@ -37,9 +37,13 @@ var stopWords = sync.OnceValue(func() analysis.TokenMap {
 // "authMiddleware" and a search for "authMiddleware" ranks the exact
 // identifier first. Case is kept; Analyze lower-cases.
 func Words(text string, emit func(w string, part bool)) {
+	// parts is reused from word to word: a slice per word was most of
+	// what Words allocated in `git mem add` (the parts are substrings of
+	// the text, so emit may keep them).
+	var parts []string
 	i := 0
 	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := runeAt(text, i)
 		if !isWordRune(r) {
 			i += size
 			continue
@@ -47,14 +51,14 @@ func Words(text string, emit func(w string, part bool)) {
 		start := i
 		end := i
 		for i < len(text) {
-			r, size = utf8.DecodeRuneInString(text[i:])
+			r, size = runeAt(text, i)
 			if isWordRune(r) {
 				i += size
 				end = i
 				continue
 			}
 			if isJoiner(r) && i+size < len(text) {
-				r2, _ := utf8.DecodeRuneInString(text[i+size:])
+				r2, _ := runeAt(text, i+size)
 				if isWordRune(r2) {
 					i += size
 					continue
@@ -63,7 +67,7 @@ func Words(text string, emit func(w string, part bool)) {
 			break
 		}
 		word := text[start:end]
-		parts := splitIdent(word)
+		parts = splitIdentInto(parts[:0], word)
 		if len(word) <= MaxWordBytes {
 			emit(word, false)
 		}
@@ -82,19 +86,41 @@ func Words(text string, emit func(w string, part bool)) {
 	}
 }
 
+// runeAt is utf8.DecodeRuneInString(text[i:]), with ASCII decoded inline
+// (nearly every byte Words reads).
+func runeAt(text string, i int) (rune, int) {
+	if c := text[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(text[i:])
+}
+
+// asciiWord[c] is isWordRune(rune(c)) for ASCII c: unicode.IsLetter and
+// IsDigit hold there for A-Z, a-z and 0-9 only (TestIsWordRuneASCII).
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return t
+}()
+
 func isWordRune(r rune) bool {
+	if 0 <= r && r < utf8.RuneSelf {
+		return asciiWord[r]
+	}
 	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 func isJoiner(r rune) bool { return r == '.' || r == '/' || r == '-' || r == ':' }
 
-// splitIdent cuts an identifier on joiners, '_', lower→Upper (camelCase),
-// UPPER→Upper+lower (HTTPServer → HTTP Server) and letter/digit changes.
-func splitIdent(w string) []string {
+// splitIdentInto cuts an identifier on joiners, '_', lower→Upper
+// (camelCase), UPPER→Upper+lower (HTTPServer → HTTP Server) and
+// letter/digit changes, appending the parts to parts.
+func splitIdentInto(parts []string, w string) []string {
 	if isASCII(w) {
-		return splitASCII(w)
+		return splitASCIIInto(parts, w)
 	}
-	return splitRunes(w)
+	return append(parts, splitRunes(w)...)
 }
 
 func splitRunes(w string) []string {
@@ -134,8 +160,10 @@ func splitRunes(w string) []string {
 // splitASCII is splitIdent for ASCII words (nearly all of them), on bytes
 // and returning substrings of w: the rune slice and a string per part were
 // a quarter of Words' time in `git mem add` (docs/BENCHMARKS.md, "Adding").
-func splitASCII(w string) []string {
-	var parts []string
+func splitASCII(w string) []string { return splitASCIIInto(nil, w) }
+
+// splitASCIIInto is splitASCII appending the parts to parts.
+func splitASCIIInto(parts []string, w string) []string {
 	start := 0
 	flush := func(end int) {
 		if end > start {
@@ -195,6 +223,7 @@ func Analyze(text string) []string {
 // goroutine its own.
 type Analyzer struct {
 	memo map[string]string
+	buf  []byte // Joined's, reused
 }
 
 // NewAnalyzer returns an Analyzer with an empty memo.
@@ -209,6 +238,28 @@ func (a *Analyzer) Analyze(text string) []string {
 		}
 	})
 	return out
+}
+
+// Joined returns strings.Join of the terms of texts (Analyze of each in
+// turn, one list) with single spaces, and how many terms there are: what
+// the index stores of a field, without a slice of the terms (growing it was
+// most of what the index's analysis allocated in `git mem add`).
+func (a *Analyzer) Joined(texts ...string) (string, int) {
+	b := a.buf[:0]
+	n := 0
+	for _, text := range texts {
+		Words(text, func(w string, part bool) {
+			if t := a.Term(w); t != "" {
+				if n > 0 {
+					b = append(b, ' ')
+				}
+				b = append(b, t...)
+				n++
+			}
+		})
+	}
+	a.buf = b
+	return string(b), n
 }
 
 // Term is the package-level Term, memoised.
