@@ -82,7 +82,7 @@ func normalize(s string) string {
 
 // hash64 is FNV-1a, 64 bits (hash/fnv's New64a), computed in place: it runs
 // once per shingle, and hash/fnv needs the string copied to a []byte.
-func hash64(s string) uint64 {
+func hash64[T string | []byte](s T) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])
@@ -334,13 +334,13 @@ type batchDedup struct {
 // dedupPass returns the batch's grouping state, or nil when the maps are
 // to be used (ids already known, maps built, or the pass budget spent).
 func (ix *Index) dedupPass(docs []Doc, preps []prep) *batchDedup {
-	rows := len(ix.recs)
+	rows := len(ix.seqs)
 	if ix.exactIdx != nil || !similarBandsSure() || dedupPassFactor == 0 || ix.passed+rows > dedupPassFactor*rows {
 		return nil
 	}
 	seen := make(map[string]bool, len(docs))
 	for i := range docs {
-		if _, known := ix.byID[docs[i].ID]; known || seen[docs[i].ID] {
+		if _, known := ix.rowOfID(docs[i].ID); known || seen[docs[i].ID] {
 			return nil // rows are then not the batch's in order
 		}
 		seen[docs[i].ID] = true
@@ -357,11 +357,11 @@ func (ix *Index) dedupPass(docs []Doc, preps []prep) *batchDedup {
 			newBands[k] = append(newBands[k], int32(j))
 		}
 	}
-	for r := range ix.recs[:rows] {
-		if isDead(ix.recs[r].ID) {
+	for r := range int32(rows) {
+		if ix.rowDead(r) {
 			continue
 		}
-		for _, j := range newExact[ix.recs[r].Exact] {
+		for _, j := range newExact[ix.exactOf(r)] {
 			if p.oldExact[j] < 0 {
 				p.oldExact[j] = int32(r)
 			}

@@ -559,11 +559,25 @@ func (ix *Index) ensureLinkState() error {
 		return err
 	}
 	st.buckets = map[string][]int32{}
-	st.feats = make([]*linkFeat, len(ix.recs))
+	st.feats = make([]*linkFeat, len(ix.seqs))
 	st.terms = termIDs{}
 	st.projects = map[uint64]bool{}
-	for i := range ix.recs {
-		for _, k := range linkBuckets(ix.recs[i].Rooms, ix.recs[i].Files) {
+	if lz := ix.lazy; lz != nil {
+		// The loaded rows' buckets from their dictionary numbers (scanLazy),
+		// each room's and file's key made once: the rows that name it are
+		// in row order, as the loop below lists them.
+		for ref, rows := range lz.rooms {
+			if s := lz.dict[ref]; !strings.HasPrefix(s, "project:") {
+				st.buckets["r\x00"+s] = rows
+			}
+		}
+		for ref, rows := range lz.files {
+			st.buckets["f\x00"+lz.dict[ref]] = rows
+		}
+	}
+	for i := ix.recOff(); i < len(ix.seqs); i++ {
+		r := &ix.recs[i-ix.recOff()]
+		for _, k := range linkBuckets(r.Rooms, r.Files) {
 			st.buckets[k] = append(st.buckets[k], int32(i))
 		}
 	}
@@ -596,9 +610,12 @@ func (st *linkState) features(a *embed.Analyzer, row int32, r *docRec) *linkFeat
 
 // deriveLinks compares a newly added row with the latest earlier rows of
 // its rooms and files. The caller holds the writer; row's record is set.
-func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
+func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) error {
 	st := ix.lst
-	rec := &ix.recs[row]
+	rec, err := ix.recAt(row)
+	if err != nil {
+		return err
+	}
 	if replaced { // a new blob for a known id: its links are derived again
 		st.changed = true
 		st.fileN = -1
@@ -624,7 +641,11 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
 				cands = append(cands, r)
 			}
 		}
-		if !replaced {
+		switch {
+		case replaced:
+		case i == len(rows): // a new row is the last (no copy of the bucket's tail)
+			st.buckets[k] = append(rows, row)
+		default:
 			st.buckets[k] = append(rows[:i], append([]int32{row}, rows[i:]...)...)
 		}
 	}
@@ -632,7 +653,10 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
 	cands = slices.Compact(cands) // a row in two of the buckets once
 	var found []linkRec
 	for _, r := range cands {
-		o := &ix.recs[r]
+		o, err := ix.recAt(r)
+		if err != nil {
+			return err
+		}
 		fb := st.features(a, r, o)
 		if !mayLink(fa, fb) || fa.id == fb.id || !st.sameProject(rec.Project, o.Project, fa, fb) {
 			continue // before the card is copied
@@ -663,6 +687,7 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) {
 		st.changed = true
 	}
 	st.links = append(st.links, found...)
+	return nil
 }
 
 // AddEvents keeps commits that are not exchanges (pins, stated links);
@@ -713,10 +738,10 @@ func (ix *Index) writeLinks() error {
 	if err != nil {
 		return err
 	}
-	idOf := func(r int32) string { return ix.recs[r].ID }
+	idOf := ix.idOf
 	var bin []byte
 	if st := ix.lst; st != nil && st.loaded && st.fileN >= 0 && st.fileN <= len(links) {
-		v, err := openLinks(ix.dir, len(ix.recs))
+		v, err := openLinks(ix.dir, len(ix.seqs))
 		if err != nil {
 			return err
 		}

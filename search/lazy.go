@@ -1,0 +1,163 @@
+package search
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// lazyRows is what a writer keeps of the rows it loaded while it only
+// appends (an add, a catch-up): not their records but the few fields every
+// row is read for, scanned in place from the mapped document table
+// (scanRec). Decoding every record into Go strings was 2.3 s of the 10 s
+// an add of 1,000 exchanges into 1,000,000 took, and with the per-row maps
+// built from those strings most of its 2.4 GB (docs/BENCHMARKS.md, session
+// 16). A record is decoded whole only when it is read (a link candidate,
+// an id found), and every row is decoded (Index.ensureFull) before
+// anything else needs the records: a replaced or forgotten row, a table
+// written whole, a filtered search.
+//
+// Rows [0, n) are the table's; Index.recs then holds rows n.. only.
+type lazyRows struct {
+	n     int
+	dict  []string // the table's dictionary strings
+	exact []uint64 // per row: the dedup key
+	dead  []int32  // rows whose id says they were emptied (forget.go), ascending
+	// ids: a hash of each row's id and the row, sorted; rowOf compares the
+	// id itself (recID), so a collision is never a wrong answer.
+	ids []idEnt
+	// Per row, for the neighbour table (neighbourRows): the session's
+	// dictionary number and the lengths.
+	sess []uint32
+	lens []ctxRow
+	// rooms and files: by dictionary number, the rows naming it in row
+	// order (a row once per naming), as linkBuckets lists them; what
+	// ensureLinkState needs.
+	rooms, files map[uint32][]int32
+	cache        map[int32]*docRec // rows decoded so far (rec)
+}
+
+type idEnt struct {
+	h   uint64
+	row int32
+}
+
+// scanLazy reads t's rows into a lazyRows; an error is a damaged record.
+func scanLazy(t *table) (*lazyRows, error) {
+	n := len(t.seqs)
+	lz := &lazyRows{n: n, dict: t.dictList(), exact: make([]uint64, n), ids: make([]idEnt, n),
+		sess: make([]uint32, n), lens: make([]ctxRow, n),
+		rooms: map[uint32][]int32{}, files: map[uint32][]int32{}, cache: map[int32]*docRec{}}
+	var s recScan
+	for i := range n {
+		if err := scanRec(t.recBytes(i), &s, uint64(t.dictN)); err != nil {
+			return nil, fmt.Errorf("document table record %d: %w", i, err)
+		}
+		lz.exact[i] = s.exact
+		lz.ids[i] = idEnt{hash64(s.id), int32(i)}
+		if bytes.HasPrefix(s.id, []byte(deadPrefix)) {
+			lz.dead = append(lz.dead, int32(i))
+		}
+		lz.sess[i] = uint32(s.session)
+		lz.lens[i] = ctxRow{verb: s.verb, head: s.head, asked: s.ask, out: s.outl}
+		for _, r := range s.rooms {
+			lz.rooms[uint32(r)] = append(lz.rooms[uint32(r)], int32(i))
+		}
+		for _, f := range s.files {
+			lz.files[uint32(f)] = append(lz.files[uint32(f)], int32(i))
+		}
+	}
+	slices.SortFunc(lz.ids, func(a, b idEnt) int {
+		return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.row, b.row))
+	})
+	return lz, nil
+}
+
+// rowOf is the last loaded row whose id is id (the writer's byID keeps the
+// last row of an id too). t holds the loaded rows' records as scanLazy
+// read them (the same bytes: a writer's table only grows), so recID does
+// not fail on them.
+func (lz *lazyRows) rowOf(t *table, id string) (int32, bool) {
+	h := hash64(id)
+	i, _ := slices.BinarySearchFunc(lz.ids, h, func(e idEnt, h uint64) int { return cmp.Compare(e.h, h) })
+	row, found := int32(-1), false
+	for ; i < len(lz.ids) && lz.ids[i].h == h; i++ {
+		if b, _, err := recID(t.recBytes(int(lz.ids[i].row))); err == nil && string(b) == id {
+			row, found = lz.ids[i].row, true
+		}
+	}
+	return row, found
+}
+
+// isDead reports whether loaded row r was emptied.
+func (lz *lazyRows) isDead(r int32) bool {
+	_, ok := slices.BinarySearch(lz.dead, r)
+	return ok
+}
+
+// recOff is the row of recs[0]: the loaded rows' count while they are
+// lazy, else 0.
+func (ix *Index) recOff() int {
+	if ix.lazy != nil {
+		return ix.lazy.n
+	}
+	return 0
+}
+
+// recAt is a writer's record of row r, a loaded row decoded on first use
+// (and kept: features may give it its link meta).
+func (ix *Index) recAt(r int32) (*docRec, error) {
+	lz := ix.lazy
+	if lz == nil || int(r) >= lz.n {
+		return &ix.recs[int(r)-ix.recOff()], nil
+	}
+	if p := lz.cache[r]; p != nil {
+		return p, nil
+	}
+	rec, err := ix.tab.recWith(int(r), (&strDict{list: lz.dict}).get)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	lz.cache[r] = &rec
+	return &rec, nil
+}
+
+// exactOf is row r's dedup key.
+func (ix *Index) exactOf(r int32) uint64 {
+	if lz := ix.lazy; lz != nil && int(r) < lz.n {
+		return lz.exact[r]
+	}
+	return ix.recs[int(r)-ix.recOff()].Exact
+}
+
+// rowDead reports whether row r was emptied by a forget.
+func (ix *Index) rowDead(r int32) bool {
+	if lz := ix.lazy; lz != nil && int(r) < lz.n {
+		return lz.isDead(r)
+	}
+	return isDead(ix.recs[int(r)-ix.recOff()].ID)
+}
+
+// rowOfID is the writer's row of exchange id.
+func (ix *Index) rowOfID(id string) (int32, bool) {
+	if r, ok := ix.byID[id]; ok {
+		return r, true
+	}
+	if lz := ix.lazy; lz != nil {
+		return lz.rowOf(ix.tab, id)
+	}
+	return 0, false
+}
+
+// idOf is row r's exchange id.
+func (ix *Index) idOf(r int32) string {
+	if lz := ix.lazy; lz != nil && int(r) < lz.n {
+		if p := lz.cache[r]; p != nil {
+			return p.ID
+		}
+		b, _, _ := recID(ix.tab.recBytes(int(r))) // scanned by scanLazy
+		return string(b)
+	}
+	return ix.recs[int(r)-ix.recOff()].ID
+}
