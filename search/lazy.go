@@ -2,8 +2,8 @@ package search
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -24,8 +24,11 @@ type lazyRows struct {
 	dict  []string // the table's dictionary strings
 	exact []uint64 // per row: the dedup key
 	dead  []int32  // rows whose id says they were emptied (forget.go), ascending
-	// ids: a hash of each row's id and the row, sorted; rowOf compares the
-	// id itself (recID), so a collision is never a wrong answer.
+	// ids: each row under a hash of its id, open addressing (linear
+	// probing, len a power of two, at most half full; row+1, 0: empty).
+	// rowOf compares the id itself (recID), so a collision is never a wrong
+	// answer. Sorting (hash, row) pairs instead took 0.14 s at 1,000,000
+	// rows, a map[uint64]int32 about as long.
 	ids []idEnt
 	// Per row, for the neighbour table (neighbourRows): the session's
 	// dictionary number and the lengths.
@@ -46,7 +49,7 @@ type idEnt struct {
 // scanLazy reads t's rows into a lazyRows; an error is a damaged record.
 func scanLazy(t *table) (*lazyRows, error) {
 	n := len(t.seqs)
-	lz := &lazyRows{n: n, dict: t.dictList(), exact: make([]uint64, n), ids: make([]idEnt, n),
+	lz := &lazyRows{n: n, dict: t.dictList(), exact: make([]uint64, n), ids: make([]idEnt, max(16, 2<<bits.Len(uint(n)))),
 		sess: make([]uint32, n), lens: make([]ctxRow, n),
 		rooms: map[uint32][]int32{}, files: map[uint32][]int32{}, cache: map[int32]*docRec{}}
 	var s recScan
@@ -55,7 +58,7 @@ func scanLazy(t *table) (*lazyRows, error) {
 			return nil, fmt.Errorf("document table record %d: %w", i, err)
 		}
 		lz.exact[i] = s.exact
-		lz.ids[i] = idEnt{hash64(s.id), int32(i)}
+		lz.putID(hash64(s.id), int32(i))
 		if bytes.HasPrefix(s.id, []byte(deadPrefix)) {
 			lz.dead = append(lz.dead, int32(i))
 		}
@@ -68,10 +71,16 @@ func scanLazy(t *table) (*lazyRows, error) {
 			lz.files[uint32(f)] = append(lz.files[uint32(f)], int32(i))
 		}
 	}
-	slices.SortFunc(lz.ids, func(a, b idEnt) int {
-		return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.row, b.row))
-	})
 	return lz, nil
+}
+
+func (lz *lazyRows) putID(h uint64, row int32) {
+	mask := uint64(len(lz.ids) - 1)
+	i := h & mask
+	for lz.ids[i].row != 0 {
+		i = (i + 1) & mask
+	}
+	lz.ids[i] = idEnt{h, row + 1}
 }
 
 // rowOf is the last loaded row whose id is id (the writer's byID keeps the
@@ -80,11 +89,15 @@ func scanLazy(t *table) (*lazyRows, error) {
 // not fail on them.
 func (lz *lazyRows) rowOf(t *table, id string) (int32, bool) {
 	h := hash64(id)
-	i, _ := slices.BinarySearchFunc(lz.ids, h, func(e idEnt, h uint64) int { return cmp.Compare(e.h, h) })
+	mask := uint64(len(lz.ids) - 1)
 	row, found := int32(-1), false
-	for ; i < len(lz.ids) && lz.ids[i].h == h; i++ {
-		if b, _, err := recID(t.recBytes(int(lz.ids[i].row))); err == nil && string(b) == id {
-			row, found = lz.ids[i].row, true
+	for i := h & mask; lz.ids[i].row != 0; i = (i + 1) & mask {
+		e := lz.ids[i]
+		if e.h != h || e.row-1 <= row {
+			continue
+		}
+		if b, _, err := recID(t.recBytes(int(e.row - 1))); err == nil && string(b) == id {
+			row, found = e.row-1, true
 		}
 	}
 	return row, found
