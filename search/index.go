@@ -449,7 +449,17 @@ func (ix *Index) loadTables() error {
 		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
 	}
 	ix.lazy, ix.recs = lz, []docRec{}
-	return ix.ensureVectors()
+	// Nor any vector: the new rows go after the file's (vector.OpenAppend);
+	// ensureVectors reads the file's when something needs them.
+	vecs, err := vector.OpenAppend(filepath.Join(ix.dir, vectorsFile), ix.man.Vecs)
+	if err != nil {
+		return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if vecs.Len() != n || vecs.Dims != ix.man.Dims {
+		return fmt.Errorf("%s: %d docs but %d×%d vectors: %w", ix.dir, n, vecs.Len(), vecs.Dims, ErrCorrupt)
+	}
+	ix.vecs = vecs
+	return nil
 }
 
 // ensureFull decodes every record (a writer that does more than append,
@@ -524,6 +534,9 @@ func (ix *Index) ensureVectors() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.vecs != nil {
+		if err := ix.vecs.Fill(filepath.Join(ix.dir, vectorsFile)); err != nil { // a writer's (OpenAppend)
+			return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
+		}
 		return nil
 	}
 	vecs, err := vector.ReadFlatState(filepath.Join(ix.dir, vectorsFile), ix.man.Vecs)
@@ -674,15 +687,16 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 	if preps == nil {
 		preps = prepare(docs)
 	}
-	if ix.lazy != nil {
-		for i := range docs {
-			if _, known := ix.rowOfID(docs[i].ID); known {
-				// A loaded row is replaced: every record is needed.
-				if err := ix.ensureFull(); err != nil {
-					return err
-				}
-				break
+	for i := range docs {
+		if _, known := ix.rowOfID(docs[i].ID); known {
+			// A row is replaced: every record, and its vector, is needed.
+			if err := ix.ensureFull(); err != nil {
+				return err
 			}
+			if err := ix.ensureVectors(); err != nil {
+				return err
+			}
+			break
 		}
 	}
 	if err := ix.ensureSigs(); err != nil {
@@ -1085,6 +1099,9 @@ func (ix *Index) writeVectors() error {
 	if ix.vecs.CanAppend(ix.man.Vecs) && worthAppending(ix.man.Vecs.Rows, ix.vecs.Len()) {
 		st, err = ix.vecs.Append(path, ix.man.Vecs)
 	} else {
+		if err := ix.ensureVectors(); err != nil { // written whole: every row read
+			return err
+		}
 		st, err = ix.vecs.WriteState(path)
 	}
 	if err != nil {
@@ -1143,6 +1160,9 @@ func (ix *Index) flush() error {
 	ix.man.HNSW = false
 	if len(ix.seqs) >= HNSWCrossover {
 		if ix.graph == nil {
+			if err := ix.ensureVectors(); err != nil {
+				return err
+			}
 			ix.logf("building HNSW graph over %d vectors", len(ix.seqs))
 			ix.graph = vector.BuildHNSW(ix.vecs, vector.DefaultHNSWConfig)
 		}

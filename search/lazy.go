@@ -24,12 +24,14 @@ type lazyRows struct {
 	dict  []string // the table's dictionary strings
 	exact []uint64 // per row: the dedup key
 	dead  []int32  // rows whose id says they were emptied (forget.go), ascending
-	// ids: each row under a hash of its id, open addressing (linear
-	// probing, len a power of two, at most half full; row+1, 0: empty).
-	// rowOf compares the id itself (recID), so a collision is never a wrong
-	// answer. Sorting (hash, row) pairs instead took 0.14 s at 1,000,000
-	// rows, a map[uint64]int32 about as long.
-	ids []idEnt
+	// ids: each row (as row+1; 0: empty) under a hash of its id, open
+	// addressing (linear probing, len a power of two, at most half full).
+	// rowOf compares the ids of the rows it probes (recID), so a collision
+	// is never a wrong answer, and a slot needs no hash: a writer looks up
+	// a few thousand ids, and the table of a million rows is 8 MB. Sorting
+	// (hash, row) pairs took 0.14 s at 1,000,000 rows, a map[uint64]int32
+	// about as long.
+	ids []int32
 	// Per row, for the neighbour table (neighbourRows): the session's
 	// dictionary number and the lengths.
 	sess []uint32
@@ -41,15 +43,11 @@ type lazyRows struct {
 	cache        map[int32]*docRec // rows decoded so far (rec)
 }
 
-type idEnt struct {
-	h   uint64
-	row int32
-}
 
 // scanLazy reads t's rows into a lazyRows; an error is a damaged record.
 func scanLazy(t *table) (*lazyRows, error) {
 	n := len(t.seqs)
-	lz := &lazyRows{n: n, dict: t.dictList(), exact: make([]uint64, n), ids: make([]idEnt, max(16, 2<<bits.Len(uint(n)))),
+	lz := &lazyRows{n: n, dict: t.dictList(), exact: make([]uint64, n), ids: make([]int32, max(16, 2<<bits.Len(uint(n)))),
 		sess: make([]uint32, n), lens: make([]ctxRow, n),
 		rooms: map[uint32][]int32{}, files: map[uint32][]int32{}, cache: map[int32]*docRec{}}
 	var s recScan
@@ -58,7 +56,7 @@ func scanLazy(t *table) (*lazyRows, error) {
 			return nil, fmt.Errorf("document table record %d: %w", i, err)
 		}
 		lz.exact[i] = s.exact
-		lz.putID(hash64(s.id), int32(i))
+		lz.putID(idSlot(s.id), int32(i))
 		if bytes.HasPrefix(s.id, []byte(deadPrefix)) {
 			lz.dead = append(lz.dead, int32(i))
 		}
@@ -74,13 +72,17 @@ func scanLazy(t *table) (*lazyRows, error) {
 	return lz, nil
 }
 
+// idSlot is where an id's probe starts (before the mask): FNV-1a's low
+// bits, which the mask keeps, are mixed with its high ones.
+func idSlot[T string | []byte](id T) uint64 { return mix(hash64(id)) }
+
 func (lz *lazyRows) putID(h uint64, row int32) {
 	mask := uint64(len(lz.ids) - 1)
 	i := h & mask
-	for lz.ids[i].row != 0 {
+	for lz.ids[i] != 0 {
 		i = (i + 1) & mask
 	}
-	lz.ids[i] = idEnt{h, row + 1}
+	lz.ids[i] = row + 1
 }
 
 // rowOf is the last loaded row whose id is id (the writer's byID keeps the
@@ -88,16 +90,15 @@ func (lz *lazyRows) putID(h uint64, row int32) {
 // read them (the same bytes: a writer's table only grows), so recID does
 // not fail on them.
 func (lz *lazyRows) rowOf(t *table, id string) (int32, bool) {
-	h := hash64(id)
 	mask := uint64(len(lz.ids) - 1)
 	row, found := int32(-1), false
-	for i := h & mask; lz.ids[i].row != 0; i = (i + 1) & mask {
-		e := lz.ids[i]
-		if e.h != h || e.row-1 <= row {
+	for i := idSlot(id) & mask; lz.ids[i] != 0; i = (i + 1) & mask {
+		r := lz.ids[i] - 1
+		if r <= row {
 			continue
 		}
-		if b, _, err := recID(t.recBytes(int(e.row - 1))); err == nil && string(b) == id {
-			row, found = e.row-1, true
+		if b, _, err := recID(t.recBytes(int(r))); err == nil && string(b) == id {
+			row, found = r, true
 		}
 	}
 	return row, found

@@ -134,9 +134,9 @@ func TestLazyRowsAsDecoded(t *testing.T) {
 			// Every row under one hash: a lookup walks them and compares ids.
 			for _, id := range []string{"ex-1", "no such id"} {
 				one := *lz
-				one.ids = make([]idEnt, len(lz.ids))
+				one.ids = make([]int32, len(lz.ids))
 				for i := range n {
-					one.putID(hash64(id), int32(i))
+					one.putID(idSlot(id), int32(i))
 				}
 				want, known := lastRow[id]
 				if got, ok := one.rowOf(tab, id); ok != known || ok && got != want {
