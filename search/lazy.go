@@ -43,7 +43,6 @@ type lazyRows struct {
 	cache        map[int32]*docRec // rows decoded so far (rec)
 }
 
-
 // scanLazy reads t's rows into a lazyRows; an error is a damaged record.
 func scanLazy(t *table) (*lazyRows, error) {
 	n := len(t.seqs)
