@@ -153,14 +153,38 @@ func similar(a, b *[sigLen]uint32) bool {
 func bandKeys(sig *[sigLen]uint32) [sigLen / bandRows]uint64 {
 	var keys [sigLen / bandRows]uint64
 	for b := range keys {
-		h := uint64(b + 1)
-		for r := 0; r < bandRows; r++ {
-			h = mix(h ^ uint64(sig[b*bandRows+r]))
-		}
-		keys[b] = h
+		keys[b] = bandKey(sig, b)
 	}
 	return keys
 }
+
+// bandKey is band b's key of sig.
+func bandKey(sig *[sigLen]uint32, b int) uint64 {
+	h := uint64(b + 1)
+	for r := 0; r < bandRows; r++ {
+		h = mix(h ^ uint64(sig[b*bandRows+r]))
+	}
+	return h
+}
+
+// keyFilter is a bitmap of a few keys (a batch's), so that most keys of
+// the rows it is tested against are passed over without a map lookup: a
+// key not in it is surely not among them, one in it is looked up.
+type keyFilter [1 << (keyFilterBits - 6)]uint64
+
+const keyFilterBits = 20 // 128 KB: a batch of 1,000 sets 1.6 % of it
+
+func keyBit(k uint64) uint64 { return (k * 0x9e3779b97f4a7c15) >> (64 - keyFilterBits) }
+
+func (f *keyFilter) set(k uint64) { b := keyBit(k); f[b>>6] |= 1 << (b & 63) }
+
+func (f *keyFilter) has(k uint64) bool { b := keyBit(k); return f[b>>6]&(1<<(b&63)) != 0 }
+
+// bandHead is what keyFilter holds of band b of sig: the band's first
+// value and its number. Two signatures with the same band key for b that
+// differ there collide only by chance, and dedupPass needs none of those:
+// a similar row shares whole bands (similarBandsSure).
+func bandHead(sig *[sigLen]uint32, b int) uint64 { return uint64(sig[b*bandRows]) | uint64(b)<<32 }
 
 // minhash.bin is append-only (schema 11): a fixed 8-byte header, then one
 // row of sigLen little-endian uint32s per document. The file carries no
@@ -350,25 +374,38 @@ func (ix *Index) dedupPass(docs []Doc, preps []prep) *batchDedup {
 		exact: make(map[uint64]int32, len(docs)), bands: make(map[uint64][]int32, len(docs)*sigLen/bandRows)}
 	newExact := make(map[uint64][]int32, len(docs))
 	newBands := make(map[uint64][]int32, len(docs)*sigLen/bandRows)
+	// The batch's exact keys and band heads in bitmaps: a row's keys are
+	// worked out and looked up only where a bitmap has them. Every row's 16
+	// band keys and 17 map lookups were 0.46 s of an add of 1,000 into
+	// 1,000,000; the rows found are the same (keyFilter, bandHead).
+	exactF, headF := new(keyFilter), new(keyFilter)
 	for j := range preps {
 		p.oldExact[j], p.oldSim[j] = -1, -1
 		newExact[preps[j].exact] = append(newExact[preps[j].exact], int32(j))
-		for _, k := range bandKeys(&preps[j].sig) {
+		exactF.set(preps[j].exact)
+		for b, k := range bandKeys(&preps[j].sig) {
 			newBands[k] = append(newBands[k], int32(j))
+			headF.set(bandHead(&preps[j].sig, b))
 		}
 	}
 	for r := range int32(rows) {
 		if ix.rowDead(r) {
 			continue
 		}
-		for _, j := range newExact[ix.exactOf(r)] {
-			if p.oldExact[j] < 0 {
-				p.oldExact[j] = int32(r)
+		if e := ix.exactOf(r); exactF.has(e) {
+			for _, j := range newExact[e] {
+				if p.oldExact[j] < 0 {
+					p.oldExact[j] = int32(r)
+				}
 			}
 		}
-		for _, k := range bandKeys(&ix.sigs[r]) {
-			for _, j := range newBands[k] {
-				if p.oldSim[j] < 0 && similar(&ix.sigs[r], &preps[j].sig) {
+		sig := &ix.sigs[r]
+		for b := range sigLen / bandRows {
+			if !headF.has(bandHead(sig, b)) {
+				continue
+			}
+			for _, j := range newBands[bandKey(sig, b)] {
+				if p.oldSim[j] < 0 && similar(sig, &preps[j].sig) {
 					p.oldSim[j] = int32(r)
 				}
 			}
