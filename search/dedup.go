@@ -180,11 +180,17 @@ func (f *keyFilter) set(k uint64) { b := keyBit(k); f[b>>6] |= 1 << (b & 63) }
 
 func (f *keyFilter) has(k uint64) bool { b := keyBit(k); return f[b>>6]&(1<<(b&63)) != 0 }
 
-// bandHead is what keyFilter holds of band b of sig: the band's first
-// value and its number. Two signatures with the same band key for b that
-// differ there collide only by chance, and dedupPass needs none of those:
-// a similar row shares whole bands (similarBandsSure).
-func bandHead(sig *[sigLen]uint32, b int) uint64 { return uint64(sig[b*bandRows]) | uint64(b)<<32 }
+// bandHead is what keyFilter holds of band b of sig: its values and its
+// number combined, more cheaply than bandKey mixes them. Two signatures
+// with the same band key for b whose band differs collide only by chance,
+// and dedupPass needs none of those: a similar row shares whole bands
+// (similarBandsSure). (The first value alone passed too many rows of the
+// synthetic million, whose signatures share many minima.)
+func bandHead(sig *[sigLen]uint32, b int) uint64 {
+	var _ [0]struct{} = [bandRows - 4]struct{}{} // four values a band
+	v := sig[b*bandRows : b*bandRows+bandRows]
+	return (uint64(v[0])|uint64(v[1])<<32)*0xff51afd7ed558ccd ^ (uint64(v[2])|uint64(v[3])<<32)*0xc4ceb9fe1a85ec53 ^ uint64(b)
+}
 
 // minhash.bin is append-only (schema 11): a fixed 8-byte header, then one
 // row of sigLen little-endian uint32s per document. The file carries no
