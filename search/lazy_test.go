@@ -329,6 +329,7 @@ func TestLazyWriterAsFull(t *testing.T) {
 			}
 			var files []map[string]string
 			var results []map[string][]string
+			var links [][]Link
 			for _, lazy := range []bool{true, false} {
 				dir := filepath.Join(t.TempDir(), fmt.Sprint(lazy))
 				copyIndex(t, base, dir)
@@ -347,6 +348,14 @@ func TestLazyWriterAsFull(t *testing.T) {
 				for _, s := range tc.steps {
 					s(t, w)
 				}
+				ls, _, err := w.Links() // a lazy writer's links: the file's read, its own after them
+				if err != nil {
+					t.Fatal(err)
+				}
+				slices.SortFunc(ls, func(a, b Link) int { // the order is the file's (memory.resolveLinks sorts)
+					return cmp.Or(strings.Compare(a.New, b.New), strings.Compare(a.Old, b.Old), cmp.Compare(a.Sim, b.Sim))
+				})
+				links = append(links, ls)
 				if err := w.Close(); err != nil {
 					t.Fatal(err)
 				}
@@ -371,6 +380,9 @@ func TestLazyWriterAsFull(t *testing.T) {
 			}
 			if !reflect.DeepEqual(results[0], results[1]) {
 				t.Error("search results differ")
+			}
+			if !reflect.DeepEqual(links[0], links[1]) || len(links[0]) == 0 && tc.name != "a loaded id replaced" {
+				t.Errorf("the writers' links: %v lazily, %v decoded", links[0], links[1])
 			}
 		})
 	}
