@@ -342,6 +342,9 @@ func readSigs(path string, n int, crc uint32) ([][sigLen]uint32, error) {
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
+// errNoMap: mapSigs did not map the file (another system, a failed mmap).
+var errNoMap = errors.New("signatures not mapped")
+
 // dedupPassFactor bounds the rows dedupPass reads in one process to that
 // many times the rows there are; past it the maps are built (a rebuild's
 // hundreds of batches reach it while the index is small). Zero: never.

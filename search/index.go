@@ -183,6 +183,7 @@ type Index struct {
 	byID     map[string]int32 // writer only (rows recOff()..)
 	vecs     *vector.Flat     // loaded on first use by a reader
 	sigs     [][sigLen]uint32 // loaded by the first Add
+	sigsFree func()           // unmaps sigs (mapSigs); nil: in the heap
 	// sigsKept: sigs[:sigsKept] are minhash.bin's committed rows unchanged,
 	// so a flush appends the rest (-1: the file is written whole).
 	sigsKept int
@@ -853,9 +854,17 @@ func (ix *Index) ensureSigs() error {
 		return nil
 	}
 	if len(ix.seqs) > 0 {
-		sigs, err := readSigs(filepath.Join(ix.dir, sigsFile), len(ix.seqs), ix.man.SigsCRC)
+		path := filepath.Join(ix.dir, sigsFile)
+		sigs, free, err := mapSigs(path, len(ix.seqs), ix.man.SigsCRC)
+		if errors.Is(err, errNoMap) {
+			sigs, err = readSigs(path, len(ix.seqs), ix.man.SigsCRC)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: signatures: %v: %w", ix.dir, err, ErrCorrupt)
+		}
+		if free != nil {
+			ix.sigsFree = free
+			runtime.AddCleanup(ix, func(f func()) { f() }, free) // an Index dropped unclosed
 		}
 		ix.sigs = sigs
 		ix.sigsKept = len(sigs)
@@ -1029,6 +1038,10 @@ func (ix *Index) Close() error {
 		err = writeSeal(ix.dir, ix.sealKnown)
 	}
 	ix.idx = nil
+	if ix.sigsFree != nil {
+		ix.sigs, ix.sigsLoaded = nil, false
+		ix.sigsFree()
+	}
 	ix.mu.Lock()
 	_ = ix.vecs.Close() // the memory map; long-lived processes open many indexes
 	ix.vecs, ix.graph = nil, nil

@@ -50,12 +50,14 @@ func scanLazy(t *table) (*lazyRows, error) {
 		sess: make([]uint32, n), lens: make([]ctxRow, n),
 		rooms: map[uint32][]int32{}, files: map[uint32][]int32{}, cache: map[int32]*docRec{}}
 	var s recScan
+	mask := uint64(len(lz.ids) - 1)
+	slots := make([]uint32, n) // where each row's id probes from
 	for i := range n {
 		if err := scanRec(t.recBytes(i), &s, uint64(t.dictN)); err != nil {
 			return nil, fmt.Errorf("document table record %d: %w", i, err)
 		}
 		lz.exact[i] = s.exact
-		lz.putID(idSlot(s.id), int32(i))
+		slots[i] = uint32(idSlot(s.id) & mask)
 		if bytes.HasPrefix(s.id, []byte(deadPrefix)) {
 			lz.dead = append(lz.dead, int32(i))
 		}
@@ -67,6 +69,26 @@ func scanLazy(t *table) (*lazyRows, error) {
 		for _, f := range s.files {
 			lz.files[uint32(f)] = append(lz.files[uint32(f)], int32(i))
 		}
+	}
+	// The rows go into the id table in the order of their slots' top
+	// bits: its writes then move through it instead of jumping (the jumps
+	// cost a cache miss each, half the scan's time beside other processes).
+	// The table does not depend on the order (rowOf compares every match).
+	shift := bits.Len64(mask) - min(8, bits.Len64(mask))
+	var count [257]int32
+	for _, sl := range slots {
+		count[sl>>shift+1]++
+	}
+	for k := 1; k < len(count); k++ {
+		count[k] += count[k-1]
+	}
+	order := make([]int32, n)
+	for i, sl := range slots {
+		order[count[sl>>shift]] = int32(i)
+		count[sl>>shift]++
+	}
+	for _, i := range order {
+		lz.putID(uint64(slots[i]), i)
 	}
 	return lz, nil
 }
