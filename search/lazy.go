@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
+	"path/filepath"
 	"slices"
+
+	"github.com/gitmem/git-mem/search/vector"
 )
 
 // lazyRows is what a writer keeps of the rows it loaded while it only
@@ -195,4 +198,45 @@ func (ix *Index) idOf(r int32) string {
 		return string(b)
 	}
 	return ix.recs[int(r)-ix.recOff()].ID
+}
+
+// Spill writes the tables of the rows added so far, as a flush does (the
+// last commit unchanged), and lets go of what the writer held of them: it
+// goes on as a writer opened on those tables does, its rows read lazily
+// (lazyRows), its vectors appended after the file's (vector.OpenAppend),
+// the links read from links.bin when needed; the link features of the
+// rows are worked out again when a row is a candidate again (the same
+// terms numbered the same way: st.terms is kept). What every row keeps
+// stays: sequence, group, signature, dedup maps, link buckets. A rebuild
+// spills every so many rows (memory.indexAll), so that its memory holds
+// those rows and not every row's records, vectors and links: a reindex of
+// 1,000,000 held them all, 5.8 GB (docs/BENCHMARKS.md, session 16). The
+// tables then end as an add leaves them (a document table of segments,
+// vectors appended), which read as the tables written whole.
+func (ix *Index) Spill() error {
+	if ix.readOnly {
+		return ErrReadOnly
+	}
+	ix.dirty = true
+	if err := ix.flush(); err != nil {
+		return err
+	}
+	lz, err := scanLazy(ix.tab)
+	if err != nil {
+		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	vecs, err := vector.OpenAppend(filepath.Join(ix.dir, vectorsFile), ix.man.Vecs)
+	if err != nil {
+		return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	ix.mu.Lock()
+	old := ix.vecs
+	ix.lazy, ix.recs, ix.byID, ix.vecs, ix.sctx = lz, []docRec{}, map[string]int32{}, vecs, nil
+	ix.mu.Unlock()
+	_ = old.Close()
+	if st := ix.lst; st != nil && st.loaded {
+		clear(st.feats)
+		st.links, st.fileN, st.partial = nil, 0, true // links.bin holds them
+	}
+	return nil
 }

@@ -505,3 +505,129 @@ func copyIndex(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSpillAsWhole: a writer that spills (writes its tables and lets go of
+// its rows) every so many rows, as a rebuild does, ends with the index one
+// that does not spill builds: the same records, vectors, signatures, links,
+// neighbour table and digest, and the same search results; also when a
+// spilled row is replaced or forgotten after a spill.
+func TestSpillAsWhole(t *testing.T) {
+	docs := synthDocs(600, 5)
+	for i := range docs {
+		if i%3 == 0 {
+			docs[i].Rooms = nil // linked through their files only
+		}
+	}
+	queries := []string{"retry timeout", "parseConfig panic nil pointer", "deploy helm chart"}
+	changed := docs[30]
+	changed.Core += " (edited)"
+	changed.Commit = strings.Repeat("f", 40)
+	for _, tc := range []struct {
+		name    string
+		every   int  // rows between spills (0: none)
+		replace bool // re-add a spilled id after the last spill
+		forget  bool // forget two spilled rows after the last spill
+	}{
+		{"every 100", 100, false, false},
+		{"every batch of 37", 37, false, false},
+		{"a spilled id replaced", 150, true, false},
+		{"spilled rows forgotten", 150, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type built struct {
+				files   map[string]string
+				recs    []docRec
+				vecs    [][]float32
+				results map[string][]string
+				links   []Link
+			}
+			var out []built
+			for _, every := range []int{tc.every, 0} {
+				dir := filepath.Join(t.TempDir(), "index")
+				ix, err := Open(dir, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < len(docs); i += 37 {
+					if err := ix.Add(docs[i:min(i+37, len(docs))]); err != nil {
+						t.Fatal(err)
+					}
+					if every > 0 && (i/every != min(i+37, len(docs))/every || every == 37) {
+						if err := ix.Spill(); err != nil {
+							t.Fatal(err)
+						}
+						if ix.lazy == nil || ix.lazy.n != len(ix.seqs) || !ix.vecs.Hollow() {
+							t.Fatal("a spilled writer holds its rows")
+						}
+					}
+				}
+				if tc.replace {
+					if err := ix.Add([]Doc{changed}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tc.forget {
+					if _, err := ix.ForgetDocs([]string{docs[5].ID, docs[170].ID}, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := ix.SetLastCommit("c", len(docs)); err != nil {
+					t.Fatal(err)
+				}
+				if err := ix.Close(); err != nil {
+					t.Fatal(err)
+				}
+				ro, err := OpenReadOnly(dir, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := ro.Verify(); err != nil {
+					t.Fatal(err)
+				}
+				b := built{files: indexFiles(t, dir), results: allModesResults(t, ro, queries)}
+				if err := ro.ensureFull(); err != nil {
+					t.Fatal(err)
+				}
+				b.recs = ro.recs
+				if err := ro.ensureVectors(); err != nil {
+					t.Fatal(err)
+				}
+				for i := range ro.vecs.Len() {
+					b.vecs = append(b.vecs, ro.vecs.Row(i))
+				}
+				if b.links, _, err = ro.Links(); err != nil {
+					t.Fatal(err)
+				}
+				slices.SortFunc(b.links, func(a, b Link) int {
+					return cmp.Or(strings.Compare(a.New, b.New), strings.Compare(a.Old, b.Old), cmp.Compare(a.Sim, b.Sim))
+				})
+				ro.Close()
+				out = append(out, b)
+			}
+			spilled, whole := out[0], out[1]
+			for _, f := range []string{contextFile, linksBinFile, eventsFile, sigsFile} {
+				if spilled.files[f] != whole.files[f] {
+					t.Errorf("%s differs from the unspilled writer's", f)
+				}
+			}
+			var ms, mw manifest
+			json.Unmarshal([]byte(spilled.files[manifestFile]), &ms)
+			json.Unmarshal([]byte(whole.files[manifestFile]), &mw)
+			if ms.Digest != mw.Digest || ms.Docs != mw.Docs || !reflect.DeepEqual(ms.BM25, mw.BM25) || !reflect.DeepEqual(ms.Dead, mw.Dead) {
+				t.Errorf("manifests differ: %+v\n%+v", ms, mw)
+			}
+			if !reflect.DeepEqual(spilled.recs, whole.recs) {
+				t.Error("records differ")
+			}
+			if !reflect.DeepEqual(spilled.vecs, whole.vecs) {
+				t.Error("vectors differ")
+			}
+			if !reflect.DeepEqual(spilled.results, whole.results) {
+				t.Error("search results differ")
+			}
+			if !reflect.DeepEqual(spilled.links, whole.links) || len(whole.links) == 0 {
+				t.Errorf("links: %d spilled, %d whole", len(spilled.links), len(whole.links))
+			}
+		})
+	}
+}
