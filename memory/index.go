@@ -66,7 +66,7 @@ var catchUpBatch = 1000
 
 // rebuildBatch is how many commits a rebuild reads and indexes at a time
 // (it holds no lock readers wait for; the batch bounds its memory).
-const rebuildBatch = 500
+var rebuildBatch = 500
 
 // rebuildSpill is how many rows a rebuild adds between writing its tables
 // and letting go of those rows' records, vectors and links
