@@ -535,8 +535,18 @@ func (ix *Index) ensureVectors() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.vecs != nil {
+		if !ix.vecs.Hollow() {
+			return nil
+		}
 		if err := ix.vecs.Fill(filepath.Join(ix.dir, vectorsFile)); err != nil { // a writer's (OpenAppend)
 			return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
+		}
+		if ix.man.HNSW && ix.graph == nil && !ix.dirty { // the graph of the committed vectors, as an open read it
+			g, err := vector.ReadHNSW(filepath.Join(ix.dir, hnswFile), ix.vecs)
+			if err != nil {
+				return fmt.Errorf("%s: hnsw graph: %v: %w", ix.dir, err, ErrCorrupt)
+			}
+			ix.graph = g
 		}
 		return nil
 	}
