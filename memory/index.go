@@ -66,7 +66,12 @@ var catchUpBatch = 1000
 
 // rebuildBatch is how many commits a rebuild reads and indexes at a time
 // (it holds no lock readers wait for; the batch bounds its memory).
-const rebuildBatch = 500
+var rebuildBatch = 500
+
+// rebuildSpill is how many rows a rebuild adds between writing its tables
+// and letting go of those rows' records, vectors and links
+// (search.Index.Spill): a reindex of 1,000,000 held them all, 5.8 GB.
+var rebuildSpill = 50_000
 
 // rebuildAbove is how many pending commits make a catch-up a rebuild into a
 // new generation instead (searches go on over the old one meanwhile).
@@ -470,7 +475,7 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		return 0, err
 	}
 	total := max(len(hashes), len(pending))
-	n, seq := 0, 0
+	n, seq, spilled := 0, 0, 0
 	// A batch is analysed (search.Prepare) on its own goroutine while the
 	// batch before it goes into Bleve, whose segment building leaves a
 	// core idle: the add of the 3,099 coding exchanges had both cores busy
@@ -502,6 +507,12 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		seq = last + 1
 		n += len(a.commits)
 		m.progress(n, total)
+		if rows := ix.Count(); rows-spilled >= rebuildSpill {
+			if err := ix.Spill(); err != nil {
+				return err
+			}
+			spilled = rows
+		}
 		return nil
 	}
 	next := 0 // the Seq of the next batch's first commit

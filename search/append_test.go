@@ -238,7 +238,7 @@ func TestTableAppend(t *testing.T) {
 					f.Write([]byte(segMagic + "partial segment of a killed writer")[:min(tc.tail, 42)])
 					f.Close()
 				}
-				if st, err = appendTable(p, recs[:tc.steps[k]], keep, st); err != nil {
+				if st, err = appendTable(p, recs[len(keep.seqs):tc.steps[k]], keep, st); err != nil {
 					t.Fatal(err)
 				}
 				states = append(states, st)

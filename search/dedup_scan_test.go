@@ -54,8 +54,11 @@ func TestDedupScanGroupsAsMaps(t *testing.T) {
 	forget := []string{docs[3].ID, docs[11].ID}
 
 	// mode: "scan" (a few at a time, dedupScan), "pass" (batches of up to
-	// 40, dedupPass) or "maps" (two big batches, buildDedupMaps).
+	// 40, dedupPass) or "maps" (two big batches, buildDedupMaps); with
+	// " reopened", the writer is closed and opened again after each batch,
+	// so that it reads the rows before it lazily (lazyRows).
 	run := func(mode string) ([]int32, string) {
+		mode, reopened := strings.CutSuffix(mode, " reopened")
 		oldPairs, oldFactor := dedupScanPairs, dedupPassFactor
 		defer func() { dedupScanPairs, dedupPassFactor = oldPairs, oldFactor }()
 		size := func(left int) int { return min(1+rng.Intn(7), left) }
@@ -67,13 +70,28 @@ func TestDedupScanGroupsAsMaps(t *testing.T) {
 			dedupScanPairs, dedupPassFactor = 0, 0
 			size = func(left int) int { return left }
 		}
-		ix, err := Open(t.TempDir(), Options{})
+		dir := t.TempDir()
+		ix, err := Open(dir, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer ix.Close()
+		defer func() { ix.Close() }()
 		taken := map[string]bool{}
 		add := func(ds []Doc) {
+			if reopened {
+				if err := ix.SetLastCommit("c", 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := ix.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if ix, err = Open(dir, Options{}); err != nil {
+					t.Fatal(err)
+				}
+				if ix.lazy == nil {
+					t.Fatal("a writer reopened is not lazy")
+				}
+			}
 			scanned := ix.scanned
 			if err := ix.Add(ds); err != nil {
 				t.Fatal(err)
@@ -107,7 +125,7 @@ func TestDedupScanGroupsAsMaps(t *testing.T) {
 		return append([]int32(nil), ix.groups...), path
 	}
 	byMaps, mapped := run("maps")
-	for _, mode := range []string{"scan", "pass"} {
+	for _, mode := range []string{"scan", "pass", "scan reopened", "pass reopened"} {
 		got, only := run(mode)
 		if only != "true" || mapped != "true" {
 			t.Fatalf("paths not taken: %s run only %s: %s, maps run only maps: %s", mode, mode, only, mapped)

@@ -178,10 +178,12 @@ type Index struct {
 	seqs     []int            // per row: Seq (ranking tie-break)
 	groups   []int32          // per row: dedup group
 	tab      *table           // read-only: records decoded on demand
-	recs     []docRec         // all records (writer; reader once a filter needs them)
-	byID     map[string]int32 // writer only
+	recs     []docRec         // all records (writer; reader once a filter needs them); rows recOff().. while lazy
+	lazy     *lazyRows        // a writer's loaded rows, not decoded (nil: recs holds every row)
+	byID     map[string]int32 // writer only (rows recOff()..)
 	vecs     *vector.Flat     // loaded on first use by a reader
 	sigs     [][sigLen]uint32 // loaded by the first Add
+	sigsFree func()           // unmaps sigs (mapSigs); nil: in the heap
 	// sigsKept: sigs[:sigsKept] are minhash.bin's committed rows unchanged,
 	// so a flush appends the rest (-1: the file is written whole).
 	sigsKept int
@@ -349,7 +351,7 @@ func (ix *Index) Docs() (map[string]string, error) {
 func (ix *Index) Digest() string { return ix.man.Digest }
 
 // Known reports whether the writer has a document for the exchange id.
-func (ix *Index) Known(id string) bool { _, ok := ix.byID[id]; return ok }
+func (ix *Index) Known(id string) bool { _, ok := ix.rowOfID(id); return ok }
 
 // DocDigest is one document's part of the set digest: XOR them over a set.
 func DocDigest(id, commit string) uint64 { return docDigest(id, commit) }
@@ -442,20 +444,46 @@ func (ix *Index) loadTables() error {
 	if ix.readOnly {
 		return nil
 	}
-	if err := ix.ensureFull(); err != nil {
-		return err
+	// The writer decodes no record yet (lazyRows): most add only rows.
+	lz, err := scanLazy(tab)
+	if err != nil {
+		return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
 	}
-	ix.byID = make(map[string]int32, cap(ix.recs)) // sized: rehashing a million ids was 0.7 s
-	for i := range ix.recs {
-		ix.byID[ix.recs[i].ID] = int32(i)
+	ix.lazy, ix.recs = lz, []docRec{}
+	// Nor any vector: the new rows go after the file's (vector.OpenAppend);
+	// ensureVectors reads the file's when something needs them.
+	vecs, err := vector.OpenAppend(filepath.Join(ix.dir, vectorsFile), ix.man.Vecs)
+	if err != nil {
+		return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
 	}
-	return ix.ensureVectors()
+	if vecs.Len() != n || vecs.Dims != ix.man.Dims {
+		return fmt.Errorf("%s: %d docs but %d×%d vectors: %w", ix.dir, n, vecs.Len(), vecs.Dims, ErrCorrupt)
+	}
+	ix.vecs = vecs
+	return nil
 }
 
-// ensureFull decodes every record (a writer, or a filtered search).
+// ensureFull decodes every record (a writer that does more than append,
+// or a filtered search).
 func (ix *Index) ensureFull() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if lz := ix.lazy; lz != nil {
+		recs := make([]docRec, lz.n, withRoom(lz.n+len(ix.recs)))
+		if err := ix.tab.all(recs); err != nil {
+			return fmt.Errorf("%s: %v: %w", ix.dir, err, ErrCorrupt)
+		}
+		for r, p := range lz.cache { // a record given its link meta stays so
+			recs[r] = *p
+		}
+		recs = append(recs, ix.recs...)
+		ix.byID = make(map[string]int32, cap(recs)) // sized: rehashing a million ids was 0.7 s
+		for i := range recs {
+			ix.byID[recs[i].ID] = int32(i)
+		}
+		ix.recs, ix.lazy = recs, nil
+		return nil
+	}
 	if ix.recs != nil || ix.tab == nil {
 		return nil
 	}
@@ -485,10 +513,15 @@ func (ix *Index) tableSize() int {
 // rec returns the record of row.
 func (ix *Index) rec(row int32) (docRec, error) {
 	ix.mu.Lock()
-	full := ix.recs != nil
+	recs, lz := ix.recs, ix.lazy
 	ix.mu.Unlock()
-	if full {
-		return ix.recs[row], nil
+	switch {
+	case lz != nil && int(row) >= lz.n:
+		return recs[int(row)-lz.n], nil
+	case lz != nil && lz.cache[row] != nil:
+		return *lz.cache[row], nil
+	case lz == nil && recs != nil:
+		return recs[row], nil
 	}
 	r, err := ix.tab.rec(int(row))
 	if err != nil {
@@ -502,6 +535,19 @@ func (ix *Index) ensureVectors() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.vecs != nil {
+		if !ix.vecs.Hollow() {
+			return nil
+		}
+		if err := ix.vecs.Fill(filepath.Join(ix.dir, vectorsFile)); err != nil { // a writer's (OpenAppend)
+			return fmt.Errorf("%s: vectors: %v: %w", ix.dir, err, ErrCorrupt)
+		}
+		if ix.man.HNSW && ix.graph == nil && !ix.dirty { // the graph of the committed vectors, as an open read it
+			g, err := vector.ReadHNSW(filepath.Join(ix.dir, hnswFile), ix.vecs)
+			if err != nil {
+				return fmt.Errorf("%s: hnsw graph: %v: %w", ix.dir, err, ErrCorrupt)
+			}
+			ix.graph = g
+		}
 		return nil
 	}
 	vecs, err := vector.ReadFlatState(filepath.Join(ix.dir, vectorsFile), ix.man.Vecs)
@@ -652,6 +698,18 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 	if preps == nil {
 		preps = prepare(docs)
 	}
+	for i := range docs {
+		if _, known := ix.rowOfID(docs[i].ID); known {
+			// A row is replaced: every record, and its vector, is needed.
+			if err := ix.ensureFull(); err != nil {
+				return err
+			}
+			if err := ix.ensureVectors(); err != nil {
+				return err
+			}
+			break
+		}
+	}
 	if err := ix.ensureSigs(); err != nil {
 		return err
 	}
@@ -673,9 +731,9 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 	b := ix.idx.NewBatch()
 	for i := range docs {
 		d, p := &docs[i], &preps[i]
-		row, known := ix.byID[d.ID]
+		row, known := ix.rowOfID(d.ID)
 		if !known {
-			row = int32(len(ix.recs))
+			row = int32(len(ix.seqs))
 		}
 		fields := map[string]any{
 			fieldVerbatim:  p.verb,
@@ -695,7 +753,7 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 			Link: new(p.link)} // a copy: a pointer into preps would keep the batch's analysed text alive
 		if known {
 			ix.touched = true
-			old := &ix.recs[row]
+			old := &ix.recs[int(row)-ix.recOff()]
 			ix.xorDigest(DocDigest(old.ID, old.Commit))
 			ix.man.BM25.FieldLen[fieldDistilled] -= int64(old.DistLen)
 			ix.sigs[row] = p.sig
@@ -709,17 +767,20 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 		}
 		ix.xorDigest(DocDigest(rec.ID, rec.Commit))
 		rec.Group = ix.assignGroup(row, &rec)
-		ix.recs[row] = rec
+		ix.recs[int(row)-ix.recOff()] = rec
 		ix.seqs[row], ix.groups[row] = rec.Seq, rec.Group
-		ix.deriveLinks(an, row, known)
+		if err := ix.deriveLinks(an, row, known); err != nil {
+			ix.broken = err
+			return err
+		}
 		_ = ix.vecs.Set(int(row), vecs[i]) // width checked above
 		ix.man.BM25.FieldLen[fieldDistilled] += int64(rec.DistLen)
 	}
 	ix.dirty = true
 	ix.graph = nil // rebuilt on flush when over the crossover
 	ix.sctx = nil  // session neighbours and lengths changed
-	ix.man.Docs = len(ix.recs)
-	ix.man.BM25.Docs = len(ix.recs)
+	ix.man.Docs = len(ix.seqs)
+	ix.man.BM25.Docs = len(ix.seqs)
 	if err := ix.idx.Batch(b); err != nil {
 		// The tables now hold documents Bleve lacks: never write them.
 		ix.broken = err
@@ -802,10 +863,18 @@ func (ix *Index) ensureSigs() error {
 	if ix.sigsLoaded {
 		return nil
 	}
-	if len(ix.recs) > 0 {
-		sigs, err := readSigs(filepath.Join(ix.dir, sigsFile), len(ix.recs), ix.man.SigsCRC)
+	if len(ix.seqs) > 0 {
+		path := filepath.Join(ix.dir, sigsFile)
+		sigs, free, err := mapSigs(path, len(ix.seqs), ix.man.SigsCRC)
+		if errors.Is(err, errNoMap) {
+			sigs, err = readSigs(path, len(ix.seqs), ix.man.SigsCRC)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: signatures: %v: %w", ix.dir, err, ErrCorrupt)
+		}
+		if free != nil {
+			ix.sigsFree = free
+			runtime.AddCleanup(ix, func(f func()) { f() }, free) // an Index dropped unclosed
 		}
 		ix.sigs = sigs
 		ix.sigsKept = len(sigs)
@@ -832,12 +901,12 @@ var dedupScanPairs = 18_000_000
 // replaced row leaves its old keys in built maps, which a scan of the
 // current signatures would not see.
 func (ix *Index) dedupScan(docs []Doc) bool {
-	pairs := len(docs) * (len(ix.recs) + len(docs))
+	pairs := len(docs) * (len(ix.seqs) + len(docs))
 	if ix.exactIdx != nil || !similarBandsSure() || ix.scanned+pairs > dedupScanPairs {
 		return false
 	}
 	for i := range docs {
-		if _, known := ix.byID[docs[i].ID]; known {
+		if _, known := ix.rowOfID(docs[i].ID); known {
 			return false
 		}
 	}
@@ -857,7 +926,7 @@ func minSimilar() int { return int(math.Ceil(NearDupJaccard * sigLen)) }
 // scanGroupOf is assignGroup's search without the maps (see dedupScan).
 func (ix *Index) scanGroupOf(row int32, rec *docRec) int32 {
 	for r := int32(0); r < row; r++ {
-		if ix.recs[r].Exact == rec.Exact && !isDead(ix.recs[r].ID) {
+		if ix.exactOf(r) == rec.Exact && !ix.rowDead(r) {
 			return r
 		}
 	}
@@ -873,7 +942,7 @@ func (ix *Index) scanGroupOf(row int32, rec *docRec) int32 {
 				}
 			}
 		}
-		if diff <= maxDiff && !isDead(ix.recs[r].ID) {
+		if diff <= maxDiff && !ix.rowDead(r) {
 			return r
 		}
 	}
@@ -885,19 +954,20 @@ func (ix *Index) buildDedupMaps() {
 	if ix.exactIdx != nil {
 		return
 	}
-	ix.exactIdx = make(map[uint64]int32, len(ix.recs))
-	ix.bands = newBandIndex(len(ix.recs) * sigLen / bandRows)
-	for i := range ix.recs {
-		if isDead(ix.recs[i].ID) {
+	n := len(ix.seqs)
+	ix.exactIdx = make(map[uint64]int32, n)
+	ix.bands = newBandIndex(n * sigLen / bandRows)
+	for i := range int32(n) {
+		if ix.rowDead(i) {
 			continue
 		}
-		ix.indexDedup(int32(i), &ix.recs[i])
+		ix.indexDedup(i, ix.exactOf(i))
 	}
 }
 
-func (ix *Index) indexDedup(row int32, r *docRec) {
-	if _, ok := ix.exactIdx[r.Exact]; !ok {
-		ix.exactIdx[r.Exact] = row
+func (ix *Index) indexDedup(row int32, exact uint64) {
+	if _, ok := ix.exactIdx[exact]; !ok {
+		ix.exactIdx[exact] = row
 	}
 	for _, k := range bandKeys(&ix.sigs[row]) {
 		ix.bands.add(k, row)
@@ -928,7 +998,7 @@ func (ix *Index) assignGroup(row int32, rec *docRec) int32 {
 			})
 		}
 	}
-	ix.indexDedup(row, rec)
+	ix.indexDedup(row, rec.Exact)
 	if best < 0 {
 		return row
 	}
@@ -978,6 +1048,10 @@ func (ix *Index) Close() error {
 		err = writeSeal(ix.dir, ix.sealKnown)
 	}
 	ix.idx = nil
+	if ix.sigsFree != nil {
+		ix.sigs, ix.sigsLoaded = nil, false
+		ix.sigsFree()
+	}
 	ix.mu.Lock()
 	_ = ix.vecs.Close() // the memory map; long-lived processes open many indexes
 	ix.vecs, ix.graph = nil, nil
@@ -1014,13 +1088,17 @@ func (ix *Index) writeDocs(keep *table) error {
 	path := filepath.Join(ix.dir, docsFile)
 	var st docsState
 	var err error
+	n := len(ix.seqs)
 	switch {
-	case keep != nil && len(ix.recs) == len(keep.seqs) && ix.man.DocsFile.Size > 0:
+	case keep != nil && n == len(keep.seqs) && ix.man.DocsFile.Size > 0:
 		return nil // no row added or changed
-	case keep != nil && len(ix.recs) > len(keep.seqs) && ix.man.DocsFile.Size > 0 && keep.parts < maxParts &&
-		worthAppending(len(keep.seqs), len(ix.recs)):
-		st, err = appendTable(path, ix.recs, keep, ix.man.DocsFile)
+	case keep != nil && n > len(keep.seqs) && ix.man.DocsFile.Size > 0 && keep.parts < maxParts &&
+		worthAppending(len(keep.seqs), n):
+		st, err = appendTable(path, ix.recs[len(keep.seqs)-ix.recOff():], keep, ix.man.DocsFile)
 	default:
+		if err := ix.ensureFull(); err != nil { // the table is written whole
+			return err
+		}
 		st, err = writeTableState(path, ix.recs, ix.tableSize(), keep)
 	}
 	if err != nil {
@@ -1044,6 +1122,9 @@ func (ix *Index) writeVectors() error {
 	if ix.vecs.CanAppend(ix.man.Vecs) && worthAppending(ix.man.Vecs.Rows, ix.vecs.Len()) {
 		st, err = ix.vecs.Append(path, ix.man.Vecs)
 	} else {
+		if err := ix.ensureVectors(); err != nil { // written whole: every row read
+			return err
+		}
 		st, err = ix.vecs.WriteState(path)
 	}
 	if err != nil {
@@ -1094,15 +1175,18 @@ func (ix *Index) flush() error {
 	if err := ix.writeVectors(); err != nil {
 		return err
 	}
-	if ix.sigsLoaded || len(ix.recs) == 0 { // signatures loaded (or none yet)
+	if ix.sigsLoaded || len(ix.seqs) == 0 { // signatures loaded (or none yet)
 		if err := ix.writeSigs(); err != nil {
 			return err
 		}
 	}
 	ix.man.HNSW = false
-	if len(ix.recs) >= HNSWCrossover {
+	if len(ix.seqs) >= HNSWCrossover {
 		if ix.graph == nil {
-			ix.logf("building HNSW graph over %d vectors", len(ix.recs))
+			if err := ix.ensureVectors(); err != nil {
+				return err
+			}
+			ix.logf("building HNSW graph over %d vectors", len(ix.seqs))
 			ix.graph = vector.BuildHNSW(ix.vecs, vector.DefaultHNSWConfig)
 		}
 		if err := ix.graph.Write(filepath.Join(ix.dir, hnswFile)); err != nil {

@@ -383,12 +383,11 @@ func writeTableState(path string, recs []docRec, size int, keep *table) (docsSta
 	return docsState{Image: size64, Size: size64, CRC: all}, nil
 }
 
-// appendTable appends recs[len(keep.seqs):] to path as a segment; keep is
-// the table read from path by st, and its rows are recs' first rows
-// unchanged (the caller vouches, as for writeTable's keep).
-func appendTable(path string, recs []docRec, keep *table, st docsState) (docsState, error) {
-	k := len(keep.seqs)
-	n := len(recs) - k
+// appendTable appends the rows added after keep's to path as a segment;
+// keep is the table read from path by st, and its rows are the rows before
+// added, unchanged (the caller vouches, as for writeTable's keep).
+func appendTable(path string, added []docRec, keep *table, st docsState) (docsState, error) {
+	n := len(added)
 	d := &strDict{idx: make(map[string]uint32, keep.dictN), list: make([]string, 0, keep.dictN)}
 	for i := 0; i < keep.dictN; i++ {
 		s, _ := keep.dictStr(uint64(i))
@@ -399,7 +398,7 @@ func appendTable(path string, recs []docRec, keep *table, st docsState) (docsSta
 	rel := make([]int, n)
 	for i := range n {
 		rel[i] = len(body)
-		body = encodeRec(body, &recs[k+i], d)
+		body = encodeRec(body, &added[i], d)
 	}
 	fresh := d.list[keep.dictN:]
 	m := len(fresh)
@@ -424,8 +423,8 @@ func appendTable(path string, recs []docRec, keep *table, st docsState) (docsSta
 	binary.LittleEndian.PutUint32(head[16:], uint32(m))
 	for i := range n {
 		fx := head[segHeader+i*tableFixed:]
-		binary.LittleEndian.PutUint64(fx, uint64(int64(recs[k+i].Seq)))
-		binary.LittleEndian.PutUint32(fx[8:], uint32(recs[k+i].Group))
+		binary.LittleEndian.PutUint64(fx, uint64(int64(added[i].Seq)))
+		binary.LittleEndian.PutUint32(fx[8:], uint32(added[i].Group))
 		binary.LittleEndian.PutUint32(fx[12:], uint32(recAt+int64(rel[i])))
 	}
 	if err := appendAt(path, st.Size, append(head, body...)); err != nil {
@@ -678,10 +677,7 @@ func (t *table) recWith(row int, dict func(uint64) (string, bool)) (docRec, erro
 // all decodes every record into recs (len(t.seqs) of them), the
 // dictionary's strings made once and shared by the rows that name them.
 func (t *table) all(recs []docRec) error {
-	d := &strDict{list: make([]string, t.dictN)}
-	for i := range d.list {
-		d.list[i], _ = t.dictStr(uint64(i))
-	}
+	d := &strDict{list: t.dictList()}
 	for i := range recs {
 		r, err := t.recWith(i, d.get)
 		if err != nil {
@@ -690,4 +686,125 @@ func (t *table) all(recs []docRec) error {
 		recs[i] = r
 	}
 	return nil
+}
+
+// recScan is what scanRec reads of a record: the fields a writer that only
+// appends needs of every row it loaded (lazyRows), nothing copied out of
+// the table (id points into it). Rooms and files are dictionary numbers.
+type recScan struct {
+	id                    []byte
+	session               uint64
+	rooms, files          []uint64
+	verb, head, ask, outl int32
+	exact                 uint64
+}
+
+// skipStr skips a uvarint-prefixed string at p, returning it.
+func skipStr(b []byte, p int) ([]byte, int, error) {
+	l, n := binary.Uvarint(b[p:])
+	if n <= 0 || uint64(len(b)-p-n) < l {
+		return nil, p, errShort
+	}
+	p += n
+	return b[p : p+int(l)], p + int(l), nil
+}
+
+// recID is a record's exchange id, in place, and where the field after it
+// starts (a writer checks an id it looked up by hash: lazyRows.rowOf).
+func recID(b []byte) ([]byte, int, error) {
+	_, p, err := skipStr(b, 0) // the time
+	if err != nil {
+		return nil, 0, err
+	}
+	cl, n := binary.Uvarint(b[p:])
+	if n <= 0 || uint64(len(b)-p-n) < cl>>1 {
+		return nil, 0, errShort
+	}
+	return skipStr(b, p+n+int(cl>>1))
+}
+
+// scanRec reads s's fields of a record of encodeRec without decoding the
+// rest (decodeRec's checks of structure, dictionary numbers below dictN;
+// the time's and the link meta's contents are decoded only by decodeRec).
+func scanRec(b []byte, s *recScan, dictN uint64) error {
+	var p int
+	uv := func() (uint64, error) {
+		v, n := binary.Uvarint(b[p:])
+		if n <= 0 {
+			return 0, errShort
+		}
+		p += n
+		return v, nil
+	}
+	ref := func() (uint64, error) {
+		i, err := uv()
+		if err == nil && i >= dictN {
+			err = fmt.Errorf("dictionary entry %d missing", i)
+		}
+		return i, err
+	}
+	refs := func(out []uint64) ([]uint64, error) {
+		n, err := uv()
+		if err != nil || n > uint64(len(b)) {
+			return nil, errShort
+		}
+		out = out[:0]
+		for i := uint64(0); i < n; i++ {
+			r, err := ref()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	id, p, err := recID(b)
+	if err != nil {
+		return err
+	}
+	s.id = id
+	for range 2 { // core, context
+		if _, p, err = skipStr(b, p); err != nil {
+			return err
+		}
+	}
+	for range 2 { // project, agent
+		if _, err := ref(); err != nil {
+			return err
+		}
+	}
+	if s.session, err = ref(); err != nil {
+		return err
+	}
+	if s.rooms, err = refs(s.rooms); err != nil {
+		return err
+	}
+	if s.files, err = refs(s.files); err != nil {
+		return err
+	}
+	var lens [5]uint64
+	for i := range lens {
+		if lens[i], err = uv(); err != nil {
+			return err
+		}
+		if lens[i] > 1<<31-1 {
+			return fmt.Errorf("length %d out of range", lens[i])
+		}
+	}
+	s.verb, s.head, s.ask, s.outl = int32(lens[0]), int32(lens[2]), int32(lens[3]), int32(lens[4])
+	if len(b)-p < 8 {
+		return errShort
+	}
+	s.exact = binary.LittleEndian.Uint64(b[p:])
+	return nil
+}
+
+// dictList is every dictionary string, made once (all shares them between
+// the rows that name them).
+func (t *table) dictList() []string {
+	list := make([]string, t.dictN)
+	for i := range list {
+		list[i], _ = t.dictStr(uint64(i))
+	}
+	return list
 }
