@@ -13,12 +13,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// ReadPaths answers as ReadPath does, one by one, through git and through
-// go-git alone: blobs, absent files, a folder, an empty blob, and a commit
-// that is not there (an error).
-func TestReadPathsMatchesReadPath(t *testing.T) {
-	r := newRepo(t)
-	var es []Entry
+// packAndLoose is a repo with 30 exchanges in a pack (es, commits res)
+// and then two loose ones (loose, an empty blob, and another: commits res2).
+func packAndLoose(t *testing.T) (r *Repo, es []Entry, loose Entry, res, res2 AppendResult) {
+	t.Helper()
+	r = newRepo(t)
 	for i := 0; i < 30; i++ { // a pack
 		es = append(es, testEntry(fmt.Sprintf("p-%d", i)))
 	}
@@ -26,12 +25,20 @@ func TestReadPathsMatchesReadPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loose := testEntry("l-1")
-	loose.Blob = nil                                           // an empty blob
-	res2, err := r.Append([]Entry{loose, testEntry("l-2")}, 0) // loose objects
+	loose = testEntry("l-1")
+	loose.Blob = nil                                          // an empty blob
+	res2, err = r.Append([]Entry{loose, testEntry("l-2")}, 0) // loose objects
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, es, loose, res, res2
+}
+
+// ReadPaths answers as ReadPath does, one by one, through git and through
+// go-git alone: blobs, absent files, a folder, an empty blob, and a commit
+// that is not there (an error).
+func TestReadPathsMatchesReadPath(t *testing.T) {
+	r, es, loose, res, res2 := packAndLoose(t)
 	first, last := res.Commits[0], res2.Commits[1]
 	okReqs := []PathAt{
 		{first, es[0].Path},

@@ -20,21 +20,7 @@ import (
 // way, the zero commit, a commit that is not there): its caller then reads
 // through ReadPaths.
 func TestReadPathsPacked(t *testing.T) {
-	r := newRepo(t)
-	var es []Entry
-	for i := 0; i < 30; i++ { // a pack
-		es = append(es, testEntry(fmt.Sprintf("p-%d", i)))
-	}
-	res, err := r.Append(es, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loose := testEntry("l-1")
-	loose.Blob = nil                                           // an empty blob
-	res2, err := r.Append([]Entry{loose, testEntry("l-2")}, 0) // loose objects
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, es, loose, res, res2 := packAndLoose(t)
 	first, last := res.Commits[0], res2.Commits[1]
 	cases := []struct {
 		req      PathAt
