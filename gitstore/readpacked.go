@@ -179,10 +179,7 @@ func (s *objectStore) currentPackSet() *packSet {
 		ps = openPackSet(s.dir)
 		s.packs = weak.Make(ps)
 	}
-	if s.keepPacks {
-		s.kept = ps
-	}
-	return ps
+	return s.keptLocked(ps)
 }
 
 // KeepPacks makes r hold the packs that ReadPathsPacked mapped between

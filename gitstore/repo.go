@@ -197,6 +197,12 @@ func (s *objectStore) packSet(stale *packSet) *packSet {
 		ps = openPackSet(s.dir)
 		s.packs = weak.Make(ps)
 	}
+	return s.keptLocked(ps)
+}
+
+// keptLocked is ps, held between reads when KeepPacks asked for it (s.pmu
+// held).
+func (s *objectStore) keptLocked(ps *packSet) *packSet {
 	if s.keepPacks {
 		s.kept = ps
 	}
@@ -259,6 +265,11 @@ func (s *objectStore) fastTree(h plumbing.Hash) (*object.Tree, bool) {
 	if !ok {
 		return nil, false
 	}
+	return s.decodeTree(h, mo)
+}
+
+// decodeTree is tree h from its object mo, its subtrees read from s.
+func (s *objectStore) decodeTree(h plumbing.Hash, mo plumbing.EncodedObject) (*object.Tree, bool) {
 	t, err := object.DecodeTree(s, mo)
 	if err != nil {
 		return nil, false
@@ -282,13 +293,11 @@ func (s *objectStore) memoTree(h plumbing.Hash) (*object.Tree, bool) {
 	if !ok {
 		return nil, false
 	}
-	t, err := object.DecodeTree(s, mo)
-	if err != nil {
-		return nil, false
+	t, ok := s.decodeTree(h, mo)
+	if ok {
+		s.memo.keep(t, len(data), z)
 	}
-	t.Hash = h
-	s.memo.keep(t, len(data), z)
-	return t, true
+	return t, ok
 }
 
 // keepTree puts tree t, encoded as obj and just written by the sync (the
