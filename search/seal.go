@@ -67,8 +67,9 @@ func writeSeal(dir string, known map[string]sealEntry) error {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		// The row map is a reader's cache with its own key and checksum.
-		if rel == sealFile || rel == rowMapFile || strings.Contains(rel, ".tmp") {
+		// The row map and the session cache are readers' caches with
+		// their own keys and checksums.
+		if rel == sealFile || rel == rowMapFile || rel == sessCacheFile || strings.Contains(rel, ".tmp") {
 			return nil
 		}
 		fi, err := d.Info()

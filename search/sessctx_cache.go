@@ -1,0 +1,159 @@
+package search
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"unsafe"
+
+	"github.com/gitmem/git-mem/internal/mapfile"
+)
+
+// The session cache keeps what newSessionCtx works out from the neighbour
+// table (each row's stream weight, lengths and links, the means), so that
+// a cold search maps it instead of computing it: at 1,000,000 exchanges
+// the computation and the zeroing of its 40 MB of fresh pages were a
+// quarter of a cold search's CPU (docs/BENCHMARKS.md, session 17). Like the
+// row map it is a reader's cache: the first read-only search of a
+// generation writes it, later ones map it, and it is keyed by what it is
+// derived from (the neighbour table's checksum, time and rows, and the
+// weights), so a table a writer replaced, or other weights, make it
+// unused and rewritten. Being a cache, it is left out of the seal.
+const (
+	sessCacheFile  = "sessctx.bin"
+	sessCacheMagic = "GMSCTX\x00\x01"
+	// magic, rows, the table's checksum, its time, w, a, ref, and the
+	// four means; 8-aligned, so the float columns read in place.
+	sessCacheHeader = 8 + 4 + 4 + 8 + 3*8 + 4*8
+)
+
+// sessCacheKey is what a session cache is derived from.
+type sessCacheKey struct {
+	n         int
+	ctxCRC    uint32
+	ctxMTime  int64
+	w, a, ref float64
+}
+
+// sessCacheKeyOf returns the key of the neighbour table mapped in f with n
+// rows (checked by mapContext), for the current weights.
+func (ix *Index) sessCacheKeyOf(f *ctxFile, n int) (sessCacheKey, bool) {
+	if f == nil || len(f.b) < 16 {
+		return sessCacheKey{}, false
+	}
+	fi, err := os.Stat(filepath.Join(ix.dir, contextFile))
+	if err != nil {
+		return sessCacheKey{}, false
+	}
+	return sessCacheKey{n: n, ctxCRC: binary.LittleEndian.Uint32(f.b[12:]), ctxMTime: fi.ModTime().UnixNano(),
+		w: ContextWeight, a: AskedWeight, ref: ContextLenRef}, true
+}
+
+// loadSessCache maps the saved session cache and returns the sessionCtx it
+// holds for rows, or nil when there is none for key, or it is damaged (its
+// checksum, or a link out of range).
+func (ix *Index) loadSessCache(rows []ctxRow, f *ctxFile, key sessCacheKey) *sessionCtx {
+	if !hostLittleEndian {
+		return nil
+	}
+	b, unmap, err := mapfile.ReadOnly(filepath.Join(ix.dir, sessCacheFile))
+	if err != nil {
+		return nil
+	}
+	c := parseSessCache(b, rows, key)
+	if c == nil {
+		unmap()
+		return nil
+	}
+	c.file = f
+	// The columns are slices of the mapping: unmapped when c is gone
+	// (whoever reads them holds c).
+	runtime.AddCleanup(c, func(f func()) { f() }, unmap)
+	return c
+}
+
+// parseSessCache reads a session cache in place (b must outlive the
+// result; b's start 8-aligned, as a mapping's is).
+func parseSessCache(b []byte, rows []ctxRow, key sessCacheKey) *sessionCtx {
+	n := key.n
+	size := sessCacheHeader + n*(4*8+8) + 4
+	if len(b) != size || string(b[:8]) != sessCacheMagic || int(binary.LittleEndian.Uint32(b[8:])) != n ||
+		len(rows) != n || uintptr(unsafe.Pointer(&b[0]))%8 != 0 {
+		return nil
+	}
+	le := binary.LittleEndian
+	f64 := func(at int) float64 { return math.Float64frombits(le.Uint64(b[at:])) }
+	if le.Uint32(b[12:]) != key.ctxCRC || int64(le.Uint64(b[16:])) != key.ctxMTime ||
+		f64(24) != key.w || f64(32) != key.a || f64(40) != key.ref {
+		return nil
+	}
+	if crc32.Checksum(b[:size-4], crcTable) != le.Uint32(b[size-4:]) {
+		return nil
+	}
+	col := func(i int) []float64 {
+		if n == 0 {
+			return nil
+		}
+		return unsafe.Slice((*float64)(unsafe.Pointer(&b[sessCacheHeader+i*8*n])), n)
+	}
+	c := &sessionCtx{rows: rows, w: key.w, a: key.a, ref: key.ref,
+		avgdl: f64(48), outAvg: f64(56), plainAvg: f64(64), titleAvg: f64(72),
+		weight: col(0), dl: col(1), outDL: col(2), titleDL: col(3)}
+	if n > 0 {
+		c.links = unsafe.Slice((*link)(unsafe.Pointer(&b[sessCacheHeader+4*8*n])), n)
+	}
+	// The scorer indexes rows by these links: every one must be a row.
+	for _, l := range c.links {
+		if l.prev < -1 || int(l.prev) >= n || l.next < -1 || int(l.next) >= n {
+			return nil
+		}
+	}
+	c.titleOnce.Do(func() {}) // titleDL and titleAvg come filled
+	return c
+}
+
+// encodeSessCache is the cache file of c (its titles filled) for key.
+func encodeSessCache(c *sessionCtx, key sessCacheKey) []byte {
+	n := key.n
+	b := make([]byte, 0, sessCacheHeader+n*(4*8+8)+4)
+	le := binary.LittleEndian
+	b = append(b, sessCacheMagic...)
+	b = le.AppendUint32(b, uint32(n))
+	b = le.AppendUint32(b, key.ctxCRC)
+	b = le.AppendUint64(b, uint64(key.ctxMTime))
+	for _, v := range []float64{key.w, key.a, key.ref, c.avgdl, c.outAvg, c.plainAvg, c.titleAvg} {
+		b = le.AppendUint64(b, math.Float64bits(v))
+	}
+	for _, col := range [][]float64{c.weight, c.dl, c.outDL, c.titleDL} {
+		for _, v := range col {
+			b = le.AppendUint64(b, math.Float64bits(v))
+		}
+	}
+	for _, l := range c.links {
+		b = le.AppendUint32(b, uint32(l.prev))
+		b = le.AppendUint32(b, uint32(l.next))
+	}
+	return le.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+// saveSessCache writes c's cache for key (best effort, as the row map's):
+// a temporary file renamed over the old one, so a reader maps either
+// whole. Written only when the neighbour table is still the one c was
+// made from.
+func (ix *Index) saveSessCache(c *sessionCtx, key sessCacheKey) {
+	c.titles()
+	b := encodeSessCache(c, key)
+	tmp, err := os.CreateTemp(ix.dir, sessCacheFile+".tmp*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if fi, err := os.Stat(filepath.Join(ix.dir, contextFile)); werr != nil || cerr != nil || err != nil ||
+		fi.ModTime().UnixNano() != key.ctxMTime || os.Rename(tmp.Name(), filepath.Join(ix.dir, sessCacheFile)) != nil {
+		os.Remove(tmp.Name())
+	}
+}
