@@ -98,7 +98,10 @@ type objectStore struct {
 // exchanges on each side at 100,000). Objects are immutable by id, so
 // nothing kept can go stale; the memo stops keeping at readMemoMax bytes
 // (a first sync of a large memory walks every tree once: then each read
-// is as before).
+// is as before). 256 MB, not 64: at 1,000,000 exchanges a folder of the
+// last level holds ~250 files (a 23 KB tree), and the ~3,000 such trees a
+// merge of 1,000 on each side reads and writes passed 64 MB, so the push
+// read them all again (1.2 s of CPU; docs/BENCHMARKS.md, session 17).
 type readMemo struct {
 	mu    sync.Mutex
 	trees map[plumbing.Hash]*object.Tree
@@ -121,7 +124,7 @@ type storedObject struct {
 	z    []byte
 }
 
-const readMemoMax = 64 << 20
+const readMemoMax = 256 << 20
 
 func newReadMemo() *readMemo {
 	return &readMemo{trees: map[plumbing.Hash]*object.Tree{}, z: map[plumbing.Hash]storedObject{}, raw: map[plumbing.Hash]rawObject{}}
