@@ -279,7 +279,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	fetched := map[plumbing.Hash]bool{}
 	cacheTip, cache, _ := r.loadAncestry()
 	var lastTip plumbing.Hash // main as merged, and its ancestry: the next cache
-	var lastAnc map[plumbing.Hash]bool
+	var lastAnc commitSet
 	for round := 1; ; round++ {
 		res.Rounds = round
 		if err := ctx.Err(); err != nil {
@@ -331,7 +331,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 				return res, err
 			}
 		}
-		if !known.IsZero() && !theirs.IsZero() && !theirsAnc[known] {
+		if !known.IsZero() && !theirs.IsZero() && !theirsAnc.has(known) {
 			if _, err := r.Commit(known); err == nil {
 				ok, err := tl.explains(known, theirsAnc)
 				if err != nil || !ok {
@@ -392,7 +392,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			next := ours
 			switch {
 			case len(theirsOnly) == 0: // theirs is empty or already in main
-			case ours.IsZero() || theirsAnc[ours]:
+			case ours.IsZero() || theirsAnc.has(ours):
 				next = theirs
 				res.FastForward = true
 			default:
@@ -429,14 +429,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			case theirs:
 				lastAnc = theirsAnc
 			default: // the merge: both sides and itself
-				lastAnc = make(map[plumbing.Hash]bool, len(oursAnc)+len(theirsAnc)+1)
-				for h := range oursAnc {
-					lastAnc[h] = true
-				}
-				for h := range theirsAnc {
-					lastAnc[h] = true
-				}
-				lastAnc[next] = true
+				lastAnc = unionSets(oursAnc, theirsAnc, next)
 			}
 			break
 		}
@@ -448,7 +441,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		var updates []refUpdate
 		var objs []plumbing.Hash
 		var commits []plumbing.Hash
-		if !head.IsZero() && head != remoteTip && !remoteAnc[head] {
+		if !head.IsZero() && head != remoteTip && !remoteAnc.has(head) {
 			// A fast-forward of the remote's main, or its replacement when
 			// the tombstones explain every difference (theirs is the remote's
 			// main without them, and head holds theirs).

@@ -2,11 +2,8 @@ package gitstore
 
 import (
 	"bytes"
-	"crypto/sha1"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -53,39 +50,12 @@ func (r *Repo) parents(h plumbing.Hash) ([]plumbing.Hash, error) {
 	return out, nil
 }
 
-// ancestry returns every commit reachable from start (start included).
-func (r *Repo) ancestry(start plumbing.Hash) (map[plumbing.Hash]bool, error) {
-	seen := map[plumbing.Hash]bool{}
-	if start.IsZero() {
-		return seen, nil
-	}
-	stack := []plumbing.Hash{start}
-	for len(stack) > 0 {
-		h := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[h] {
-			continue
-		}
-		seen[h] = true
-		ps, err := r.parents(h)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			if !seen[p] {
-				stack = append(stack, p)
-			}
-		}
-	}
-	return seen, nil
-}
-
 // only returns the commits reachable from start but not in have, and the
 // boundary: commits in have that are parents of those (what the other side
 // already holds at the edge).
-func (r *Repo) only(start plumbing.Hash, have map[plumbing.Hash]bool) (only []plumbing.Hash, boundary []plumbing.Hash, err error) {
-	if start.IsZero() || have[start] {
-		if have[start] {
+func (r *Repo) only(start plumbing.Hash, have commitSet) (only []plumbing.Hash, boundary []plumbing.Hash, err error) {
+	if start.IsZero() || have.has(start) {
+		if have.has(start) {
 			boundary = append(boundary, start)
 		}
 		return nil, boundary, nil
@@ -99,7 +69,7 @@ func (r *Repo) only(start plumbing.Hash, have map[plumbing.Hash]bool) (only []pl
 			continue
 		}
 		seen[h] = true
-		if have[h] {
+		if have.has(h) {
 			boundary = append(boundary, h)
 			continue
 		}
@@ -292,88 +262,6 @@ func (r *Repo) diffCount(a, b plumbing.Hash) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// ancestryCachePath holds the ancestry of main as of the last sync: every
-// later sync walks only the commits made since (the remote's and ours
-// both descend from it), instead of the whole history.
-func (r *Repo) ancestryCachePath() string {
-	return filepath.Join(r.MemDir(), "cache", "sync-ancestry.bin")
-}
-
-// loadAncestry reads the cached ancestry: its tip and set; ok is false when
-// there is none or it is damaged (a cache: then the walk is full).
-func (r *Repo) loadAncestry() (tip plumbing.Hash, set map[plumbing.Hash]bool, ok bool) {
-	b, err := os.ReadFile(r.ancestryCachePath())
-	const hl = len(plumbing.ZeroHash)
-	if err != nil || len(b) < 2*hl || len(b)%hl != 0 {
-		return tip, nil, false
-	}
-	body, sum := b[:len(b)-hl], b[len(b)-hl:]
-	if s := sha1.Sum(body); !bytes.Equal(s[:], sum) {
-		return tip, nil, false
-	}
-	copy(tip[:], body[:hl])
-	set = make(map[plumbing.Hash]bool, len(body)/hl)
-	for i := hl; i < len(body); i += hl {
-		var h plumbing.Hash
-		copy(h[:], body[i:i+hl])
-		set[h] = true
-	}
-	return tip, set, set[tip]
-}
-
-// saveAncestry writes the cache for tip (best effort).
-func (r *Repo) saveAncestry(tip plumbing.Hash, set map[plumbing.Hash]bool) {
-	const hl = len(plumbing.ZeroHash)
-	body := make([]byte, 0, (len(set)+1)*hl+hl)
-	body = append(body, tip[:]...)
-	for h := range set {
-		body = append(body, h[:]...)
-	}
-	s := sha1.Sum(body)
-	body = append(body, s[:]...)
-	p := r.ancestryCachePath()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-	if err := os.WriteFile(tmp, body, 0o644); err != nil {
-		return
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-	}
-}
-
-// ancestryFrom is ancestry(start) using the cache of an ancestor: the walk
-// stops at commits the cache holds. It is exact only when the cached tip
-// is an ancestor of start — the walk then meets it — else the full walk runs.
-func (r *Repo) ancestryFrom(start, cachedTip plumbing.Hash, cached map[plumbing.Hash]bool) (map[plumbing.Hash]bool, error) {
-	if cached == nil || start.IsZero() {
-		return r.ancestry(start)
-	}
-	walked, boundary, err := r.only(start, cached)
-	if err != nil {
-		return nil, err
-	}
-	met := false
-	for _, b := range boundary {
-		if b == cachedTip {
-			met = true
-		}
-	}
-	if !met {
-		return r.ancestry(start)
-	}
-	out := make(map[plumbing.Hash]bool, len(cached)+len(walked))
-	for h := range cached {
-		out[h] = true
-	}
-	for _, h := range walked {
-		out[h] = true
-	}
-	return out, nil
 }
 
 // tree reads a tree, retrying while a background repack replaces the packs.

@@ -453,7 +453,7 @@ func writePack(w io.Writer, st *objectStore, objs []plumbing.Hash) (int64, error
 // remote's trees only grow: everything in an older tree of the remote is in
 // its tip's, or is sent again, which git accepts). have is the ancestry of
 // remoteTip.
-func (r *Repo) missingObjects(local, remoteTip plumbing.Hash, have map[plumbing.Hash]bool) (objs, commits []plumbing.Hash, err error) {
+func (r *Repo) missingObjects(local, remoteTip plumbing.Hash, have commitSet) (objs, commits []plumbing.Hash, err error) {
 	commits, _, err = r.only(local, have)
 	if err != nil || len(commits) == 0 {
 		return nil, nil, err

@@ -220,7 +220,7 @@ func (r *Repo) unionTombstones(ours, theirs plumbing.Hash, remote string) (tip p
 	if err != nil {
 		return ours, 0, err
 	}
-	if anc[theirs] {
+	if anc.has(theirs) {
 		return ours, 0, nil
 	}
 	mine, err := r.tombstonesAt(ours)
@@ -238,7 +238,7 @@ func (r *Repo) unionTombstones(ours, theirs plumbing.Hash, remote string) (tip p
 	}
 	if tanc, err := r.ancestry(theirs); err != nil {
 		return ours, 0, err
-	} else if tanc[ours] {
+	} else if tanc.has(ours) {
 		return theirs, learned, nil // a fast-forward
 	}
 	co, err := r.Commit(ours)
@@ -321,7 +321,7 @@ func (r *Repo) learnTombstones(remote string, remoteTip, head plumbing.Hash) (to
 // explains reports whether the tombstones account for the remote's main
 // no longer holding known (its main at the last sync): known without
 // what they name is in theirs's history (theirsAnc).
-func (tl *tombLearn) explains(known plumbing.Hash, theirsAnc map[plumbing.Hash]bool) (bool, error) {
+func (tl *tombLearn) explains(known plumbing.Hash, theirsAnc commitSet) (bool, error) {
 	if tl.rw == nil {
 		return false, nil
 	}
@@ -329,5 +329,5 @@ func (tl *tombLearn) explains(known plumbing.Hash, theirsAnc map[plumbing.Hash]b
 	if err != nil {
 		return false, err
 	}
-	return k.IsZero() || theirsAnc[k], nil
+	return k.IsZero() || theirsAnc.has(k), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitmem/git-mem/gitstore"
+	"github.com/gitmem/git-mem/search"
 )
 
 // DefaultRemote is the remote `git mem sync` uses without --remote.
@@ -93,7 +94,7 @@ func (m *Memory) Sync(ctx context.Context, remote string) (SyncReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if indexed {
+	if indexed || res.Head == res.Before && m.indexAtMain() {
 		return rep, nil
 	}
 	ix, err := m.UpdateIndex(ctx)
@@ -123,4 +124,31 @@ func (m *Memory) RemoteList() ([]RemoteInfo, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// indexAtMain reports whether the index's last commit is main, read without
+// loading the index (search.LastCommitAt): a sync that did not move main
+// (a push alone, or nothing to do) then has nothing to index. Anything
+// else (no index, a stale or damaged one, another commit) is false, and
+// UpdateIndex does what it did.
+func (m *Memory) indexAtMain() bool {
+	opt, err := m.searchOptions()
+	if err != nil {
+		return false
+	}
+	l, err := m.lockIndex(true)
+	if err != nil {
+		return false
+	}
+	defer l.Unlock()
+	head, err := m.Repo.Head()
+	if err != nil || head.IsZero() {
+		return false
+	}
+	gen := m.currentGen()
+	if gen == "" || m.isStale(gen) {
+		return false
+	}
+	last, err := search.LastCommitAt(gen, opt)
+	return err == nil && last == head.String()
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -220,5 +221,69 @@ func TestSyncLeavesIndexAtMain(t *testing.T) {
 	}
 	for _, dir := range []string{a.Repo.Dir(), b.Repo.Dir(), remote} {
 		fsckStrict(t, dir)
+	}
+}
+
+// A sync that does not move main (a push alone, nothing to do) reads only
+// the index's manifest when the index is at main (indexAtMain); when it is
+// not (an add that left indexing to later, a damaged index), the sync
+// still brings it to main, as before.
+func TestSyncThatLeavesMainIndexesWhatIsBehind(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, c := range []struct {
+		name        string
+		noIndex     bool // the add leaves the index behind main
+		damage      bool // the index's manifest is broken after the add
+		wantIndexed int
+	}{
+		{"index at main, push alone", false, false, 0},
+		{"index behind main, push alone", true, false, 1},
+		{"index damaged, push alone", false, true, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			remote := syncRemote(t)
+			a := memoryOn(t, remote)
+			mustAdd(t, a, ex("a1", "s1", "2026-01-01T00:00:00Z", "tune the quuxifier cache", "quuxifier cache at 64 MB"))
+			_, err := a.Add(context.Background(), []*exchange.Exchange{ex("a2", "s1", "2026-01-02T00:00:00Z", "port the frobnitz parser", "frobnitz parser ported")}, AddOptions{NoIndex: c.noIndex})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if at := a.indexAtMain(); at == c.noIndex {
+				t.Fatalf("index at main after the adds: %v", at)
+			}
+			if c.damage {
+				gen := a.currentGen()
+				if err := os.WriteFile(filepath.Join(gen, "manifest.json"), []byte("{"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep := mustSyncMem(t, a)
+			if rep.Pushed != 2 || rep.Fetched != 0 || rep.Head == "" {
+				t.Fatalf("sync: %+v", rep)
+			}
+			if c.wantIndexed == 0 && rep.Indexed != 0 {
+				t.Fatalf("indexed %d with the index at main", rep.Indexed)
+			}
+			if c.wantIndexed > 0 && rep.Indexed == 0 {
+				t.Fatalf("nothing indexed, want the index brought to main: %+v", rep)
+			}
+			st, err := a.Status()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.UpToDate || st.IndexedAt != st.Head || st.Head != rep.Head {
+				t.Fatalf("index at %s, main at %s, up to date %v", st.IndexedAt, st.Head, st.UpToDate)
+			}
+			if !a.indexAtMain() {
+				t.Fatal("indexAtMain false after the sync")
+			}
+			if got := strings.Join(searchIDs(t, a, "frobnitz"), ","); got != "a2" {
+				t.Fatalf("search: %s", got)
+			}
+			// Nothing to do: up to date, nothing indexed.
+			if rep := mustSyncMem(t, a); !rep.UpToDate || rep.Indexed != 0 {
+				t.Fatalf("second sync: %+v", rep)
+			}
+		})
 	}
 }

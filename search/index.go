@@ -279,6 +279,34 @@ func open(dir string, opt Options, readOnly bool) (*Index, error) {
 	return ix, nil
 }
 
+// LastCommitAt reads the last commit indexed in dir with the checks Open
+// makes before it loads anything (the manifest, its schema, analyzer and
+// embedder, the files' sizes against the seal), loading nothing: a sync
+// that did not move main asks it whether there is anything to index, which
+// Open answered by loading the tables (0.25 s of CPU at 1,000,000
+// exchanges). Any error is Open's; then the caller opens the index.
+func LastCommitAt(dir string, opt Options) (string, error) {
+	emb := opt.Embedder
+	if emb == nil {
+		emb = embed.NewBuiltin()
+	}
+	ix := &Index{dir: dir, emb: emb}
+	raw, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	if err != nil {
+		return "", fmt.Errorf("read search manifest: %w", err)
+	}
+	if err := json.Unmarshal(raw, &ix.man); err != nil {
+		return "", fmt.Errorf("%s: manifest: %v: %w", dir, err, ErrCorrupt)
+	}
+	if err := ix.check(); err != nil {
+		return "", err
+	}
+	if err := ix.checkSizes(); err != nil {
+		return "", err
+	}
+	return ix.man.LastCommit, nil
+}
+
 func (ix *Index) check() error {
 	m := ix.man
 	switch {
