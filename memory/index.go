@@ -68,6 +68,10 @@ var catchUpBatch = 1000
 // (it holds no lock readers wait for; the batch bounds its memory).
 var rebuildBatch = 500
 
+// prepareAhead is how many batches a rebuild analyses ahead of the one
+// going into Bleve.
+const prepareAhead = 2
+
 // rebuildSpill is how many rows a rebuild adds between writing its tables
 // and letting go of those rows' records, vectors and links
 // (search.Index.Spill): a reindex of 1,000,000 held them all, 5.8 GB.
@@ -477,11 +481,13 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	total := max(len(hashes), len(pending))
 	n, seq, spilled := 0, 0, 0
 	// A batch is analysed (search.Prepare) on its own goroutine while the
-	// batch before it goes into Bleve, whose segment building leaves a
+	// batches before it go into Bleve, whose segment building leaves a
 	// core idle: the add of the 3,099 coding exchanges had both cores busy
-	// ~80 % of its indexing (docs/BENCHMARKS.md, session 14). Batches
-	// still go in one after the other, each kept or not by indexCommits'
-	// rule as it goes in.
+	// ~80 % of its indexing (docs/BENCHMARKS.md, session 14). Up to
+	// prepareAhead batches are analysed ahead: with one, the core was
+	// still idle at the end of each Bleve batch, the next one's analysis
+	// done (session 17). Batches still go in one after the other, each
+	// kept or not by indexCommits' rule as it goes in.
 	type ahead struct {
 		commits []*object.Commit
 		seq     int
@@ -489,13 +495,13 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		prep    *search.Prepared
 		done    chan struct{}
 	}
-	var prev *ahead
+	var queue []*ahead
 	finish := func() error {
-		a := prev
-		if a == nil {
+		if len(queue) == 0 {
 			return nil
 		}
-		prev = nil
+		a := queue[0]
+		queue = queue[1:]
 		<-a.done
 		last, err := m.indexPrepared(ix, head, a.prep, a.events, a.seq, len(a.commits))
 		if err != nil {
@@ -504,6 +510,7 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		// Indexed: let the commits go (each keeps its raw object; at
 		// 100,000 they held 150 MB of a reindex's heap to its end).
 		clear(a.commits)
+		a.prep = nil
 		seq = last + 1
 		n += len(a.commits)
 		m.progress(n, total)
@@ -514,6 +521,12 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 			spilled = rows
 		}
 		return nil
+	}
+	drain := func() {
+		for _, a := range queue {
+			<-a.done
+		}
+		queue = nil
 	}
 	next := 0 // the Seq of the next batch's first commit
 	index := func(batch []*object.Commit) error {
@@ -530,11 +543,13 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 			defer close(a.done)
 			a.prep = search.Prepare(docs)
 		}()
-		if err := finish(); err != nil {
-			<-a.done
-			return err
+		queue = append(queue, a)
+		if len(queue) > prepareAhead {
+			if err := finish(); err != nil {
+				drain()
+				return err
+			}
 		}
-		prev = a
 		return nil
 	}
 	if hashes != nil {
@@ -543,12 +558,11 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	for start := 0; start < len(pending) && err == nil; start += rebuildBatch {
 		err = index(pending[start:min(start+rebuildBatch, len(pending))])
 	}
-	if err == nil {
+	for err == nil && len(queue) > 0 {
 		err = finish()
-	} else if prev != nil {
-		<-prev.done
 	}
 	if err != nil {
+		drain()
 		return n, err
 	}
 	return n, ix.SetLastCommit(head.String(), seq-1)
