@@ -74,9 +74,10 @@ func (r *Repo) writePackOpt(mem *memory.Storage, order []plumbing.Hash, storeTre
 	// no longer leaves a core idle while its pack is compressed
 	// (docs/BENCHMARKS.md, session 17).
 	ents := make([]packEntry, min(len(order), packWindow))
+	zs := newDeflaters(min(runtime.GOMAXPROCS(0), len(order)), storeTrees)
 	for start := 0; start < len(order); start += packWindow {
 		win := order[start:min(start+packWindow, len(order))]
-		if err := deflateEntries(mem, win, ents[:len(win)], storeTrees); err != nil {
+		if err := deflateEntries(mem, win, ents[:len(win)], zs); err != nil {
 			return err
 		}
 		for i, h := range win {
@@ -125,12 +126,29 @@ type packEntry struct {
 	crc  uint32
 }
 
-// deflateEntries fills ents[i] with the pack entry of objects[i], on all
-// cores. Each entry's bytes depend on its object alone (a fresh or reset
-// zlib writer gives the same stream), so the order of the work does not
-// show in the pack. ents' buffers are reused.
-func deflateEntries(mem *memory.Storage, objects []plumbing.Hash, ents []packEntry, storeTrees bool) error {
-	workers := min(runtime.GOMAXPROCS(0), len(objects))
+// deflater is one worker's zlib writers: zw for every object, trees for
+// trees (zw itself unless a forget's rewrite stores them, see
+// writePackOpt). Made once per pack: each holds ~1 MB of tables.
+type deflater struct{ zw, trees *zlib.Writer }
+
+func newDeflaters(n int, storeTrees bool) []deflater {
+	zs := make([]deflater, n)
+	for i := range zs {
+		zs[i].zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
+		zs[i].trees = zs[i].zw
+		if storeTrees {
+			zs[i].trees, _ = zlib.NewWriterLevel(nil, zlib.NoCompression)
+		}
+	}
+	return zs
+}
+
+// deflateEntries fills ents[i] with the pack entry of objects[i], one
+// worker per deflater. Each entry's bytes depend on its object alone (a
+// fresh or reset zlib writer gives the same stream), so the order of the
+// work does not show in the pack. ents' buffers are reused.
+func deflateEntries(mem *memory.Storage, objects []plumbing.Hash, ents []packEntry, zs []deflater) error {
+	workers := min(len(zs), len(objects))
 	errs := make([]error, workers)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -138,17 +156,12 @@ func deflateEntries(mem *memory.Storage, objects []plumbing.Hash, ents []packEnt
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-			trees := zw
-			if storeTrees {
-				trees, _ = zlib.NewWriterLevel(nil, zlib.NoCompression)
-			}
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(objects) {
 					return
 				}
-				if err := deflateEntry(mem, objects[i], &ents[i], zw, trees); err != nil {
+				if err := deflateEntry(mem, objects[i], &ents[i], zs[w].zw, zs[w].trees); err != nil {
 					errs[w] = err
 					next.Store(int64(len(objects))) // the others stop too
 					return
