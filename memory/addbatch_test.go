@@ -91,3 +91,29 @@ func TestAddJSONLBatchesInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildGCTarget: a rebuild lowers the GC target only when it is
+// large, and never over the user's GOGC.
+func TestRebuildGCTarget(t *testing.T) {
+	cases := []struct {
+		commits int
+		gogc    string
+		want    int
+		set     bool
+	}{
+		{0, "", 0, false},
+		{3099, "", 0, false},
+		{rebuildLowGCFrom - 1, "", 0, false},
+		{rebuildLowGCFrom, "", rebuildGCPercent, true},
+		{1_000_000, "", rebuildGCPercent, true},
+		{1_000_000, "200", 0, false},
+		{1_000_000, "off", 0, false},
+		{10, "50", 0, false},
+	}
+	for _, c := range cases {
+		got, set := rebuildGCTarget(c.commits, c.gogc)
+		if got != c.want || set != c.set {
+			t.Errorf("rebuildGCTarget(%d, %q) = %d, %v; want %d, %v", c.commits, c.gogc, got, set, c.want, c.set)
+		}
+	}
+}
