@@ -68,10 +68,6 @@ var catchUpBatch = 1000
 // (it holds no lock readers wait for; the batch bounds its memory).
 var rebuildBatch = 500
 
-// prepareAhead is how many batches a rebuild analyses ahead of the one
-// going into Bleve.
-const prepareAhead = 2
-
 // rebuildSpill is how many rows a rebuild adds between writing its tables
 // and letting go of those rows' records, vectors and links
 // (search.Index.Spill): a reindex of 1,000,000 held them all, 5.8 GB.
@@ -509,13 +505,11 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	sized(total)
 	n, seq, spilled := 0, 0, 0
 	// A batch is analysed (search.Prepare) on its own goroutine while the
-	// batches before it go into Bleve, whose segment building leaves a
+	// batch before it goes into Bleve, whose segment building leaves a
 	// core idle: the add of the 3,099 coding exchanges had both cores busy
-	// ~80 % of its indexing (docs/BENCHMARKS.md, session 14). Up to
-	// prepareAhead batches are analysed ahead: with one, the core was
-	// still idle at the end of each Bleve batch, the next one's analysis
-	// done (session 17). Batches still go in one after the other, each
-	// kept or not by indexCommits' rule as it goes in.
+	// ~80 % of its indexing (docs/BENCHMARKS.md, session 14). Batches
+	// still go in one after the other, each kept or not by indexCommits'
+	// rule as it goes in.
 	type ahead struct {
 		commits []*object.Commit
 		seq     int
@@ -523,13 +517,13 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		prep    *search.Prepared
 		done    chan struct{}
 	}
-	var queue []*ahead
+	var prev *ahead
 	finish := func() error {
-		if len(queue) == 0 {
+		a := prev
+		if a == nil {
 			return nil
 		}
-		a := queue[0]
-		queue = queue[1:]
+		prev = nil
 		<-a.done
 		last, err := m.indexPrepared(ix, head, a.prep, a.events, a.seq, len(a.commits))
 		if err != nil {
@@ -538,7 +532,6 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		// Indexed: let the commits go (each keeps its raw object; at
 		// 100,000 they held 150 MB of a reindex's heap to its end).
 		clear(a.commits)
-		a.prep = nil
 		seq = last + 1
 		n += len(a.commits)
 		m.progress(n, total)
@@ -549,12 +542,6 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 			spilled = rows
 		}
 		return nil
-	}
-	drain := func() {
-		for _, a := range queue {
-			<-a.done
-		}
-		queue = nil
 	}
 	next := 0 // the Seq of the next batch's first commit
 	index := func(batch []*object.Commit) error {
@@ -571,13 +558,11 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 			defer close(a.done)
 			a.prep = search.Prepare(docs)
 		}()
-		queue = append(queue, a)
-		if len(queue) > prepareAhead {
-			if err := finish(); err != nil {
-				drain()
-				return err
-			}
+		if err := finish(); err != nil {
+			<-a.done
+			return err
 		}
+		prev = a
 		return nil
 	}
 	if hashes != nil {
@@ -586,11 +571,12 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	for start := 0; start < len(pending) && err == nil; start += rebuildBatch {
 		err = index(pending[start:min(start+rebuildBatch, len(pending))])
 	}
-	for err == nil && len(queue) > 0 {
+	if err == nil {
 		err = finish()
+	} else if prev != nil {
+		<-prev.done
 	}
 	if err != nil {
-		drain()
 		return n, err
 	}
 	return n, ix.SetLastCommit(head.String(), seq-1)
