@@ -2,14 +2,19 @@ package gitstore
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -63,39 +68,26 @@ func (r *Repo) writePackOpt(mem *memory.Storage, order []plumbing.Hash, storeTre
 	if err := idx.OnHeader(uint32(len(order))); err != nil {
 		return err
 	}
-	crc := crc32.NewIEEE()
-	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	zstore, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
-	for _, h := range order {
-		obj, err := mem.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
+	// The objects are deflated on all cores, a window at a time, and
+	// written in order: the same bytes as deflating them one after the
+	// other (TestPackEntriesAreSerial), but the add of a batch of exchanges
+	// no longer leaves a core idle while its pack is compressed
+	// (docs/BENCHMARKS.md, session 17).
+	ents := make([]packEntry, min(len(order), packWindow))
+	zs := newDeflaters(min(runtime.GOMAXPROCS(0), len(order)), storeTrees)
+	for start := 0; start < len(order); start += packWindow {
+		win := order[start:min(start+packWindow, len(order))]
+		if err := deflateEntries(mem, win, ents[:len(win)], zs); err != nil {
 			return err
 		}
-		pos := cw.n
-		crc.Reset()
-		ew := io.MultiWriter(cw, crc)
-		if _, err := ew.Write(objectHeader(obj.Type(), obj.Size())); err != nil {
-			return err
-		}
-		rd, err := obj.Reader()
-		if err != nil {
-			return err
-		}
-		z := zw
-		if obj.Type() == plumbing.TreeObject && storeTrees {
-			z = zstore
-		}
-		z.Reset(ew)
-		if _, err := io.Copy(z, rd); err != nil {
-			rd.Close()
-			return err
-		}
-		rd.Close()
-		if err := z.Close(); err != nil {
-			return err
-		}
-		if err := idx.OnInflatedObjectContent(h, pos, crc.Sum32(), nil); err != nil {
-			return err
+		for i, h := range win {
+			pos := cw.n
+			if _, err := cw.Write(ents[i].data); err != nil {
+				return err
+			}
+			if err := idx.OnInflatedObjectContent(h, pos, ents[i].crc, nil); err != nil {
+				return err
+			}
 		}
 	}
 	packHash := plumbing.Hash{}
@@ -120,6 +112,96 @@ func (r *Repo) writePackOpt(mem *memory.Storage, order []plumbing.Hash, storeTre
 		return err
 	}
 	r.st.refresh()
+	return nil
+}
+
+// packWindow is how many objects writePackOpt deflates before it writes
+// them: a few MB of compressed exchanges held at once.
+const packWindow = 256
+
+// packEntry is one object as a pack holds it: its type and size header and
+// its deflated content, and their CRC-32 (for the .idx).
+type packEntry struct {
+	data []byte
+	crc  uint32
+}
+
+// deflater is one worker's zlib writers: zw for every object, trees for
+// trees (zw itself unless a forget's rewrite stores them, see
+// writePackOpt). Made once per pack: each holds ~1 MB of tables.
+type deflater struct{ zw, trees *zlib.Writer }
+
+func newDeflaters(n int, storeTrees bool) []deflater {
+	zs := make([]deflater, n)
+	for i := range zs {
+		zs[i].zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
+		zs[i].trees = zs[i].zw
+		if storeTrees {
+			zs[i].trees, _ = zlib.NewWriterLevel(nil, zlib.NoCompression)
+		}
+	}
+	return zs
+}
+
+// deflateEntries fills ents[i] with the pack entry of objects[i], one
+// worker per deflater. Each entry's bytes depend on its object alone (a
+// fresh or reset zlib writer gives the same stream), so the order of the
+// work does not show in the pack. ents' buffers are reused.
+func deflateEntries(mem *memory.Storage, objects []plumbing.Hash, ents []packEntry, zs []deflater) error {
+	workers := min(len(zs), len(objects))
+	errs := make([]error, workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(objects) {
+					return
+				}
+				if err := deflateEntry(mem, objects[i], &ents[i], zs[w].zw, zs[w].trees); err != nil {
+					errs[w] = err
+					next.Store(int64(len(objects))) // the others stop too
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// deflateEntry writes object h's pack entry into e: trees through trees
+// (zlib at NoCompression for a forget's rewrite, see writePackOpt), the
+// rest through zw.
+func deflateEntry(mem *memory.Storage, h plumbing.Hash, e *packEntry, zw, trees *zlib.Writer) error {
+	obj, err := mem.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return err
+	}
+	buf := bytes.NewBuffer(e.data[:0])
+	buf.Write(objectHeader(obj.Type(), obj.Size()))
+	rd, err := obj.Reader()
+	if err != nil {
+		return err
+	}
+	z := zw
+	if obj.Type() == plumbing.TreeObject {
+		z = trees
+	}
+	z.Reset(buf)
+	if _, err := io.Copy(z, rd); err != nil {
+		rd.Close()
+		return err
+	}
+	rd.Close()
+	if err := z.Close(); err != nil {
+		return err
+	}
+	e.data = buf.Bytes()
+	e.crc = crc32.ChecksumIEEE(e.data)
 	return nil
 }
 

@@ -11,11 +11,12 @@ import (
 	"testing"
 )
 
-// TestAddJSONLBatchesInOrder: a file added in batches of 3, each batch
-// redacted while the one before is stored, gives what one batch gives: the
-// same report (added, present, skipped, redacted, commits in order) and
-// the same commits. Ids repeat across batches and within one; a bad line
-// and a secret sit among them.
+// TestAddJSONLBatchesInOrder: a file added in batches of 1, 2 and 3, each
+// batch redacted, looked up and distilled while the one before is stored,
+// gives what one batch gives: the same report (added, present, forgotten,
+// skipped, redacted, commits in order) and the same commits. Ids repeat
+// across batches and within one; a bad line and a secret sit among them;
+// the memory holds two of the ids already and has forgotten a third.
 func TestAddJSONLBatchesInOrder(t *testing.T) {
 	var lines []string
 	for i := 0; i < 14; i++ {
@@ -33,11 +34,32 @@ func TestAddJSONLBatchesInOrder(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Stored before the file: x7 and x8 (x8 then forgotten), and y.
+	before := filepath.Join(t.TempDir(), "before.jsonl")
+	var early []string
+	for _, i := range []int{7, 8} {
+		early = append(early, lines[i+1]) // lines[5] is the bad line
+	}
+	early = append(early, `{"id":"y","session":"s","time":"2026-01-20T00:00:00Z","turns":[{"role":"user","text":"other"},{"role":"assistant","text":"ok"}]}`)
+	if err := os.WriteFile(before, []byte(strings.Join(early, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run := func(batch int) (AddReport, string) {
 		defer func(b int) { addBatch = b }(addBatch)
-		addBatch = batch
+		ctx := context.Background()
 		m := newMemory(t)
-		rep, err := m.AddFiles(context.Background(), []string{file}, nil, "exchange", AddOptions{})
+		if rep, err := m.AddFiles(ctx, []string{before}, nil, "exchange", AddOptions{}); err != nil || rep.Added != 3 {
+			t.Fatalf("before: %+v %v", rep, err)
+		}
+		plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{"x8"}})
+		if err != nil || len(plan) != 1 {
+			t.Fatalf("forget plan: %v %v", plan, err)
+		}
+		if _, err := m.Forget(ctx, plan, ""); err != nil {
+			t.Fatal(err)
+		}
+		addBatch = batch
+		rep, err := m.AddFiles(ctx, []string{file}, nil, "exchange", AddOptions{})
 		if err != nil || !rep.Indexed {
 			t.Fatalf("batch %d: %+v %v", batch, rep, err)
 		}
@@ -48,8 +70,7 @@ func TestAddJSONLBatchesInOrder(t *testing.T) {
 		return rep, string(out)
 	}
 	one, logOne := run(1000)
-	three, logThree := run(3)
-	if one.Added != 9 || one.Present != 5 || len(one.Skipped) != 1 || one.Redacted != 1 {
+	if one.Added != 7 || one.Present != 6 || one.Forgotten != 1 || len(one.Skipped) != 1 || one.Redacted != 1 {
 		t.Fatalf("one batch: %+v", one)
 	}
 	ex := func(r AddReport) []string {
@@ -59,11 +80,40 @@ func TestAddJSONLBatchesInOrder(t *testing.T) {
 		}
 		return out
 	}
-	if three.Added != one.Added || three.Present != one.Present || three.Redacted != one.Redacted ||
-		!reflect.DeepEqual(three.Skipped, one.Skipped) || !reflect.DeepEqual(ex(three), ex(one)) {
-		t.Fatalf("batches of 3: %+v\none batch: %+v", three, one)
+	for _, batch := range []int{1, 2, 3} {
+		got, log := run(batch)
+		if got.Added != one.Added || got.Present != one.Present || got.Forgotten != one.Forgotten || got.Redacted != one.Redacted ||
+			!reflect.DeepEqual(got.Skipped, one.Skipped) || !reflect.DeepEqual(ex(got), ex(one)) {
+			t.Fatalf("batches of %d: %+v\none batch: %+v", batch, got, one)
+		}
+		if log != logOne {
+			t.Fatalf("batches of %d: commits differ:\n%s\none batch:\n%s", batch, log, logOne)
+		}
 	}
-	if logThree != logOne {
-		t.Fatalf("commits differ:\n%s\none batch:\n%s", logThree, logOne)
+}
+
+// TestRebuildGCTarget: a rebuild lowers the GC target only when it is
+// large, and never over the user's GOGC.
+func TestRebuildGCTarget(t *testing.T) {
+	cases := []struct {
+		commits int
+		gogc    string
+		want    int
+		set     bool
+	}{
+		{0, "", 0, false},
+		{3099, "", 0, false},
+		{rebuildLowGCFrom - 1, "", 0, false},
+		{rebuildLowGCFrom, "", rebuildGCPercent, true},
+		{1_000_000, "", rebuildGCPercent, true},
+		{1_000_000, "200", 0, false},
+		{1_000_000, "off", 0, false},
+		{10, "50", 0, false},
+	}
+	for _, c := range cases {
+		got, set := rebuildGCTarget(c.commits, c.gogc)
+		if got != c.want || set != c.set {
+			t.Errorf("rebuildGCTarget(%d, %q) = %d, %v; want %d, %v", c.commits, c.gogc, got, set, c.want, c.set)
+		}
 	}
 }

@@ -332,10 +332,27 @@ const replaceAlways = "*"
 // process may have rebuilt while this one waited), a generation's folder
 // when that one was found damaged and is still current, replaceAlways for
 // `git mem reindex`.
-// rebuildGCPercent is the GC target of a rebuild: the heap may grow to 1.5×
-// what is live rather than 2×. At 100,000 exchanges: 833 → 651 MB max RSS
-// for ~8 % more CPU (docs/BENCHMARKS.md, session 7).
-const rebuildGCPercent = 50
+// rebuildGCPercent is the GC target of a rebuild of rebuildLowGCFrom
+// commits or more: the heap may grow to 1.5× what is live rather than 2×.
+// At 100,000 exchanges: 833 → 651 MB max RSS for ~8 % more CPU
+// (docs/BENCHMARKS.md, session 7). A smaller rebuild's rows hold little
+// (the first add of 3,099 exchanges into a fresh memory: 364 → 404 MB
+// peak with the default target, for 9.9 → 9.1 s of CPU; session 17), so it
+// keeps Go's default.
+const (
+	rebuildGCPercent = 50
+	rebuildLowGCFrom = rebuildAbove
+)
+
+// rebuildGCTarget is the GC target a rebuild of commits sets, if any:
+// rebuildGCPercent from rebuildLowGCFrom commits on, unless the user set
+// GOGC (userGOGC).
+func rebuildGCTarget(commits int, userGOGC string) (int, bool) {
+	if userGOGC != "" || commits < rebuildLowGCFrom {
+		return 0, false
+	}
+	return rebuildGCPercent, true
+}
 
 func (m *Memory) rebuild(ctx context.Context, reason string, replace string) (IndexReport, error) {
 	rep := IndexReport{Rebuilt: true, Reason: reason}
@@ -369,9 +386,18 @@ func (m *Memory) rebuild(ctx context.Context, reason string, replace string) (In
 	}
 	// A rebuild holds every row's tables in memory; with Go's default GC
 	// target (twice the live heap) a reindex of 1,000,000 went past 4 GB.
-	// A GOGC the user set wins.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(rebuildGCPercent))
+	// indexAll lowers the target once it knows the rebuild is large; a
+	// GOGC the user set wins.
+	gcPercent := -2 // not changed
+	defer func() {
+		if gcPercent != -2 {
+			debug.SetGCPercent(gcPercent)
+		}
+	}()
+	lowGC := func(commits int) {
+		if pct, ok := rebuildGCTarget(commits, os.Getenv("GOGC")); ok && gcPercent == -2 {
+			gcPercent = debug.SetGCPercent(pct)
+		}
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
@@ -390,7 +416,7 @@ func (m *Memory) rebuild(ctx context.Context, reason string, replace string) (In
 	if err != nil {
 		return fail(err)
 	}
-	if rep.Indexed, err = m.indexAll(ctx, ix, head); err != nil {
+	if rep.Indexed, err = m.indexAll(ctx, ix, head, lowGC); err != nil {
 		return fail(err)
 	}
 	// The switch: catch up with what came meanwhile, name the new folder in
@@ -454,8 +480,9 @@ func (m *Memory) removeOtherGenerations(keep string) {
 }
 
 // indexAll indexes every commit of main up to head into a new index, with
-// progress for the person waiting.
-func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.Hash) (int, error) {
+// progress for the person waiting. It tells sized how many commits that is
+// before it reads them.
+func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.Hash, sized func(commits int)) (int, error) {
 	if head.IsZero() {
 		return 0, ix.SetLastCommit("", -1)
 	}
@@ -475,6 +502,7 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		return 0, err
 	}
 	total := max(len(hashes), len(pending))
+	sized(total)
 	n, seq, spilled := 0, 0, 0
 	// A batch is analysed (search.Prepare) on its own goroutine while the
 	// batch before it goes into Bleve, whose segment building leaves a

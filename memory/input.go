@@ -241,9 +241,13 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 		_, _ = br.Discard(len(utf8BOM))
 	}
 	var batch []*exchange.Exchange
-	// A batch is redacted and rendered (prepareAdd) while the batch before
-	// it is stored, whose git writing leaves a core idle (docs/BENCHMARKS.md,
-	// session 14); the batches are stored one after the other, in order.
+	// A batch is redacted and rendered (prepareAdd), looked up and
+	// distilled (lookupItems) while the batch before it is stored, whose
+	// git writing leaves a core idle (docs/BENCHMARKS.md, sessions 14 and
+	// 17); the batches are stored one after the other, in order. seen
+	// holds the keys of every batch handed to storeItems, so that an
+	// exchange stored by the batch before is Present, as it would be were
+	// the look-up made after that batch was stored.
 	type stored struct {
 		rep AddReport
 		err error
@@ -258,18 +262,24 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 		mergeReport(&total, r.rep)
 		return r.err
 	}
+	seen := map[string]bool{}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
 		items := prepareAdd(batch, opt)
 		batch = batch[:0]
+		todo, rep, lerr := m.lookupItems(ctx, items, seen)
 		if err := wait(); err != nil {
 			return err
 		}
+		if lerr != nil {
+			mergeReport(&total, rep)
+			return lerr
+		}
 		storing = make(chan stored, 1)
 		go func(done chan<- stored) {
-			rep, err := m.addItems(ctx, items, opt)
+			rep, err := m.storeItems(ctx, todo, rep, opt)
 			done <- stored{rep, err}
 		}(storing)
 		return nil

@@ -159,25 +159,38 @@ func prepareAdd(exs []*exchange.Exchange, opt AddOptions) []*prepared {
 
 // addItems is Add of the exchanges prepareAdd made ready.
 func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions) (AddReport, error) {
+	todo, rep, err := m.lookupItems(ctx, items, map[string]bool{})
+	if err != nil {
+		return rep, err
+	}
+	return m.storeItems(ctx, todo, rep, opt)
+}
+
+// lookupItems finds which items are new (not stored, not forgotten, not
+// in seen, which it adds them to) and distills those: what Add does before
+// it writes anything. addJSONL runs it for a batch while the batch before
+// it is stored, with the keys of that batch in seen: what that batch
+// stores is then Present here, as when looked up after it; and Append
+// finds again, under the lock, anything stored meanwhile.
+func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[string]bool) ([]*prepared, AddReport, error) {
 	var rep AddReport
 	// An interrupted forget is finished before anything is stored (it may
 	// be about to store one of the exchanges it forgot).
 	if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
-		return rep, err
+		return nil, rep, err
 	}
-	seen := map[string]bool{}
 	paths := make([]string, len(items))
 	for i, p := range items {
 		paths[i] = p.path
 	}
 	has, err := m.Repo.Has(paths)
 	if err != nil {
-		return rep, fmt.Errorf("look up stored exchanges: %w", err)
+		return nil, rep, fmt.Errorf("look up stored exchanges: %w", err)
 	}
 	// An exchange once forgotten is never stored again (re-import, hook).
 	dead, err := m.Repo.Tombstoned(paths)
 	if err != nil {
-		return rep, fmt.Errorf("look up forgotten exchanges: %w", err)
+		return nil, rep, fmt.Errorf("look up forgotten exchanges: %w", err)
 	}
 	var todo []*prepared
 	for i, p := range items {
@@ -203,8 +216,14 @@ func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions
 		p.card = card
 	})
 	if err := errors.Join(errs...); err != nil {
-		return rep, err
+		return nil, rep, err
 	}
+	return todo, rep, nil
+}
+
+// storeItems commits the items lookupItems found new, one commit each,
+// and hands them to the indexer; rep is lookupItems' report.
+func (m *Memory) storeItems(ctx context.Context, todo []*prepared, rep AddReport, opt AddOptions) (AddReport, error) {
 	entries := make([]gitstore.Entry, len(todo))
 	now := time.Now()
 	for i, p := range todo {

@@ -1,0 +1,219 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/klauspost/compress/zlib"
+)
+
+// writePackSerialRef is writePackOpt as it was before it deflated on all
+// cores (622e580): each object deflated and written in turn. The pack
+// writer must give the same bytes.
+func (r *Repo) writePackSerialRef(mem *memory.Storage, order []plumbing.Hash, storeTrees bool) error {
+	dir := filepath.Join(r.dir, "objects", "pack")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "tmp_gitmem_pack_")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	sum := sha1.New()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	cw := &countingWriter{w: io.MultiWriter(bw, sum)}
+	var hdr [12]byte
+	copy(hdr[:4], "PACK")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(len(order)))
+	if _, err := cw.Write(hdr[:]); err != nil {
+		return err
+	}
+	idx := &idxfile.Writer{}
+	if err := idx.OnHeader(uint32(len(order))); err != nil {
+		return err
+	}
+	crc := crc32.NewIEEE()
+	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	zstore, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
+	for _, h := range order {
+		obj, err := mem.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return err
+		}
+		pos := cw.n
+		crc.Reset()
+		ew := io.MultiWriter(cw, crc)
+		if _, err := ew.Write(objectHeader(obj.Type(), obj.Size())); err != nil {
+			return err
+		}
+		rd, err := obj.Reader()
+		if err != nil {
+			return err
+		}
+		z := zw
+		if obj.Type() == plumbing.TreeObject && storeTrees {
+			z = zstore
+		}
+		z.Reset(ew)
+		if _, err := io.Copy(z, rd); err != nil {
+			rd.Close()
+			return err
+		}
+		rd.Close()
+		if err := z.Close(); err != nil {
+			return err
+		}
+		if err := idx.OnInflatedObjectContent(h, pos, crc.Sum32(), nil); err != nil {
+			return err
+		}
+	}
+	packHash := plumbing.Hash{}
+	copy(packHash[:], sum.Sum(nil))
+	if _, err := bw.Write(packHash[:]); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := idx.OnFooter(packHash); err != nil {
+		return err
+	}
+	mi, err := idx.Index()
+	if err != nil {
+		return err
+	}
+	if err := installPack(dir, tmp.Name(), mi, packHash); err != nil {
+		return err
+	}
+	r.st.refresh()
+	return nil
+}
+
+// packObjects builds n objects of every kind (blobs empty, small, large
+// and random, trees, commits) in a batch, in the order Append would.
+func packObjects(t *testing.T, n int, seed uint64) *batch {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	b := newBatch()
+	var parent plumbing.Hash
+	for i := 0; b.order == nil || len(b.order) < n; i++ {
+		var body []byte
+		switch i % 5 {
+		case 0: // empty
+		case 1: // text, compressible
+			body = bytes.Repeat([]byte(fmt.Sprintf("exchange %d says hello; ", i)), 1+rng.IntN(4000))
+		case 2: // random bytes, not compressible
+			body = make([]byte, rng.IntN(70_000))
+			for j := range body {
+				body[j] = byte(rng.Uint32())
+			}
+		default:
+			body = []byte(fmt.Sprintf(`{"id":"x%d","n":%d}`, i, rng.Int()))
+		}
+		blob, err := b.put(blobObject(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.order) >= n {
+			break
+		}
+		tree := &object.Tree{Entries: []object.TreeEntry{{Name: fmt.Sprintf("e%d.json", i), Mode: filemode.Regular, Hash: blob}}}
+		to := &plumbing.MemoryObject{}
+		if err := tree.Encode(to); err != nil {
+			t.Fatal(err)
+		}
+		th, err := b.put(to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.order) >= n {
+			break
+		}
+		sig := object.Signature{Name: "t", Email: "t@t", When: time.Unix(int64(i), 0).UTC()}
+		c := &object.Commit{Author: sig, Committer: sig, Message: fmt.Sprintf("commit %d\n", i), TreeHash: th}
+		if !parent.IsZero() {
+			c.ParentHashes = []plumbing.Hash{parent}
+		}
+		if parent, err = b.commit(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// packFiles reads every file of a repo's pack folder, by name.
+func packFiles(t *testing.T, r *Repo) map[string][]byte {
+	t.Helper()
+	dir := filepath.Join(r.dir, "objects", "pack")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = data
+	}
+	return out
+}
+
+// TestPackEntriesAreSerial: the pack writer, which deflates on all cores a
+// window at a time, writes byte for byte the pack and .idx of the writer
+// that deflated one object after the other, for every count around the
+// window and both ways of storing trees.
+func TestPackEntriesAreSerial(t *testing.T) {
+	counts := []int{1, 2, 5, packWindow - 1, packWindow, packWindow + 1, 2*packWindow + 3, 700}
+	for _, n := range counts {
+		for _, storeTrees := range []bool{false, true} {
+			t.Run(fmt.Sprintf("n=%d,storeTrees=%v", n, storeTrees), func(t *testing.T) {
+				b := packObjects(t, n, uint64(n))
+				if len(b.order) != n {
+					t.Fatalf("built %d objects, want %d", len(b.order), n)
+				}
+				ref, got := newRepo(t), newRepo(t)
+				if err := ref.writePackSerialRef(b.mem, b.order, storeTrees); err != nil {
+					t.Fatal(err)
+				}
+				if err := got.writePackOpt(b.mem, b.order, storeTrees); err != nil {
+					t.Fatal(err)
+				}
+				want, have := packFiles(t, ref), packFiles(t, got)
+				if len(want) != 2 || len(have) != len(want) {
+					t.Fatalf("pack files: got %d, want %d (2)", len(have), len(want))
+				}
+				for name, data := range want {
+					if !bytes.Equal(have[name], data) {
+						t.Errorf("%s differs from the serial writer's (%d vs %d bytes)", name, len(have[name]), len(data))
+					}
+				}
+				// Every object reads back.
+				for _, h := range b.order {
+					if _, err := got.st.EncodedObject(plumbing.AnyObject, h); err != nil {
+						t.Fatalf("read %s back: %v", h, err)
+					}
+				}
+			})
+		}
+	}
+}
