@@ -31,6 +31,9 @@ type AppendResult struct {
 	Commits []plumbing.Hash // zero for an entry that was already present
 	Added   int
 	Present int
+	// Forgotten counts entries a tombstone names (a forget that ended
+	// after the caller looked, before this append took the write lock).
+	Forgotten int
 }
 
 // packThreshold is the batch size from which objects are written as one
@@ -84,6 +87,15 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 		rootTree = c.TreeHash
 	}
 
+	// A forget moves the tombstone ref and main under the write lock, so
+	// what is tombstoned now is final for this append: an exchange a forget
+	// named after the caller looked (memory.lookupItems) is not stored
+	// again (docs/CONTRACT.md, Forget, rule 5).
+	tomb, err := r.tombstoneTree()
+	if err != nil {
+		return res, err
+	}
+
 	// Objects go to memory first; they reach the repo only once all are
 	// built, as loose objects or one pack, before main moves.
 	b := newBatch()
@@ -106,6 +118,16 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 			if exists {
 				res.Present++
 				continue
+			}
+			if tomb != nil {
+				dead, err := tomb.has(TombstonePath(e.Path))
+				if err != nil {
+					return res, err
+				}
+				if dead {
+					res.Forgotten++
+					continue
+				}
 			}
 			blob, err := put(blobObject(e.Blob))
 			if err != nil {

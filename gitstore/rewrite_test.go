@@ -159,3 +159,44 @@ func TestForgetAfterAPlainDeletionRewritesAll(t *testing.T) {
 	}
 	fsck(t, r.Dir())
 }
+
+// An append that comes after a forget ended stores nothing the forget
+// named, though its caller looked before the forget (an add's batch looked
+// up while the batch before it was stored): the tombstones are read again
+// under the write lock. Without that check the forgotten exchange is back
+// in main.
+func TestAppendAfterForgetStoresNoTombstoned(t *testing.T) {
+	r := newRepo(t)
+	gone, keep := testEntry("gone-1"), testEntry("keep-2")
+	if _, err := r.Append([]Entry{gone, keep}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := r.Head()
+	blob, ok, err := r.BlobHashAt(head, gone.Path)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if dead, err := r.Tombstoned([]string{gone.Path}); err != nil || dead[0] {
+		t.Fatalf("tombstoned before the forget: %v %v", dead, err)
+	}
+	// The caller has looked (not tombstoned); now the forget runs.
+	if _, err := r.Forget([]string{gone.Path}, []Tombstone{{Exchange: "gone-1", Blob: blob.String(), Time: time.Now()}}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Append([]Entry{gone, testEntry("new-3")}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Added != 1 || res.Forgotten != 1 || !res.Commits[0].IsZero() || res.Commits[1].IsZero() {
+		t.Fatalf("append after the forget: %+v", res)
+	}
+	ids := countCommits(t, r)
+	if ids["gone-1"] != 0 || ids["keep-2"] != 1 || ids["new-3"] != 1 {
+		t.Fatalf("after the append: %v", ids)
+	}
+	head, _ = r.Head()
+	if _, ok, err := r.BlobHashAt(head, gone.Path); err != nil || ok {
+		t.Fatalf("the forgotten exchange is in main again (%v)", err)
+	}
+	fsck(t, r.Dir())
+}

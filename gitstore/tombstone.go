@@ -33,21 +33,29 @@ func TombstonePath(blobPath string) string { return "t/" + strings.TrimPrefix(bl
 // Tombstoned reports, per blob path, whether a tombstone names it.
 func (r *Repo) Tombstoned(blobPaths []string) ([]bool, error) {
 	out := make([]bool, len(blobPaths))
-	tip, err := readRef(r.dir, TombstoneRef)
-	if err != nil || tip.IsZero() {
+	ed, err := r.tombstoneTree()
+	if err != nil || ed == nil {
 		return out, err
 	}
-	c, err := r.Commit(tip)
-	if err != nil {
-		return out, err
-	}
-	ed := newTreeEditor(r.st, nil, c.TreeHash)
 	for i, p := range blobPaths {
 		if out[i], err = ed.has(TombstonePath(p)); err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// tombstoneTree reads the tombstone tree at the ref's tip (nil: none yet).
+func (r *Repo) tombstoneTree() (*treeEditor, error) {
+	tip, err := readRef(r.dir, TombstoneRef)
+	if err != nil || tip.IsZero() {
+		return nil, err
+	}
+	c, err := r.Commit(tip)
+	if err != nil {
+		return nil, err
+	}
+	return newTreeEditor(r.st, nil, c.TreeHash), nil
 }
 
 // Tombstones lists every tombstone (with its tree path).

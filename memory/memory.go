@@ -242,6 +242,7 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, rep AddReport
 		return rep, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
 	}
 	rep.Present += res.Present
+	rep.Forgotten += res.Forgotten
 	rep.Added = res.Added
 	for i, h := range res.Commits {
 		if !h.IsZero() {
