@@ -260,13 +260,7 @@ func open(dir string, opt Options, readOnly bool) (*Index, error) {
 	case err != nil:
 		return nil, fmt.Errorf("read search manifest: %w", err)
 	}
-	if err := json.Unmarshal(raw, &ix.man); err != nil {
-		return nil, fmt.Errorf("%s: manifest: %v: %w", dir, err, ErrCorrupt)
-	}
-	if err := ix.check(); err != nil {
-		return nil, err
-	}
-	if err := ix.checkSizes(); err != nil {
+	if err := ix.takeManifest(raw); err != nil {
 		return nil, err
 	}
 	if err := ix.openBleve(); err != nil {
@@ -295,16 +289,23 @@ func LastCommitAt(dir string, opt Options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read search manifest: %w", err)
 	}
-	if err := json.Unmarshal(raw, &ix.man); err != nil {
-		return "", fmt.Errorf("%s: manifest: %v: %w", dir, err, ErrCorrupt)
-	}
-	if err := ix.check(); err != nil {
-		return "", err
-	}
-	if err := ix.checkSizes(); err != nil {
+	if err := ix.takeManifest(raw); err != nil {
 		return "", err
 	}
 	return ix.man.LastCommit, nil
+}
+
+// takeManifest decodes the manifest raw and makes the checks that come
+// before anything is loaded: schema, analyzer and embedder, and the files'
+// sizes and times against the seal.
+func (ix *Index) takeManifest(raw []byte) error {
+	if err := json.Unmarshal(raw, &ix.man); err != nil {
+		return fmt.Errorf("%s: manifest: %v: %w", ix.dir, err, ErrCorrupt)
+	}
+	if err := ix.check(); err != nil {
+		return err
+	}
+	return ix.checkSizes()
 }
 
 func (ix *Index) check() error {
