@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 
@@ -62,15 +63,7 @@ func byRow(results []bleveindex.Document) []bleveindex.Document {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case keys[a] < keys[b]:
-			return -1
-		case keys[a] > keys[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
 	out := make([]bleveindex.Document, len(results))
 	for i, j := range idx {
 		out[i] = results[j]
@@ -128,15 +121,7 @@ func mergeOrder(segs []segment.Segment, drops []*roaring.Bitmap) []int {
 			break
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case keys[a] < keys[b]:
-			return -1
-		case keys[a] > keys[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
 	return order
 }
 

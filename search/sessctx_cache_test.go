@@ -52,15 +52,9 @@ func TestSessCache(t *testing.T) {
 		}
 	}
 	queries := []string{"widget frobnicator", "restart the daemon", "cache rows story", "w7 fails log"}
-	// search returns every hit's id and score bits, and whether the index's
-	// session context came from the cache.
-	search := func() (string, bool) {
+	// hitsOf is every query's hits, ids and score bits.
+	hitsOf := func(ix *Index) string {
 		t.Helper()
-		ix, err := OpenReadOnly(dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ix.Close()
 		var out string
 		for _, q := range queries {
 			hits, err := ix.Search(Query{Text: q, K: 10, Mode: ModeSessionBM25})
@@ -72,6 +66,18 @@ func TestSessCache(t *testing.T) {
 			}
 			out += "\n"
 		}
+		return out
+	}
+	// search returns a read-only search's hits, and whether the index's
+	// session context came from the cache.
+	search := func() (string, bool) {
+		t.Helper()
+		ix, err := OpenReadOnly(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		out := hitsOf(ix)
 		c, err := ix.ensureContext()
 		if err != nil {
 			t.Fatal(err)
@@ -86,18 +92,7 @@ func TestSessCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ix.Close()
-		var out string
-		for _, q := range queries {
-			hits, err := ix.Search(Query{Text: q, K: 10, Mode: ModeSessionBM25})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, h := range hits {
-				out += fmt.Sprintf("%s %x; ", h.Doc.ID, math.Float64bits(h.Score))
-			}
-			out += "\n"
-		}
-		return out
+		return hitsOf(ix)
 	}
 	cache := filepath.Join(dir, sessCacheFile)
 	w0 := ContextWeight
