@@ -432,6 +432,15 @@ func (s *objectStore) absent(h plumbing.Hash) bool {
 	if _, _, found := ps.find(h); found || len(ps.packs) != len(ps.names) {
 		return false // there, or a pack not mapped here (go-git reads it)
 	}
+	// Loose (most reads that get here: an add of a few exchanges writes
+	// loose objects), or alternates: asked first, a stat each, before the
+	// listing of the pack folder.
+	hex := h.String()
+	for _, p := range []string{filepath.Join(s.dir, "objects", hex[:2], hex[2:]), filepath.Join(s.dir, "objects", "info", "alternates")} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+	}
 	// Every pack index in the folder now is one of the set's (not a pack
 	// come since, nor one under git's temporary name, which go-git reads).
 	ents, err := os.ReadDir(filepath.Join(s.dir, "objects", "pack"))
@@ -440,12 +449,6 @@ func (s *objectStore) absent(h plumbing.Hash) bool {
 	}
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".idx") && !slices.Contains(ps.names, filepath.Join(s.dir, "objects", "pack", e.Name())) {
-			return false
-		}
-	}
-	hex := h.String()
-	for _, p := range []string{filepath.Join(s.dir, "objects", hex[:2], hex[2:]), filepath.Join(s.dir, "objects", "info", "alternates")} {
-		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 			return false
 		}
 	}

@@ -386,18 +386,10 @@ func (ix *Index) ensureContext() (*sessionCtx, error) {
 	if recs == nil || !ix.dirty {
 		rows, f, err := mapContext(filepath.Join(ix.dir, contextFile), len(ix.seqs))
 		if err == nil {
-			// A reader maps what the first reader of this table worked
-			// out (sessctx_cache.go), or works it out and saves it.
-			key, keyed := ix.sessCacheKeyOf(f, len(rows))
-			if keyed && ix.readOnly {
-				if c := ix.loadSessCache(rows, f, key); c != nil {
-					ix.sctx = c
-					return c, nil
-				}
-			}
-			ix.sctx = newSessionCtx(rows, f)
-			if keyed && ix.readOnly {
-				ix.saveSessCache(ix.sctx, key)
+			if ix.readOnly {
+				ix.sctx = ix.cachedSessionCtx(rows, f) // sessctx_cache.go
+			} else {
+				ix.sctx = newSessionCtx(rows, f)
 			}
 			return ix.sctx, nil
 		}

@@ -38,6 +38,22 @@ type sessCacheKey struct {
 	w, a, ref float64
 }
 
+// cachedSessionCtx is a reader's sessionCtx of the neighbour table rows
+// mapped in f: the one the first reader of this table saved, or one worked
+// out here and saved for the next.
+func (ix *Index) cachedSessionCtx(rows []ctxRow, f *ctxFile) *sessionCtx {
+	key, ok := ix.sessCacheKeyOf(f, len(rows))
+	if !ok {
+		return newSessionCtx(rows, f)
+	}
+	if c := ix.loadSessCache(rows, f, key); c != nil {
+		return c
+	}
+	c := newSessionCtx(rows, f)
+	ix.saveSessCache(c, key)
+	return c
+}
+
 // sessCacheKeyOf returns the key of the neighbour table mapped in f with n
 // rows (checked by mapContext), for the current weights.
 func (ix *Index) sessCacheKeyOf(f *ctxFile, n int) (sessCacheKey, bool) {
