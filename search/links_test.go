@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gitmem/git-mem/search/embed"
 )
 
 func TestCardFacts(t *testing.T) {
@@ -251,5 +253,54 @@ func TestLinksFileKeptWhenNothingLinks(t *testing.T) {
 	}
 	if p3 != 2 {
 		t.Fatalf("links after the linking add: %+v, want p3 over p1 and p2", links())
+	}
+}
+
+// TestLinkSetIsLinkTerms: linkSet (a catch-up's terms of a card, numbered
+// as found, files' terms taken out through a per-path cache) is the set
+// linkTerms gives, term for term, for cards sharing one numbering and one
+// cache, whatever was numbered before.
+func TestLinkSetIsLinkTerms(t *testing.T) {
+	cases := []struct {
+		name string
+		card LinkCard
+	}{
+		{"empty", LinkCard{}},
+		{"stop words only", LinkCard{Core: "the and it this that"}},
+		{"repeats and stems", LinkCard{Core: "Running runs ran RUNNING the runner", Context: "runs again"}},
+		{"identifiers and parts", LinkCard{Core: "set sessionTTL in config/server.yaml to 30m", Context: "auth_middleware.go TypeError"}},
+		{"file words taken out", LinkCard{Core: "server yaml port 8080 in config/server.yaml", Files: []string{"config/server.yaml"}}},
+		{"same file again (cached)", LinkCard{Core: "config server yaml moved to 9090", Files: []string{"config/server.yaml"}}},
+		{"two files, one word in both", LinkCard{Core: "main go test main_test.go handler", Files: []string{"cmd/main.go", "cmd/main_test.go"}}},
+		{"a file's word absent from the text", LinkCard{Core: "nothing shared here", Files: []string{"deploy/helm/values.yaml"}}},
+		{"only file words", LinkCard{Core: "values yaml", Files: []string{"values.yaml"}}},
+		{"unicode", LinkCard{Core: "naïve café — Straße ſwitch \u212aelvin 温度", Context: "Ünïcode"}},
+	}
+	a := embed.NewAnalyzer()
+	ids, files := termIDs{}, map[string][]uint32{}
+	var buf []uint32
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []uint32
+			got, buf = ids.linkSet(a, &tc.card, files, buf)
+			name := map[uint32]string{}
+			for w, id := range ids {
+				name[id] = w
+			}
+			gotW := map[string]bool{}
+			for i, id := range got {
+				if i > 0 && got[i-1] >= id {
+					t.Fatalf("set not sorted and unique: %v", got)
+				}
+				gotW[name[id]] = true
+			}
+			want := linkTerms(embed.NewAnalyzer(), &tc.card)
+			if !reflect.DeepEqual(gotW, want) && (len(gotW) > 0 || len(want) > 0) {
+				t.Errorf("linkSet = %v, linkTerms = %v", gotW, want)
+			}
+			if want := ids.set(want); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+				t.Errorf("linkSet ids %v, set(linkTerms) %v", got, want)
+			}
+		})
 	}
 }
