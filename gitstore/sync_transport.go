@@ -462,7 +462,7 @@ func (r *Repo) missingObjects(local, remoteTip plumbing.Hash, have commitSet) (o
 	if err != nil {
 		return nil, nil, err
 	}
-	w := &treeWalker{r: r, known: map[plumbing.Hash]bool{}, trees: map[plumbing.Hash]*object.Tree{}}
+	w := &treeWalker{r: r, known: map[plumbing.Hash]bool{}, bases: map[plumbing.Hash]map[string]object.TreeEntry{}}
 	for i := len(commits) - 1; i >= 0; i-- { // oldest first
 		w.out = append(w.out, commits[i])
 		t, err := r.treeOf(commits[i])
@@ -479,20 +479,28 @@ func (r *Repo) missingObjects(local, remoteTip plumbing.Hash, have commitSet) (o
 type treeWalker struct {
 	r     *Repo
 	known map[plumbing.Hash]bool
-	trees map[plumbing.Hash]*object.Tree // decoded trees of the remote's tip
+	// bases: the entries of the remote tip's trees by name, each made once
+	// (the leaf folder a commit adds to is compared with one base per
+	// commit: building its map each time was most of the walk's
+	// comparing).
+	bases map[plumbing.Hash]map[string]object.TreeEntry
 	out   []plumbing.Hash
 }
 
-func (w *treeWalker) baseTree(h plumbing.Hash) (*object.Tree, error) {
-	if t, ok := w.trees[h]; ok {
-		return t, nil
+func (w *treeWalker) baseEntries(h plumbing.Hash) (map[string]object.TreeEntry, error) {
+	if m, ok := w.bases[h]; ok {
+		return m, nil
 	}
 	t, err := w.r.st.getTree(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
-	w.trees[h] = t
-	return t, nil
+	m := make(map[string]object.TreeEntry, len(t.Entries))
+	for _, e := range t.Entries {
+		m[e.Name] = e
+	}
+	w.bases[h] = m
+	return m, nil
 }
 
 // markNew adds tree t and what under it differs from base (the remote's
@@ -507,15 +515,10 @@ func (w *treeWalker) markNew(t, base plumbing.Hash) error {
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", t, err)
 	}
-	var old map[string]object.TreeEntry
+	var old map[string]object.TreeEntry // nil: no base, every entry is new
 	if !base.IsZero() {
-		bt, err := w.baseTree(base)
-		if err != nil {
+		if old, err = w.baseEntries(base); err != nil {
 			return err
-		}
-		old = make(map[string]object.TreeEntry, len(bt.Entries))
-		for _, e := range bt.Entries {
-			old[e.Name] = e
 		}
 	}
 	for _, e := range tree.Entries {
