@@ -31,7 +31,12 @@ type postingReader struct {
 	segs   []*scorch.SegmentSnapshot
 	offs   []uint64 // the first internal id of each segment
 	pls    []segment.PostingsList
-	its    []segment.PostingsIterator
+	its    []segment.PostingsIterator // nil where bulk reads the list
+
+	// bulk reads a zap list in batches of bd/bf/bn (see postings).
+	bulk   zap.BulkPostings
+	bd     [256]uint32
+	bf, bn [256]uint64
 	lens   [1024]float64                       // fieldLen by a norm's stored bits (0: not yet)
 	dicts  map[string][]segment.TermDictionary // by field, a segment's each
 }
@@ -66,6 +71,11 @@ func newPostingReader(ix *Index, r bleveindex.IndexReader, cache map[uint64]int3
 // TermFieldReader (tests compare the two).
 var disableDirectPostings = false
 
+// disableBulkPostings makes every postingReader read zap's lists through
+// their PostingsIterator instead of zap.BulkPostings (tests compare the
+// two).
+var disableBulkPostings = false
+
 // open opens term's postings in field in every segment and returns how
 // many there are (deleted documents aside).
 func (p *postingReader) open(field, term string, norms bool) (int, error) {
@@ -92,7 +102,11 @@ func (p *postingReader) lists(field, term string, iterate, norms bool) (int, err
 		}
 		p.pls[i] = pl
 		if iterate {
-			p.its[i] = pl.Iterator(true, norms, false, p.its[i])
+			if _, ok := pl.(*zap.PostingsList); ok && !disableBulkPostings {
+				p.its[i] = nil // read by bulk
+			} else {
+				p.its[i] = pl.Iterator(true, norms, false, p.its[i])
+			}
 		}
 		n += int(pl.Count())
 	}
@@ -156,33 +170,34 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 	m := p.ix.rowMap
 	for i, it := range p.its {
 		off := p.offs[i]
-		if z, ok := it.(*zap.PostingsIterator); ok {
-			// The same loop with zap's types named: its calls are direct
-			// and inlined instead of four interface calls a posting.
+		if it == nil {
+			// zap's list in batches (zap.BulkPostings): the iterator's
+			// postings in its order, without its per-posting calls.
+			if _, err := p.bulk.Reset(p.pls[i]); err != nil {
+				return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+			}
 			for {
-				d, err := z.Next()
+				k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
 				if err != nil {
 					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
 				}
-				if d == nil {
+				if k == 0 {
 					break
 				}
-				zp, ok := d.(*zap.Posting)
-				if !ok {
-					return buf, fmt.Errorf("postings of %q in %s: a %T from zap", term, field, d)
-				}
-				var row int32
-				if iid := zp.Number() + off; iid < uint64(len(m)) {
-					row = m[iid]
-				} else if row, err = p.row(iid); err != nil {
-					return buf, err
-				}
-				if row >= 0 {
-					f, ok := freq32(zp.Frequency())
-					if !ok {
-						return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+				for j, d := range p.bd[:k] {
+					var row int32
+					if iid := uint64(d) + off; iid < uint64(len(m)) {
+						row = m[iid]
+					} else if row, err = p.row(iid); err != nil {
+						return buf, err
 					}
-					buf = append(buf, rowFreq{row, f})
+					if row >= 0 {
+						f, ok := freq32(p.bf[j])
+						if !ok {
+							return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+						}
+						buf = append(buf, rowFreq{row, f})
+					}
 				}
 			}
 			continue
@@ -251,43 +266,44 @@ func (p *postingReader) normPostings(ctx context.Context, field, term string, bu
 	m := p.ix.rowMap
 	for i, it := range p.its {
 		off := p.offs[i]
-		if z, ok := it.(*zap.PostingsIterator); ok {
-			// postings' loop for zap, with the length as in fieldLen.
+		if it == nil {
+			// postings' batches, with the length as in fieldLen.
+			if _, err := p.bulk.Reset(p.pls[i]); err != nil {
+				return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+			}
 			for {
-				d, err := z.Next()
+				k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
 				if err != nil {
 					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
 				}
-				if d == nil {
+				if k == 0 {
 					break
 				}
-				zp, ok := d.(*zap.Posting)
-				if !ok {
-					return buf, fmt.Errorf("postings of %q in %s: a %T from zap", term, field, d)
-				}
-				var row int32
-				if iid := zp.Number() + off; iid < uint64(len(m)) {
-					row = m[iid]
-				} else if row, err = p.row(iid); err != nil {
-					return buf, err
-				}
-				if row < 0 {
-					continue
-				}
-				var l float64
-				if bits := zp.NormUint64(); bits < uint64(len(p.lens)) {
-					if l = p.lens[bits]; l == 0 {
-						l = fieldLen(zp.Norm())
-						p.lens[bits] = l
+				for j, d := range p.bd[:k] {
+					var row int32
+					if iid := uint64(d) + off; iid < uint64(len(m)) {
+						row = m[iid]
+					} else if row, err = p.row(iid); err != nil {
+						return buf, err
 					}
-				} else {
-					l = fieldLen(zp.Norm())
+					if row < 0 {
+						continue
+					}
+					var l float64
+					if bits := p.bn[j]; bits < uint64(len(p.lens)) {
+						if l = p.lens[bits]; l == 0 {
+							l = fieldLen(zap.NormOfBits(bits))
+							p.lens[bits] = l
+						}
+					} else {
+						l = fieldLen(zap.NormOfBits(bits))
+					}
+					f, ok := freq32(p.bf[j])
+					if !ok {
+						return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+					}
+					buf = append(buf, cardPosting{row, f, l})
 				}
-				f, ok := freq32(zp.Frequency())
-				if !ok {
-					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
-				}
-				buf = append(buf, cardPosting{row, f, l})
 			}
 			continue
 		}
