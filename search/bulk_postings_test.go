@@ -196,6 +196,35 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 						return ps, ns
 					}
 					gotP, gotN := read(true)
+					// A scan's batches, bulk or all at once, are the same
+					// postings in the same order.
+					for _, bulk := range []bool{true, false} {
+						disableBulkPostings = !bulk
+						if err := pr.start(ctx, field, term, nil); err != nil {
+							t.Fatal(err)
+						}
+						var scanned []rowFreq
+						for {
+							ps, err := pr.next()
+							if err != nil {
+								t.Fatal(err)
+							}
+							if len(ps) == 0 {
+								break
+							}
+							if len(ps) > len(pr.batch) && bulk {
+								t.Fatalf("a batch of %d", len(ps))
+							}
+							scanned = append(scanned, ps...)
+						}
+						disableBulkPostings = false
+						if pr.wholeScan == bulk {
+							t.Fatalf("bulk %v: the scan read all at once: %v", bulk, pr.wholeScan)
+						}
+						if !reflect.DeepEqual(scanned, gotP) && !(len(scanned) == 0 && len(gotP) == 0) {
+							t.Fatalf("%s:%q: scan (bulk %v) %d postings, postings %d; first difference %d", field, term, bulk, len(scanned), len(gotP), firstDiff(scanned, gotP))
+						}
+					}
 					itP, itN := read(false)
 					wantP, err := ix.postings(ctx, r, map[uint64]int32{}, field, term, nil)
 					if err != nil {

@@ -39,6 +39,14 @@ type postingReader struct {
 	bf, bn [256]uint64
 	lens   [1024]float64                       // fieldLen by a norm's stored bits (0: not yet)
 	dicts  map[string][]segment.TermDictionary // by field, a segment's each
+
+	// A scan (start, next): the segment read, or whole when the postings
+	// were read at once into it (a list bulk cannot read).
+	scanSeg             int
+	scanField, scanTerm string
+	whole               []rowFreq
+	wholeScan           bool
+	batch               [256]rowFreq
 }
 
 func newPostingReader(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32) *postingReader {
@@ -224,6 +232,82 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 		}
 	}
 	return buf, nil
+}
+
+// start begins a scan of term's postings in field: next then returns them
+// batch by batch, in postings' order, without a buffer of them all (at
+// 1,000,000 exchanges a term's buffer was up to 6.7 MB written and read
+// again per field). Where a list is not zap's it reads them all at once
+// into buf, as postings does, and next returns that.
+func (p *postingReader) start(ctx context.Context, field, term string, buf []rowFreq) error {
+	p.scanSeg, p.scanField, p.scanTerm, p.wholeScan = 0, field, term, false
+	if p.direct {
+		if _, err := p.open(field, term, false); err != nil {
+			return err
+		}
+		bulk := true
+		for _, it := range p.its {
+			bulk = bulk && it == nil
+		}
+		if bulk {
+			if len(p.pls) > 0 {
+				if _, err := p.bulk.Reset(p.pls[0]); err != nil {
+					return fmt.Errorf("postings of %q in %s: %w", term, field, err)
+				}
+			}
+			return nil
+		}
+	}
+	var err error
+	p.whole, err = p.postings(ctx, field, term, buf[:0])
+	p.wholeScan = true
+	return err
+}
+
+// next returns the scan's next postings (rows ≥ 0), none at its end. The
+// slice is the reader's until the next call.
+func (p *postingReader) next() ([]rowFreq, error) {
+	if p.wholeScan {
+		ps := p.whole
+		p.whole = p.whole[:0]
+		return ps, nil
+	}
+	m := p.ix.rowMap
+	for p.scanSeg < len(p.pls) {
+		k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
+		if err != nil {
+			return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+		}
+		if k == 0 {
+			if p.scanSeg++; p.scanSeg < len(p.pls) {
+				if _, err := p.bulk.Reset(p.pls[p.scanSeg]); err != nil {
+					return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+				}
+			}
+			continue
+		}
+		off, w := p.offs[p.scanSeg], 0
+		for j, d := range p.bd[:k] {
+			var row int32
+			if iid := uint64(d) + off; iid < uint64(len(m)) {
+				row = m[iid]
+			} else if row, err = p.row(iid); err != nil {
+				return nil, err
+			}
+			if row >= 0 {
+				f, ok := freq32(p.bf[j])
+				if !ok {
+					return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, errFreq)
+				}
+				p.batch[w] = rowFreq{row, f}
+				w++
+			}
+		}
+		if w > 0 {
+			return p.batch[:w], nil
+		}
+	}
+	return nil, nil
 }
 
 // normBits is a posting that tells its norm's stored bits (zap's do).
