@@ -116,10 +116,10 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 		}, false},
 	}
 	fields := []string{fieldVerbatim, fieldHead, fieldAsked, fieldOutput, fieldDistilled}
-	maxSegs, deleted, long := 0, 0, false
+	maxSegs, deleted, long, countedAll := 0, 0, false, 0
 	defer func() {
-		if (maxSegs < 2 || deleted == 0 || !long) && !t.Failed() {
-			t.Errorf("at most %d segments, %d with deleted documents, long varints %v: the shapes cover less than they should", maxSegs, deleted, long)
+		if (maxSegs < 2 || deleted == 0 || !long || countedAll == 0) && !t.Failed() {
+			t.Errorf("at most %d segments, %d with deleted documents, long varints %v, %d counted scans: the shapes cover less than they should", maxSegs, deleted, long, countedAll)
 		}
 	}()
 	for _, sh := range shapes {
@@ -151,7 +151,7 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 			}
 			ctx := context.Background()
 			var b zap.BulkPostings
-			n, spanning := 0, 0
+			n, spanning, counted := 0, 0, 0
 			var wide [6]int // postings by the bytes of their freq's, norm's varint: 1, 2, 3+
 			for _, term := range vocab {
 				for _, field := range fields {
@@ -237,6 +237,27 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 					if !reflect.DeepEqual(gotP, wantP) || !reflect.DeepEqual(itP, wantP) {
 						t.Fatalf("%s:%q: bulk %d postings, iterator %d, Bleve %d; first difference %d", field, term, len(gotP), len(itP), len(wantP), firstDiff(gotP, wantP))
 					}
+					// startNorm's scan, where it can count first, is
+					// normPostings' postings, and the count is theirs.
+					if cnt, ok, err := pr.startNorm(field, term); err != nil {
+						t.Fatal(err)
+					} else if ok {
+						counted++
+						var scanned []cardPosting
+						for {
+							ps, err := pr.nextNorm()
+							if err != nil {
+								t.Fatal(err)
+							}
+							if len(ps) == 0 {
+								break
+							}
+							scanned = append(scanned, ps...)
+						}
+						if cnt != len(gotN) || !reflect.DeepEqual(scanned, gotN) && !(len(scanned) == 0 && len(gotN) == 0) {
+							t.Fatalf("%s:%q: startNorm counted %d, scanned %d, normPostings %d; first difference %d", field, term, cnt, len(scanned), len(gotN), firstDiff(scanned, gotN))
+						}
+					}
 					if !reflect.DeepEqual(gotN, wantN) || !reflect.DeepEqual(itN, wantN) {
 						t.Fatalf("%s:%q with norms: bulk %d postings, iterator %d, Bleve %d; first difference %d", field, term, len(gotN), len(itN), len(wantN), firstDiff(gotN, wantN))
 					}
@@ -248,8 +269,9 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 			if sh.chunks && spanning == 0 {
 				t.Fatal("no list spans several chunks")
 			}
-			t.Logf("%d segments, %d terms, %d postings, %d lists over several chunks; varints of 1/2/3+ bytes: freq %v, norm %v",
-				len(pr.segs), len(vocab), n, spanning, wide[:3], wide[3:])
+			t.Logf("%d segments, %d terms, %d postings, %d lists over several chunks; varints of 1/2/3+ bytes: freq %v, norm %v; %d counted scans",
+				len(pr.segs), len(vocab), n, spanning, wide[:3], wide[3:], counted)
+			countedAll += counted
 			// The decoder reads 1- and 2-byte varints itself, longer ones
 			// (and a frequency's of 2) in a function.
 			if wide[0] == 0 || wide[3] == 0 || wide[4] == 0 {

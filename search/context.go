@@ -1090,6 +1090,40 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 // cardTerm adds CardWeight × the BM25 of t over the distilled cards, with
 // the card lengths Bleve keeps as norms.
 func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
+	// When the reader can count the postings first (df), they are scored
+	// batch by batch as they are decoded, without a buffer of them all.
+	if n, ok, err := s.pr.startNorm(fieldDistilled, t); err != nil {
+		return err
+	} else if ok {
+		if n == 0 {
+			return nil
+		}
+		s.held += n
+		df := float64(n)
+		idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
+		got := 0
+		for {
+			ps, err := s.pr.nextNorm()
+			if err != nil {
+				return err
+			}
+			if len(ps) == 0 {
+				break
+			}
+			got += len(ps)
+			for _, x := range ps {
+				if !s.seen[x.row] {
+					s.seen[x.row] = true
+					s.touched = append(s.touched, x.row)
+				}
+				s.scores[x.row] += s.tw * CardWeight * idf * x.f() * (BM25K1 + 1) / (x.f() + BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg))
+			}
+		}
+		if got != n {
+			return fmt.Errorf("postings of %q in %s: %d read, %d counted", t, fieldDistilled, got, n)
+		}
+		return nil
+	}
 	// The postings are kept for a second pass (df first, then BM25) in a
 	// buffer reused across the query's terms.
 	ps, err := s.pr.normPostings(ctx, fieldDistilled, t, s.cardBuf[:0])

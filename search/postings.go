@@ -47,6 +47,10 @@ type postingReader struct {
 	whole               []rowFreq
 	wholeScan           bool
 	batch               [256]rowFreq
+	cardBatch           [256]cardPosting
+	// rowsOK: per segment, 0 not checked yet, 1 every internal id of it
+	// maps to a row through the row map, 2 not (allRows).
+	rowsOK []int8
 }
 
 func newPostingReader(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32) *postingReader {
@@ -305,6 +309,102 @@ func (p *postingReader) next() ([]rowFreq, error) {
 		}
 		if w > 0 {
 			return p.batch[:w], nil
+		}
+	}
+	return nil, nil
+}
+
+// allRows reports whether every internal id of segment i, deleted ones
+// included, maps to a row ≥ 0 through the row map: then each of its
+// postings is one of the rows, and a list's Count is how many postings
+// the scan gives.
+func (p *postingReader) allRows(i int) bool {
+	if p.rowsOK == nil {
+		p.rowsOK = make([]int8, len(p.segs))
+	}
+	if v := p.rowsOK[i]; v != 0 {
+		return v == 1
+	}
+	m, off, n := p.ix.rowMap, p.offs[i], p.segs[i].Segment().Count()
+	ok := off+n <= uint64(len(m))
+	if ok {
+		for _, r := range m[off : off+n] {
+			if r < 0 {
+				ok = false
+				break
+			}
+		}
+	}
+	p.rowsOK[i] = 2
+	if ok {
+		p.rowsOK[i] = 1
+	}
+	return ok
+}
+
+// startNorm begins a scan of term's postings in field with their lengths
+// (nextNorm) when it can tell how many there are before reading them:
+// every list zap's, read in bulk, in segments whose ids all map to rows.
+// It returns that count, and ok false (nothing started) otherwise.
+func (p *postingReader) startNorm(field, term string) (n int, ok bool, err error) {
+	if !p.direct {
+		return 0, false, nil
+	}
+	if n, err = p.open(field, term, true); err != nil {
+		return 0, false, err
+	}
+	for i, it := range p.its {
+		if it != nil || p.pls[i].Count() > 0 && !p.allRows(i) {
+			return 0, false, nil
+		}
+	}
+	p.scanSeg, p.scanField, p.scanTerm, p.wholeScan = 0, field, term, false
+	if len(p.pls) > 0 {
+		if _, err := p.bulk.Reset(p.pls[0]); err != nil {
+			return 0, false, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+		}
+	}
+	return n, true, nil
+}
+
+// nextNorm is next for a scan begun by startNorm: the postings with their
+// lengths, as normPostings gives them.
+func (p *postingReader) nextNorm() ([]cardPosting, error) {
+	m := p.ix.rowMap
+	for p.scanSeg < len(p.pls) {
+		k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
+		if err != nil {
+			return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+		}
+		if k == 0 {
+			if p.scanSeg++; p.scanSeg < len(p.pls) {
+				if _, err := p.bulk.Reset(p.pls[p.scanSeg]); err != nil {
+					return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+				}
+			}
+			continue
+		}
+		off, w := p.offs[p.scanSeg], 0
+		for j, d := range p.bd[:k] {
+			row := m[uint64(d)+off] // allRows: in the map, ≥ 0
+			var l float64
+			if bits := p.bn[j]; bits < uint64(len(p.lens)) {
+				if l = p.lens[bits]; l == 0 {
+					l = fieldLen(zap.NormOfBits(bits))
+					p.lens[bits] = l
+				}
+			} else {
+				l = fieldLen(zap.NormOfBits(bits))
+			}
+			f, ok := freq32(p.bf[j])
+			if !ok {
+				return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, errFreq)
+			}
+			p.cardBatch[w] = cardPosting{row, f, l}
+			w++
+		}
+		if w > 0 {
+			return p.cardBatch[:w], nil
 		}
 	}
 	return nil, nil
