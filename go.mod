@@ -159,3 +159,4 @@ require (
 )
 
 replace github.com/blevesearch/vellum => ./third_party/vellum
+replace github.com/blevesearch/zapx/v17 => ./third_party/zapx

@@ -978,68 +978,82 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}
 	sc := s.sc
 	s.eff = s.eff[:0]
-	var err error
-	if s.buf, err = s.pr.postings(ctx, fieldVerbatim, t, s.buf[:0]); err != nil {
+	// The postings come batch by batch (postingReader.start, next), in
+	// the order a buffer of them all held, so every row's additions are
+	// the same and in the same order.
+	if err := s.pr.start(ctx, fieldVerbatim, t, s.buf); err != nil {
 		return err
 	}
-	s.held = len(s.buf)
-	if s.exact && s.tw == 1 {
-		for _, p := range s.buf {
-			s.own(p.row)
-		}
-	}
+	s.held = 0
 	// s.add for each posting and its neighbours, written out with the
 	// arrays in locals (the hottest loop of a search: ~20 % of the warm
 	// process at 100,000 exchanges); the same additions in the same order.
 	tf, eff, links, weight := s.tf, s.eff, sc.links, sc.weight
-	for _, p := range s.buf {
-		f := p.f()
-		if f > 0 {
-			if tf[p.row] == 0 {
-				eff = append(eff, p.row)
-			}
-			tf[p.row] += f
+	for {
+		ps, err := s.pr.next()
+		if err != nil {
+			return err
 		}
-		r := &links[p.row]
-		if prev := r.prev; prev >= 0 {
-			if g := weight[prev] * f; g > 0 {
-				if tf[prev] == 0 {
-					eff = append(eff, prev)
-				}
-				tf[prev] += g
+		if len(ps) == 0 {
+			break
+		}
+		s.held += len(ps)
+		if s.exact && s.tw == 1 {
+			for _, p := range ps {
+				s.own(p.row)
 			}
 		}
-		if next := r.next; next >= 0 {
-			if g := weight[next] * f; g > 0 {
-				if tf[next] == 0 {
-					eff = append(eff, next)
+		for _, p := range ps {
+			f := p.f()
+			if f > 0 {
+				if tf[p.row] == 0 {
+					eff = append(eff, p.row)
 				}
-				tf[next] += g
+				tf[p.row] += f
+			}
+			r := &links[p.row]
+			if prev := r.prev; prev >= 0 {
+				if g := weight[prev] * f; g > 0 {
+					if tf[prev] == 0 {
+						eff = append(eff, prev)
+					}
+					tf[prev] += g
+				}
+			}
+			if next := r.next; next >= 0 {
+				if g := weight[next] * f; g > 0 {
+					if tf[next] == 0 {
+						eff = append(eff, next)
+					}
+					tf[next] += g
+				}
 			}
 		}
 	}
 	s.eff = eff
-	if s.buf, err = s.pr.postings(ctx, fieldHead, t, s.buf[:0]); err != nil {
-		return err
-	}
 	var titles, prompts []rowFreq
-	if PromptWeight > 0 && s.prompt {
-		prompts = append(prompts, s.buf...)
-	}
-	for _, p := range s.buf {
-		if prev := sc.links[p.row].prev; prev >= 0 {
-			s.add(prev, sc.weight[prev]*p.f())
-		} else if TitleWeight > 0 {
-			titles = append(titles, p)
+	if err := s.scan(ctx, fieldHead, t, func(ps []rowFreq) {
+		if PromptWeight > 0 && s.prompt {
+			prompts = append(prompts, ps...)
 		}
-	}
-	if s.buf, err = s.pr.postings(ctx, fieldAsked, t, s.buf[:0]); err != nil {
+		for _, p := range ps {
+			if prev := sc.links[p.row].prev; prev >= 0 {
+				s.add(prev, sc.weight[prev]*p.f())
+			} else if TitleWeight > 0 {
+				titles = append(titles, p)
+			}
+		}
+	}); err != nil {
 		return err
 	}
-	for _, p := range s.buf {
-		if next := sc.links[p.row].next; next >= 0 {
-			s.add(next, sc.askedWeight(next)*p.f())
+	if err := s.scan(ctx, fieldAsked, t, func(ps []rowFreq) {
+		for _, p := range ps {
+			if next := sc.links[p.row].next; next >= 0 {
+				s.add(next, sc.askedWeight(next)*p.f())
+			}
 		}
+	}); err != nil {
+		return err
 	}
 	s.score(1, sc.dl, sc.avgdl)
 	s.promptScore(prompts)
@@ -1060,13 +1074,14 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if OutputWeight <= 0 {
 		return nil
 	}
-	if s.buf, err = s.pr.postings(ctx, fieldOutput, t, s.buf[:0]); err != nil {
+	if err := s.scan(ctx, fieldOutput, t, func(ps []rowFreq) {
+		s.held += len(ps)
+		for _, p := range ps {
+			s.add(p.row, p.f())
+			s.own(p.row)
+		}
+	}); err != nil {
 		return err
-	}
-	s.held += len(s.buf)
-	for _, p := range s.buf {
-		s.add(p.row, p.f())
-		s.own(p.row)
 	}
 	s.scoreB(OutputWeight, sc.outDL, sc.outAvg, OutputB)
 	return nil
@@ -1075,6 +1090,40 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 // cardTerm adds CardWeight × the BM25 of t over the distilled cards, with
 // the card lengths Bleve keeps as norms.
 func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
+	// When the reader can count the postings first (df), they are scored
+	// batch by batch as they are decoded, without a buffer of them all.
+	if n, ok, err := s.pr.startNorm(fieldDistilled, t); err != nil {
+		return err
+	} else if ok {
+		if n == 0 {
+			return nil
+		}
+		s.held += n
+		df := float64(n)
+		idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
+		got := 0
+		for {
+			ps, err := s.pr.nextNorm()
+			if err != nil {
+				return err
+			}
+			if len(ps) == 0 {
+				break
+			}
+			got += len(ps)
+			for _, x := range ps {
+				if !s.seen[x.row] {
+					s.seen[x.row] = true
+					s.touched = append(s.touched, x.row)
+				}
+				s.scores[x.row] += s.tw * CardWeight * idf * x.f() * (BM25K1 + 1) / (x.f() + BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg))
+			}
+		}
+		if got != n {
+			return fmt.Errorf("postings of %q in %s: %d read, %d counted", t, fieldDistilled, got, n)
+		}
+		return nil
+	}
 	// The postings are kept for a second pass (df first, then BM25) in a
 	// buffer reused across the query's terms.
 	ps, err := s.pr.normPostings(ctx, fieldDistilled, t, s.cardBuf[:0])
@@ -1098,16 +1147,31 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 	return nil
 }
 
+// scan calls f with each batch of term t's postings in field, in order
+// (postingReader.start, next).
+func (s *sessionScorer) scan(ctx context.Context, field, t string, f func([]rowFreq)) error {
+	if err := s.pr.start(ctx, field, t, s.buf); err != nil {
+		return err
+	}
+	for {
+		ps, err := s.pr.next()
+		if err != nil || len(ps) == 0 {
+			return err
+		}
+		f(ps)
+	}
+}
+
 // plainTerm adds the plain BM25 score of t over talk and output as one text.
 func (s *sessionScorer) plainTerm(ctx context.Context, t string) error {
 	s.eff = s.eff[:0]
-	var err error
 	for _, field := range []string{fieldVerbatim, fieldOutput} {
-		if s.buf, err = s.pr.postings(ctx, field, t, s.buf[:0]); err != nil {
+		if err := s.scan(ctx, field, t, func(ps []rowFreq) {
+			for _, p := range ps {
+				s.add(p.row, p.f())
+			}
+		}); err != nil {
 			return err
-		}
-		for _, p := range s.buf {
-			s.add(p.row, p.f())
 		}
 	}
 	s.score(1, s.sc.plainLens(), s.sc.plainAvg)

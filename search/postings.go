@@ -31,9 +31,26 @@ type postingReader struct {
 	segs   []*scorch.SegmentSnapshot
 	offs   []uint64 // the first internal id of each segment
 	pls    []segment.PostingsList
-	its    []segment.PostingsIterator
+	its    []segment.PostingsIterator // nil where bulk reads the list
+
+	// bulk reads a zap list in batches of bd/bf/bn (see postings).
+	bulk   zap.BulkPostings
+	bd     [256]uint32
+	bf, bn [256]uint64
 	lens   [1024]float64                       // fieldLen by a norm's stored bits (0: not yet)
 	dicts  map[string][]segment.TermDictionary // by field, a segment's each
+
+	// A scan (start, next): the segment read, or whole when the postings
+	// were read at once into it (a list bulk cannot read).
+	scanSeg             int
+	scanField, scanTerm string
+	whole               []rowFreq
+	wholeScan           bool
+	batch               [256]rowFreq
+	cardBatch           [256]cardPosting
+	// rowsOK: per segment, 0 not checked yet, 1 every internal id of it
+	// maps to a row through the row map, 2 not (allRows).
+	rowsOK []int8
 }
 
 func newPostingReader(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32) *postingReader {
@@ -66,6 +83,11 @@ func newPostingReader(ix *Index, r bleveindex.IndexReader, cache map[uint64]int3
 // TermFieldReader (tests compare the two).
 var disableDirectPostings = false
 
+// disableBulkPostings makes every postingReader read zap's lists through
+// their PostingsIterator instead of zap.BulkPostings (tests compare the
+// two).
+var disableBulkPostings = false
+
 // open opens term's postings in field in every segment and returns how
 // many there are (deleted documents aside).
 func (p *postingReader) open(field, term string, norms bool) (int, error) {
@@ -92,7 +114,11 @@ func (p *postingReader) lists(field, term string, iterate, norms bool) (int, err
 		}
 		p.pls[i] = pl
 		if iterate {
-			p.its[i] = pl.Iterator(true, norms, false, p.its[i])
+			if _, ok := pl.(*zap.PostingsList); ok && !disableBulkPostings {
+				p.its[i] = nil // read by bulk
+			} else {
+				p.its[i] = pl.Iterator(true, norms, false, p.its[i])
+			}
 		}
 		n += int(pl.Count())
 	}
@@ -156,33 +182,34 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 	m := p.ix.rowMap
 	for i, it := range p.its {
 		off := p.offs[i]
-		if z, ok := it.(*zap.PostingsIterator); ok {
-			// The same loop with zap's types named: its calls are direct
-			// and inlined instead of four interface calls a posting.
+		if it == nil {
+			// zap's list in batches (zap.BulkPostings): the iterator's
+			// postings in its order, without its per-posting calls.
+			if _, err := p.bulk.Reset(p.pls[i]); err != nil {
+				return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+			}
 			for {
-				d, err := z.Next()
+				k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
 				if err != nil {
 					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
 				}
-				if d == nil {
+				if k == 0 {
 					break
 				}
-				zp, ok := d.(*zap.Posting)
-				if !ok {
-					return buf, fmt.Errorf("postings of %q in %s: a %T from zap", term, field, d)
-				}
-				var row int32
-				if iid := zp.Number() + off; iid < uint64(len(m)) {
-					row = m[iid]
-				} else if row, err = p.row(iid); err != nil {
-					return buf, err
-				}
-				if row >= 0 {
-					f, ok := freq32(zp.Frequency())
-					if !ok {
-						return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+				for j, d := range p.bd[:k] {
+					var row int32
+					if iid := uint64(d) + off; iid < uint64(len(m)) {
+						row = m[iid]
+					} else if row, err = p.row(iid); err != nil {
+						return buf, err
 					}
-					buf = append(buf, rowFreq{row, f})
+					if row >= 0 {
+						f, ok := freq32(p.bf[j])
+						if !ok {
+							return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+						}
+						buf = append(buf, rowFreq{row, f})
+					}
 				}
 			}
 			continue
@@ -209,6 +236,178 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 		}
 	}
 	return buf, nil
+}
+
+// start begins a scan of term's postings in field: next then returns them
+// batch by batch, in postings' order, without a buffer of them all (at
+// 1,000,000 exchanges a term's buffer was up to 6.7 MB written and read
+// again per field). Where a list is not zap's it reads them all at once
+// into buf, as postings does, and next returns that.
+func (p *postingReader) start(ctx context.Context, field, term string, buf []rowFreq) error {
+	p.scanSeg, p.scanField, p.scanTerm, p.wholeScan = 0, field, term, false
+	if p.direct {
+		if _, err := p.open(field, term, false); err != nil {
+			return err
+		}
+		bulk := true
+		for _, it := range p.its {
+			bulk = bulk && it == nil
+		}
+		if bulk {
+			if len(p.pls) > 0 {
+				if _, err := p.bulk.Reset(p.pls[0]); err != nil {
+					return fmt.Errorf("postings of %q in %s: %w", term, field, err)
+				}
+			}
+			return nil
+		}
+	}
+	var err error
+	p.whole, err = p.postings(ctx, field, term, buf[:0])
+	p.wholeScan = true
+	return err
+}
+
+// next returns the scan's next postings (rows ≥ 0), none at its end. The
+// slice is the reader's until the next call.
+func (p *postingReader) next() ([]rowFreq, error) {
+	if p.wholeScan {
+		ps := p.whole
+		p.whole = p.whole[:0]
+		return ps, nil
+	}
+	m := p.ix.rowMap
+	for p.scanSeg < len(p.pls) {
+		k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
+		if err != nil {
+			return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+		}
+		if k == 0 {
+			if p.scanSeg++; p.scanSeg < len(p.pls) {
+				if _, err := p.bulk.Reset(p.pls[p.scanSeg]); err != nil {
+					return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+				}
+			}
+			continue
+		}
+		off, w := p.offs[p.scanSeg], 0
+		for j, d := range p.bd[:k] {
+			var row int32
+			if iid := uint64(d) + off; iid < uint64(len(m)) {
+				row = m[iid]
+			} else if row, err = p.row(iid); err != nil {
+				return nil, err
+			}
+			if row >= 0 {
+				f, ok := freq32(p.bf[j])
+				if !ok {
+					return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, errFreq)
+				}
+				p.batch[w] = rowFreq{row, f}
+				w++
+			}
+		}
+		if w > 0 {
+			return p.batch[:w], nil
+		}
+	}
+	return nil, nil
+}
+
+// allRows reports whether every internal id of segment i, deleted ones
+// included, maps to a row ≥ 0 through the row map: then each of its
+// postings is one of the rows, and a list's Count is how many postings
+// the scan gives.
+func (p *postingReader) allRows(i int) bool {
+	if p.rowsOK == nil {
+		p.rowsOK = make([]int8, len(p.segs))
+	}
+	if v := p.rowsOK[i]; v != 0 {
+		return v == 1
+	}
+	m, off, n := p.ix.rowMap, p.offs[i], p.segs[i].Segment().Count()
+	ok := off+n <= uint64(len(m))
+	if ok {
+		for _, r := range m[off : off+n] {
+			if r < 0 {
+				ok = false
+				break
+			}
+		}
+	}
+	p.rowsOK[i] = 2
+	if ok {
+		p.rowsOK[i] = 1
+	}
+	return ok
+}
+
+// startNorm begins a scan of term's postings in field with their lengths
+// (nextNorm) when it can tell how many there are before reading them:
+// every list zap's, read in bulk, in segments whose ids all map to rows.
+// It returns that count, and ok false (nothing started) otherwise.
+func (p *postingReader) startNorm(field, term string) (n int, ok bool, err error) {
+	if !p.direct {
+		return 0, false, nil
+	}
+	if n, err = p.open(field, term, true); err != nil {
+		return 0, false, err
+	}
+	for i, it := range p.its {
+		if it != nil || p.pls[i].Count() > 0 && !p.allRows(i) {
+			return 0, false, nil
+		}
+	}
+	p.scanSeg, p.scanField, p.scanTerm, p.wholeScan = 0, field, term, false
+	if len(p.pls) > 0 {
+		if _, err := p.bulk.Reset(p.pls[0]); err != nil {
+			return 0, false, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+		}
+	}
+	return n, true, nil
+}
+
+// nextNorm is next for a scan begun by startNorm: the postings with their
+// lengths, as normPostings gives them.
+func (p *postingReader) nextNorm() ([]cardPosting, error) {
+	m := p.ix.rowMap
+	for p.scanSeg < len(p.pls) {
+		k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
+		if err != nil {
+			return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+		}
+		if k == 0 {
+			if p.scanSeg++; p.scanSeg < len(p.pls) {
+				if _, err := p.bulk.Reset(p.pls[p.scanSeg]); err != nil {
+					return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+				}
+			}
+			continue
+		}
+		off, w := p.offs[p.scanSeg], 0
+		for j, d := range p.bd[:k] {
+			row := m[uint64(d)+off] // allRows: in the map, ≥ 0
+			var l float64
+			if bits := p.bn[j]; bits < uint64(len(p.lens)) {
+				if l = p.lens[bits]; l == 0 {
+					l = fieldLen(zap.NormOfBits(bits))
+					p.lens[bits] = l
+				}
+			} else {
+				l = fieldLen(zap.NormOfBits(bits))
+			}
+			f, ok := freq32(p.bf[j])
+			if !ok {
+				return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, errFreq)
+			}
+			p.cardBatch[w] = cardPosting{row, f, l}
+			w++
+		}
+		if w > 0 {
+			return p.cardBatch[:w], nil
+		}
+	}
+	return nil, nil
 }
 
 // normBits is a posting that tells its norm's stored bits (zap's do).
@@ -251,43 +450,44 @@ func (p *postingReader) normPostings(ctx context.Context, field, term string, bu
 	m := p.ix.rowMap
 	for i, it := range p.its {
 		off := p.offs[i]
-		if z, ok := it.(*zap.PostingsIterator); ok {
-			// postings' loop for zap, with the length as in fieldLen.
+		if it == nil {
+			// postings' batches, with the length as in fieldLen.
+			if _, err := p.bulk.Reset(p.pls[i]); err != nil {
+				return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
+			}
 			for {
-				d, err := z.Next()
+				k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
 				if err != nil {
 					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, err)
 				}
-				if d == nil {
+				if k == 0 {
 					break
 				}
-				zp, ok := d.(*zap.Posting)
-				if !ok {
-					return buf, fmt.Errorf("postings of %q in %s: a %T from zap", term, field, d)
-				}
-				var row int32
-				if iid := zp.Number() + off; iid < uint64(len(m)) {
-					row = m[iid]
-				} else if row, err = p.row(iid); err != nil {
-					return buf, err
-				}
-				if row < 0 {
-					continue
-				}
-				var l float64
-				if bits := zp.NormUint64(); bits < uint64(len(p.lens)) {
-					if l = p.lens[bits]; l == 0 {
-						l = fieldLen(zp.Norm())
-						p.lens[bits] = l
+				for j, d := range p.bd[:k] {
+					var row int32
+					if iid := uint64(d) + off; iid < uint64(len(m)) {
+						row = m[iid]
+					} else if row, err = p.row(iid); err != nil {
+						return buf, err
 					}
-				} else {
-					l = fieldLen(zp.Norm())
+					if row < 0 {
+						continue
+					}
+					var l float64
+					if bits := p.bn[j]; bits < uint64(len(p.lens)) {
+						if l = p.lens[bits]; l == 0 {
+							l = fieldLen(zap.NormOfBits(bits))
+							p.lens[bits] = l
+						}
+					} else {
+						l = fieldLen(zap.NormOfBits(bits))
+					}
+					f, ok := freq32(p.bf[j])
+					if !ok {
+						return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+					}
+					buf = append(buf, cardPosting{row, f, l})
 				}
-				f, ok := freq32(zp.Frequency())
-				if !ok {
-					return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
-				}
-				buf = append(buf, cardPosting{row, f, l})
 			}
 			continue
 		}

@@ -100,14 +100,14 @@ func TestDirectPostingsMatchTermFieldReader(t *testing.T) {
 			if !pr.direct {
 				t.Fatal("a scorch snapshot is not read directly")
 			}
-			// The comparison below covers the loops for zap's own types
-			// (postings, normPostings) only when the segments are zap's.
+			// The comparison below covers the loops for zap's own lists
+			// (read by zap.BulkPostings) only when the segments are zap's.
 			if _, err := pr.open(fieldVerbatim, vocab[0], true); err != nil {
 				t.Fatal(err)
 			}
-			for _, it := range pr.its {
-				if _, ok := it.(*zap.PostingsIterator); !ok {
-					t.Fatalf("a segment's postings iterator is a %T, not zap's", it)
+			for i, pl := range pr.pls {
+				if _, ok := pl.(*zap.PostingsList); !ok || pr.its[i] != nil {
+					t.Fatalf("a segment's postings list is a %T (iterator %T), not zap's read in bulk", pl, pr.its[i])
 				}
 			}
 			if len(pr.segs) < 2 {
