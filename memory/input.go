@@ -51,10 +51,20 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 	if err != nil {
 		return total, err
 	}
-	// The index is brought up to date once, after every input.
+	// The index is brought up to date while the inputs are stored: each
+	// stored batch wakes an index pass (indexAhead), and the add returns
+	// once a pass that started after the last batch has finished.
+	finish := func() (bool, error) { return false, nil }
 	if !opt.NoIndex {
 		defer m.startHandoff()()
+		finish = m.startIndexAhead(ctx)
 	}
+	finished := false
+	defer func() {
+		if !finished {
+			_, _ = finish() // an error return: wait for the pass running
+		}
+	}()
 	each := opt
 	each.NoIndex = true
 	for _, p := range paths {
@@ -69,8 +79,13 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 			return total, err
 		}
 	}
+	ran, err := finish()
+	finished = true
 	if !opt.NoIndex && total.Added > 0 {
-		if _, err := m.UpdateIndex(ctx); err != nil {
+		if !ran || err != nil {
+			_, err = m.UpdateIndex(ctx)
+		}
+		if err != nil {
 			total.IndexErr = err.Error()
 		} else {
 			total.Indexed = true
