@@ -213,12 +213,13 @@ func TestAddFilesIndexesWhileItAdds(t *testing.T) {
 				if passes == 0 || (fed > 0) != c.rebuilds {
 					t.Fatalf("%d passes, %d fed a rebuild; want a rebuild: %v", passes, fed, c.rebuilds)
 				}
-				if got, want := indexedIDs(t, m), mainIDs(t, m); strings.Join(got, ",") != strings.Join(want, ",") {
-					t.Fatalf("index holds %v\nmain holds %v", got, want)
-				}
+				// Status first: a search (indexedIDs) would catch up on its own.
 				st, err := m.Status()
 				if err != nil || !st.UpToDate || st.Exchanges != len(mainIDs(t, m)) {
 					t.Fatalf("status: %+v %v", st, err)
+				}
+				if got, want := indexedIDs(t, m), mainIDs(t, m); strings.Join(got, ",") != strings.Join(want, ",") {
+					t.Fatalf("index holds %v\nmain holds %v", got, want)
 				}
 				if n := generations(t, m); n != 1 {
 					t.Fatalf("%d generations left", n)
@@ -271,6 +272,9 @@ func TestIndexAheadKilledMidRebuild(t *testing.T) {
 	rep, err := r.AddFiles(ctx, []string{exchangeFile(t, "b", 4)}, nil, "exchange", AddOptions{})
 	if err != nil || !rep.Indexed {
 		t.Fatalf("add after the kill: %+v %v", rep, err)
+	}
+	if st, err := r.Status(); err != nil || !st.UpToDate || st.IndexDocs != 9 {
+		t.Fatalf("status after the add: %+v %v", st, err)
 	}
 	if got, want := indexedIDs(t, r), mainIDs(t, r); len(want) != 9 || strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("index holds %v\nmain holds %v", got, want)
@@ -393,13 +397,50 @@ func TestConcurrentAddFilesIndexExactlyMain(t *testing.T) {
 	if len(want) != writers*files*per {
 		t.Fatalf("main holds %d exchanges", len(want))
 	}
+	// Status first: a search (indexedIDs) would catch up on its own.
+	st, err := m.Status()
+	if err != nil || !st.UpToDate || st.Exchanges != len(want) || st.IndexDocs != len(want) {
+		t.Fatalf("status: %+v %v", st, err)
+	}
 	if got := indexedIDs(t, m); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("index holds %d, main %d", len(got), len(want))
 	}
-	st, err := m.Status()
-	if err != nil || !st.UpToDate || st.Exchanges != len(want) {
-		t.Fatalf("status: %+v %v", st, err)
-	}
 	mustCheck(t, m)
 	fsckStrict(t, m.Repo.Dir())
+}
+
+// TestIndexAheadSwitchCatchesUp: what another writer stores while an add's
+// passes feed a rebuild (its own pass finds the build lock held and leaves
+// the index to this one) is indexed when the add switches: the index ends
+// holding exactly main.
+func TestIndexAheadSwitchCatchesUp(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory(t)
+	if _, err := m.AddFiles(ctx, []string{exchangeFile(t, "a", 5)}, nil, "exchange", AddOptions{NoIndex: true}); err != nil {
+		t.Fatal(err)
+	}
+	finish := m.startIndexAhead(ctx)
+	a := m.ahead.Load()
+	if err := a.pass(); err != nil || a.b == nil {
+		t.Fatalf("first pass: %v, rebuilding %v", err, a.b != nil)
+	}
+	r, err := Open(m.Repo.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.AddFiles(ctx, []string{exchangeFile(t, "b", 4)}, nil, "exchange", AddOptions{})
+	if err != nil || !rep.Indexed || rep.Added != 4 {
+		t.Fatalf("the other writer: %+v %v", rep, err)
+	}
+	if ran, err := finish(); !ran || err != nil {
+		t.Fatalf("finish: %v %v", ran, err)
+	}
+	// Status first: a search (indexedIDs) would catch up on its own.
+	if st, err := m.Status(); err != nil || !st.UpToDate || st.IndexDocs != 9 {
+		t.Fatalf("status after the switch: %+v %v", st, err)
+	}
+	if got, want := indexedIDs(t, m), mainIDs(t, m); len(want) != 9 || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("index holds %v\nmain holds %v", got, want)
+	}
+	mustCheck(t, m)
 }
