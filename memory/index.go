@@ -358,150 +358,73 @@ func rebuildGCTarget(commits int, userGOGC string) (int, bool) {
 }
 
 func (m *Memory) rebuild(ctx context.Context, reason string, replace string) (IndexReport, error) {
-	b, rep, err := m.beginRebuild(ctx, reason, replace, true)
-	if b == nil {
-		return rep, err
-	}
-	head, err := m.Repo.Head()
-	if err == nil {
-		err = b.indexTo(ctx, head)
-	}
-	if err != nil {
-		b.abort()
-		return b.rep, err
-	}
-	return b.finish(ctx)
-}
-
-// building is a rebuild under way: a new generation that nobody reads yet,
-// indexed up to head, with the build lock held. rebuild runs one through
-// at once; an add (indexAhead) feeds it each batch it stores, so that a
-// fresh memory is indexed while the add goes on, in the same batches, and
-// switched to when the add ends.
-type building struct {
-	m       *Memory
-	bl      *gitstore.FileLock
-	gen     string
-	ix      *search.Index
-	head    plumbing.Hash // indexed up to (zero: nothing yet)
-	seq     int           // the Seq of the next commit
-	spilled int           // rows when the tables were last spilled
-	rep     IndexReport
-	// gcPercent is the GC target to restore (-2: not changed).
-	gcPercent int
-}
-
-// beginRebuild takes the build lock (waiting for it when wait, else
-// returning a nil building when another process holds it: that one
-// indexes this too) and makes the new generation. A nil building with a
-// nil error also means the current generation was caught up in place
-// (rebuilt by another process meanwhile); rep says what that did.
-func (m *Memory) beginRebuild(ctx context.Context, reason string, replace string, wait bool) (*building, IndexReport, error) {
 	rep := IndexReport{Rebuilt: true, Reason: reason}
 	opt, err := m.searchOptions()
 	if err != nil {
-		return nil, rep, err
+		return rep, err
 	}
-	var bl *gitstore.FileLock
-	if wait {
-		bl, err = gitstore.LockFile(filepath.Join(m.Repo.MemDir(), buildLockFile), 30*time.Minute)
-	} else {
-		var ok bool
-		bl, ok, err = gitstore.TryLockFile(filepath.Join(m.Repo.MemDir(), buildLockFile))
-		if err == nil && !ok {
-			return nil, IndexReport{Reason: "being rebuilt by another git mem process, which indexes this too"}, nil
-		}
-	}
+	bl, err := gitstore.LockFile(filepath.Join(m.Repo.MemDir(), buildLockFile), 30*time.Minute)
 	if err != nil {
-		return nil, rep, fmt.Errorf("rebuild the search index: %w", err)
+		return rep, fmt.Errorf("rebuild the search index: %w", err)
 	}
+	defer bl.Unlock()
 	switch {
 	case replace == "":
 		r, err := m.catchUpInPlace(ctx)
 		if !errors.As(err, new(errRebuild)) {
-			bl.Unlock()
 			r.Rebuilt, r.Reason = false, ""
-			return nil, r, err
+			return r, err
 		}
 	case replace != replaceAlways:
 		if l, err := m.lockIndex(true); err == nil {
 			cur := m.currentGen()
 			l.Unlock()
 			if cur != replace {
-				r, err := m.catchUpInPlace(ctx) // rebuilt meanwhile
-				bl.Unlock()
-				return nil, r, err
+				return m.catchUpInPlace(ctx) // rebuilt meanwhile
 			}
 		}
 	}
 	if err := os.MkdirAll(m.IndexDir(), 0o755); err != nil {
-		bl.Unlock()
-		return nil, rep, err
+		return rep, err
+	}
+	// A rebuild holds every row's tables in memory; with Go's default GC
+	// target (twice the live heap) a reindex of 1,000,000 went past 4 GB.
+	// indexAll lowers the target once it knows the rebuild is large; a
+	// GOGC the user set wins.
+	gcPercent := -2 // not changed
+	defer func() {
+		if gcPercent != -2 {
+			debug.SetGCPercent(gcPercent)
+		}
+	}()
+	lowGC := func(commits int) {
+		if pct, ok := rebuildGCTarget(commits, os.Getenv("GOGC")); ok && gcPercent == -2 {
+			gcPercent = debug.SetGCPercent(pct)
+		}
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	gen := filepath.Join(m.IndexDir(), fmt.Sprintf("g-%d-%s", time.Now().UnixNano(), hex.EncodeToString(rnd[:])))
 	ix, err := search.Open(gen, opt)
 	if err != nil {
-		bl.Unlock()
-		return nil, rep, err
+		return rep, err
 	}
 	// Nobody reads this folder yet: build with no index lock.
-	return &building{m: m, bl: bl, gen: gen, ix: ix, rep: rep, gcPercent: -2}, rep, nil
-}
-
-// indexTo indexes main's commits after b.head up to head into the new
-// generation (no lock: nobody reads it). It fails when b.head is no longer
-// in head's history.
-func (b *building) indexTo(ctx context.Context, head plumbing.Hash) error {
-	if head == b.head {
-		return nil
-	}
-	// A rebuild holds every row's tables in memory; with Go's default GC
-	// target (twice the live heap) a reindex of 1,000,000 went past 4 GB.
-	// The target is lowered once the rebuild is known to be large; a GOGC
-	// the user set wins.
-	lowGC := func(commits int) {
-		if pct, ok := rebuildGCTarget(b.seq+commits, os.Getenv("GOGC")); ok && b.gcPercent == -2 {
-			b.gcPercent = debug.SetGCPercent(pct)
-		}
-	}
-	n, err := b.m.indexAll(ctx, b, head, lowGC)
-	b.rep.Indexed += n
-	if err == nil {
-		b.head = head
-	}
-	return err
-}
-
-// abort drops the new generation.
-func (b *building) abort() {
-	b.ix.Close()
-	os.RemoveAll(b.gen)
-	b.done()
-}
-
-func (b *building) done() {
-	if b.gcPercent != -2 {
-		debug.SetGCPercent(b.gcPercent)
-		b.gcPercent = -2
-	}
-	b.bl.Unlock()
-}
-
-// finish commits what indexTo indexed, catches up under the exclusive
-// index lock with what came meanwhile, names the new folder in CURRENT and
-// deletes the others. Readers hold the shared lock while they use a
-// generation, so none is using what is deleted.
-func (b *building) finish(ctx context.Context) (IndexReport, error) {
-	m, ix, rep := b.m, b.ix, &b.rep
 	fail := func(err error) (IndexReport, error) {
-		b.abort()
-		return *rep, err
+		ix.Close()
+		os.RemoveAll(gen)
+		return rep, err
 	}
-	if err := ix.SetLastCommit(b.lastCommit(), b.seq-1); err != nil {
+	head, err := m.Repo.Head()
+	if err != nil {
 		return fail(err)
 	}
+	if rep.Indexed, err = m.indexAll(ctx, ix, head, lowGC); err != nil {
+		return fail(err)
+	}
+	// The switch: catch up with what came meanwhile, name the new folder in
+	// CURRENT, delete the others. Readers hold the shared lock while they
+	// use a generation, so none is using what is deleted.
 	l, err := m.lockIndex(false)
 	if err != nil {
 		return fail(fmt.Errorf("switch to the rebuilt search index: %w", err))
@@ -509,8 +432,8 @@ func (b *building) finish(ctx context.Context) (IndexReport, error) {
 	defer l.Unlock()
 	if now, err := m.Repo.Head(); err != nil {
 		return fail(err)
-	} else if now != b.head {
-		pending, reached, err := m.pendingCommits(now, b.lastCommit())
+	} else if now != head {
+		pending, reached, err := m.pendingCommits(now, head.String())
 		if err != nil {
 			return fail(err)
 		}
@@ -527,29 +450,19 @@ func (b *building) finish(ctx context.Context) (IndexReport, error) {
 		rep.Indexed += len(pending)
 	}
 	rep.Docs = ix.Count()
-	defer b.done()
 	if err := ix.Close(); err != nil {
-		os.RemoveAll(b.gen)
-		return *rep, err
+		os.RemoveAll(gen)
+		return rep, err
 	}
 	if err := WriteFileAtomic(filepath.Join(m.IndexDir(), currentFile), func(f *os.File) error {
-		_, err := f.WriteString(filepath.Base(b.gen) + "\n")
+		_, err := f.WriteString(filepath.Base(gen) + "\n")
 		return err
 	}); err != nil {
-		os.RemoveAll(b.gen)
-		return *rep, fmt.Errorf("switch to the rebuilt search index: %w", err)
+		os.RemoveAll(gen)
+		return rep, fmt.Errorf("switch to the rebuilt search index: %w", err)
 	}
-	m.removeOtherGenerations(b.gen)
-	return *rep, nil
-}
-
-// lastCommit is the commit the new generation is indexed up to, as the
-// manifest names it ("" for none).
-func (b *building) lastCommit() string {
-	if b.head.IsZero() {
-		return ""
-	}
-	return b.head.String()
+	m.removeOtherGenerations(gen)
+	return rep, nil
 }
 
 // removeOtherGenerations deletes every index folder and file but the
@@ -569,36 +482,31 @@ func (m *Memory) removeOtherGenerations(keep string) {
 	}
 }
 
-// indexAll indexes the commits of main after b.head up to head into the
-// new generation b is building, with progress for the person waiting; the
-// caller commits them (building.finish). It tells sized how many commits
-// that is before it reads them.
-func (m *Memory) indexAll(ctx context.Context, b *building, head plumbing.Hash, sized func(commits int)) (int, error) {
-	ix := b.ix
+// indexAll indexes every commit of main up to head into a new index, with
+// progress for the person waiting. It tells sized how many commits that is
+// before it reads them.
+func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.Hash, sized func(commits int)) (int, error) {
 	if head.IsZero() {
-		return 0, nil
+		return 0, ix.SetLastCommit("", -1)
 	}
 	// The commits are read a batch at a time: a million of them decoded up
 	// front held 3.8 GB before the first was indexed. Without git, the
 	// go-git walk reads them all first, as before.
-	hashes, reached, err := m.Repo.CommitHashesSince(head, b.head)
+	hashes, _, err := m.Repo.CommitHashesSince(head, plumbing.ZeroHash)
 	var pending []*object.Commit
 	switch {
 	case err == nil:
 		slices.Reverse(hashes)
 	case errors.Is(err, gitstore.ErrNoGit):
-		if pending, reached, err = m.pendingCommits(head, b.lastCommit()); err != nil {
+		if pending, _, err = m.pendingCommits(head, ""); err != nil {
 			return 0, err
 		}
 	default:
 		return 0, err
 	}
-	if !b.head.IsZero() && !reached {
-		return 0, errors.New("main no longer holds the commits being indexed (history rewound or rewritten)")
-	}
 	total := max(len(hashes), len(pending))
 	sized(total)
-	n, seq := 0, b.seq
+	n, seq, spilled := 0, 0, 0
 	// A batch is analysed (search.Prepare) on its own goroutine while the
 	// batch before it goes into Bleve, whose segment building leaves a
 	// core idle: the add of the 3,099 coding exchanges had both cores busy
@@ -630,15 +538,15 @@ func (m *Memory) indexAll(ctx context.Context, b *building, head plumbing.Hash, 
 		seq = last + 1
 		n += len(a.commits)
 		m.progress(n, total)
-		if rows := ix.Count(); rows-b.spilled >= rebuildSpill {
+		if rows := ix.Count(); rows-spilled >= rebuildSpill {
 			if err := ix.Spill(); err != nil {
 				return err
 			}
-			b.spilled = rows
+			spilled = rows
 		}
 		return nil
 	}
-	next := b.seq // the Seq of the next batch's first commit
+	next := 0 // the Seq of the next batch's first commit
 	index := func(batch []*object.Commit) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -671,8 +579,10 @@ func (m *Memory) indexAll(ctx context.Context, b *building, head plumbing.Hash, 
 	} else if prev != nil {
 		<-prev.done
 	}
-	b.seq = seq
-	return n, err
+	if err != nil {
+		return n, err
+	}
+	return n, ix.SetLastCommit(head.String(), seq-1)
 }
 
 // pendingCommits lists the commits from head back to (not including) last,

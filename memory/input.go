@@ -51,20 +51,10 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 	if err != nil {
 		return total, err
 	}
-	// The index is brought up to date while the inputs are stored: each
-	// stored batch wakes an index pass (indexAhead), and the add returns
-	// once a pass that started after the last batch has finished.
-	finish := func() (bool, error) { return false, nil }
+	// The index is brought up to date once, after every input.
 	if !opt.NoIndex {
 		defer m.startHandoff()()
-		finish = m.startIndexAhead(ctx)
 	}
-	finished := false
-	defer func() {
-		if !finished {
-			_, _ = finish() // an error return: wait for the pass running
-		}
-	}()
 	each := opt
 	each.NoIndex = true
 	for _, p := range paths {
@@ -79,13 +69,8 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 			return total, err
 		}
 	}
-	ran, err := finish()
-	finished = true
 	if !opt.NoIndex && total.Added > 0 {
-		if !ran || err != nil {
-			_, err = m.UpdateIndex(ctx)
-		}
-		if err != nil {
+		if _, err := m.UpdateIndex(ctx); err != nil {
 			total.IndexErr = err.Error()
 		} else {
 			total.Indexed = true

@@ -40,9 +40,6 @@ type Memory struct {
 	// handoff, while an add runs, holds the verbatim blobs it committed for
 	// the indexer that follows (see handoff).
 	handoff atomic.Pointer[handoff]
-	// ahead, while AddFiles runs, indexes each stored batch while the add
-	// goes on (see indexAhead).
-	ahead atomic.Pointer[indexAhead]
 }
 
 // Open opens the memory at dir and loads its config.
@@ -270,9 +267,6 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, rep AddReport
 				h.keep(c, todo[i].blob, talks[i])
 			}
 		}
-	}
-	if a := m.ahead.Load(); a != nil && rep.Added > 0 {
-		a.kick()
 	}
 	if !opt.NoIndex && rep.Added > 0 {
 		if _, err := m.UpdateIndex(ctx); err != nil {
