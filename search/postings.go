@@ -179,7 +179,6 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 		return buf, err
 	}
 	buf = reserve(buf, n)
-	m := p.ix.rowMap
 	for i, it := range p.its {
 		off := p.offs[i]
 		if it == nil {
@@ -196,20 +195,8 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 				if k == 0 {
 					break
 				}
-				for j, d := range p.bd[:k] {
-					var row int32
-					if iid := uint64(d) + off; iid < uint64(len(m)) {
-						row = m[iid]
-					} else if row, err = p.row(iid); err != nil {
-						return buf, err
-					}
-					if row >= 0 {
-						f, ok := freq32(p.bf[j])
-						if !ok {
-							return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
-						}
-						buf = append(buf, rowFreq{row, f})
-					}
+				if buf, err = p.rowsOf(buf, k, off, field, term); err != nil {
+					return buf, err
 				}
 			}
 			continue
@@ -276,42 +263,63 @@ func (p *postingReader) next() ([]rowFreq, error) {
 		p.whole = p.whole[:0]
 		return ps, nil
 	}
+	for {
+		k, err := p.bulkNext()
+		if err != nil || k == 0 {
+			return nil, err
+		}
+		ps, err := p.rowsOf(p.batch[:0], k, p.offs[p.scanSeg], p.scanField, p.scanTerm)
+		if err != nil || len(ps) > 0 {
+			return ps, err
+		}
+	}
+}
+
+// rowsOf appends to dst the rows (≥ 0) and frequencies of the k postings
+// bulk decoded into bd and bf, of the segment whose internal ids start at
+// off.
+func (p *postingReader) rowsOf(dst []rowFreq, k int, off uint64, field, term string) ([]rowFreq, error) {
 	m := p.ix.rowMap
+	for j, d := range p.bd[:k] {
+		var row int32
+		if iid := uint64(d) + off; iid < uint64(len(m)) {
+			row = m[iid]
+		} else {
+			var err error
+			if row, err = p.row(iid); err != nil {
+				return dst, err
+			}
+		}
+		if row >= 0 {
+			f, ok := freq32(p.bf[j])
+			if !ok {
+				return dst, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
+			}
+			dst = append(dst, rowFreq{row, f})
+		}
+	}
+	return dst, nil
+}
+
+// bulkNext decodes the scan's next batch into bd, bf and bn and returns
+// its size, going on to the next segment's list where one ends; 0 at the
+// end of the last. The batch is segment p.scanSeg's.
+func (p *postingReader) bulkNext() (int, error) {
 	for p.scanSeg < len(p.pls) {
 		k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
 		if err != nil {
-			return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+			return 0, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
 		}
-		if k == 0 {
-			if p.scanSeg++; p.scanSeg < len(p.pls) {
-				if _, err := p.bulk.Reset(p.pls[p.scanSeg]); err != nil {
-					return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
-				}
-			}
-			continue
+		if k > 0 {
+			return k, nil
 		}
-		off, w := p.offs[p.scanSeg], 0
-		for j, d := range p.bd[:k] {
-			var row int32
-			if iid := uint64(d) + off; iid < uint64(len(m)) {
-				row = m[iid]
-			} else if row, err = p.row(iid); err != nil {
-				return nil, err
+		if p.scanSeg++; p.scanSeg < len(p.pls) {
+			if _, err := p.bulk.Reset(p.pls[p.scanSeg]); err != nil {
+				return 0, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
 			}
-			if row >= 0 {
-				f, ok := freq32(p.bf[j])
-				if !ok {
-					return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, errFreq)
-				}
-				p.batch[w] = rowFreq{row, f}
-				w++
-			}
-		}
-		if w > 0 {
-			return p.batch[:w], nil
 		}
 	}
-	return nil, nil
+	return 0, nil
 }
 
 // allRows reports whether every internal id of segment i, deleted ones
@@ -371,31 +379,15 @@ func (p *postingReader) startNorm(field, term string) (n int, ok bool, err error
 // lengths, as normPostings gives them.
 func (p *postingReader) nextNorm() ([]cardPosting, error) {
 	m := p.ix.rowMap
-	for p.scanSeg < len(p.pls) {
-		k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
-		if err != nil {
-			return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
-		}
-		if k == 0 {
-			if p.scanSeg++; p.scanSeg < len(p.pls) {
-				if _, err := p.bulk.Reset(p.pls[p.scanSeg]); err != nil {
-					return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
-				}
-			}
-			continue
+	for {
+		k, err := p.bulkNext()
+		if err != nil || k == 0 {
+			return nil, err
 		}
 		off, w := p.offs[p.scanSeg], 0
 		for j, d := range p.bd[:k] {
 			row := m[uint64(d)+off] // allRows: in the map, ≥ 0
-			var l float64
-			if bits := p.bn[j]; bits < uint64(len(p.lens)) {
-				if l = p.lens[bits]; l == 0 {
-					l = fieldLen(zap.NormOfBits(bits))
-					p.lens[bits] = l
-				}
-			} else {
-				l = fieldLen(zap.NormOfBits(bits))
-			}
+			l := p.lenOfBits(p.bn[j])
 			f, ok := freq32(p.bf[j])
 			if !ok {
 				return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, errFreq)
@@ -407,7 +399,27 @@ func (p *postingReader) nextNorm() ([]cardPosting, error) {
 			return p.cardBatch[:w], nil
 		}
 	}
-	return nil, nil
+}
+
+// lenOfBits is fieldLen of the norm whose stored bits are bits, remembered
+// for short fields as fieldLen(d.Norm()) is. Small enough to be inlined in
+// the scan loops; the first time given bits come, lenOfNewBits.
+func (p *postingReader) lenOfBits(bits uint64) float64 {
+	if bits < uint64(len(p.lens)) {
+		if l := p.lens[bits]; l != 0 {
+			return l
+		}
+	}
+	return p.lenOfNewBits(bits)
+}
+
+// lenOfNewBits works lenOfBits out (a length of 0 is worked out again).
+func (p *postingReader) lenOfNewBits(bits uint64) float64 {
+	l := fieldLen(zap.NormOfBits(bits))
+	if bits < uint64(len(p.lens)) {
+		p.lens[bits] = l
+	}
+	return l
 }
 
 // normBits is a posting that tells its norm's stored bits (zap's do).
@@ -473,15 +485,7 @@ func (p *postingReader) normPostings(ctx context.Context, field, term string, bu
 					if row < 0 {
 						continue
 					}
-					var l float64
-					if bits := p.bn[j]; bits < uint64(len(p.lens)) {
-						if l = p.lens[bits]; l == 0 {
-							l = fieldLen(zap.NormOfBits(bits))
-							p.lens[bits] = l
-						}
-					} else {
-						l = fieldLen(zap.NormOfBits(bits))
-					}
+					l := p.lenOfBits(p.bn[j])
 					f, ok := freq32(p.bf[j])
 					if !ok {
 						return buf, fmt.Errorf("postings of %q in %s: %w", term, field, errFreq)
