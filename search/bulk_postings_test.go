@@ -126,22 +126,7 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 		t.Run(sh.name, func(t *testing.T) {
 			dir, docs := sh.build()
 			vocab := append(vocabulary(docs), "nosuchterm", "")
-			ix, err := open(dir, Options{}, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ix.Close()
-			r, err := ix.reader()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			cache, release := ix.rowCacheFor(r)
-			defer release()
-			pr := newPostingReader(ix, r, cache)
-			if !pr.direct {
-				t.Fatal("a scorch snapshot is not read directly")
-			}
+			ix, r, pr := directReader(t, dir, true)
 			// Scorch's background merges may have left one segment.
 			maxSegs = max(maxSegs, len(pr.segs))
 			for _, s := range pr.segs {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	bleveindex "github.com/blevesearch/bleve_index_api"
 	zap "github.com/blevesearch/zapx/v17"
 )
 
@@ -84,22 +85,7 @@ func TestDirectPostingsMatchTermFieldReader(t *testing.T) {
 	vocab := append(vocabulary(docs), "nosuchterm", "")
 	for _, readOnly := range []bool{true, false} {
 		t.Run(fmt.Sprintf("readOnly=%v", readOnly), func(t *testing.T) {
-			ix, err := open(dir, Options{}, readOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ix.Close()
-			r, err := ix.reader()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			cache, release := ix.rowCacheFor(r)
-			defer release()
-			pr := newPostingReader(ix, r, cache)
-			if !pr.direct {
-				t.Fatal("a scorch snapshot is not read directly")
-			}
+			ix, r, pr := directReader(t, dir, readOnly)
 			// The comparison below covers the loops for zap's own lists
 			// (read by zap.BulkPostings) only when the segments are zap's.
 			if _, err := pr.open(fieldVerbatim, vocab[0], true); err != nil {
@@ -204,4 +190,27 @@ func TestDirectPostingsSameHits(t *testing.T) {
 		}
 		ix.Close()
 	}
+}
+
+// directReader opens the index in dir and a postingReader over its
+// snapshot, which it must read directly; all closed when the test ends.
+func directReader(t *testing.T, dir string, readOnly bool) (*Index, bleveindex.IndexReader, *postingReader) {
+	t.Helper()
+	ix, err := open(dir, Options{}, readOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	r, err := ix.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	cache, release := ix.rowCacheFor(r)
+	t.Cleanup(release)
+	pr := newPostingReader(ix, r, cache)
+	if !pr.direct {
+		t.Fatal("a scorch snapshot is not read directly")
+	}
+	return ix, r, pr
 }
