@@ -87,7 +87,7 @@ func (m *Memory) searchOptions() (search.Options, error) {
 	}
 	// A one-shot search reads the session context while the index opens
 	// (search.Options.EarlyContext).
-	return search.Options{Embedder: emb, EarlyContext: m.OneShot}, nil
+	return search.Options{Embedder: emb, EarlyContext: m.earlyContext}, nil
 }
 
 func (m *Memory) progress(done, total int) {

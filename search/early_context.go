@@ -62,3 +62,12 @@ func (ix *Index) waitContext() {
 	}
 	ix.ctxMu.Unlock()
 }
+
+// ReadsContext says whether a search of mode reads the session context:
+// session-bm25 and verbatim-bm25 rank by it, and a fusion's layers
+// usually include one of them. The distilled layers never read it, so a
+// one-shot search of those gains nothing from EarlyContext and would wait
+// for it at Close.
+func ReadsContext(mode string) bool {
+	return mode == ModeSessionBM25 || mode == ModeVerbatimBM25 || mode == ModeFused
+}
