@@ -85,7 +85,9 @@ func (m *Memory) searchOptions() (search.Options, error) {
 	if err != nil {
 		return search.Options{}, err
 	}
-	return search.Options{Embedder: emb}, nil
+	// A one-shot search reads the session context while the index opens
+	// (search.Options.EarlyContext).
+	return search.Options{Embedder: emb, EarlyContext: m.earlyContext}, nil
 }
 
 func (m *Memory) progress(done, total int) {

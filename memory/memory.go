@@ -33,6 +33,9 @@ type Memory struct {
 	// OneShot says the process ends after this call (the CLI): a search
 	// then ranks with the garbage collector held off (see queryGC).
 	OneShot bool
+	// earlyContext: the one-shot search under way reads the session
+	// context while the index opens (search.Options.EarlyContext).
+	earlyContext bool
 	// gcHeld and gcPercent: queryGC holds the collector off (and the
 	// target it had), which writerGC undoes while an index writer runs.
 	gcHeld    bool

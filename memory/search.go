@@ -90,6 +90,10 @@ func (m *Memory) Search(ctx context.Context, q SearchQuery) (results []Result, n
 
 	if m.OneShot {
 		defer m.queryGC()()
+		// The index opens for this one search: one that ranks by the
+		// session context reads it while the index loads.
+		m.earlyContext = search.ReadsContext(q.Mode)
+		defer func() { m.earlyContext = false }()
 	}
 	note, err = m.withIndex(ctx, func(ix *search.Index) (err error) {
 		results, err = m.searchIn(ix, q)

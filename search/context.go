@@ -372,6 +372,7 @@ func newSessionCtx(rows []ctxRow, file *ctxFile) *sessionCtx {
 func (ix *Index) ensureContext() (*sessionCtx, error) {
 	ix.ctxMu.Lock()
 	defer ix.ctxMu.Unlock()
+	ix.takeEarly()
 	if c := ix.sctx; c != nil && len(c.rows) == len(ix.seqs) {
 		if c.w != ContextWeight || c.a != AskedWeight || c.ref != ContextLenRef {
 			ix.sctx = newSessionCtx(c.rows, c.file)

@@ -70,6 +70,11 @@ type Options struct {
 	// Logf, when set, receives progress notes (e.g. an index built over
 	// the HNSW crossover).
 	Logf func(format string, args ...any)
+	// EarlyContext, for a read-only open, maps and checks the session
+	// context (context.bin and its reader's cache, sessctx.bin) on a
+	// goroutine of its own while the open goes on (early_context.go): a
+	// process that opens the index for one session-bm25 search.
+	EarlyContext bool
 }
 
 // Errors of Open and OpenReadOnly. Each carries the fix in its message.
@@ -204,7 +209,8 @@ type Index struct {
 	rowMapTried bool
 
 	ctxMu sync.Mutex
-	sctx  *sessionCtx // session neighbours (session-bm25), built or loaded on first use
+	sctx  *sessionCtx   // session neighbours (session-bm25), built or loaded on first use
+	early *earlyContext // the session context being read since the open (Options.EarlyContext)
 
 	coocOnce sync.Once // term associations (rank_cooc.go, an experiment)
 	coocTab  *coocTable
@@ -263,10 +269,15 @@ func open(dir string, opt Options, readOnly bool) (*Index, error) {
 	if err := ix.takeManifest(raw); err != nil {
 		return nil, err
 	}
+	if readOnly && opt.EarlyContext {
+		ix.startContext()
+	}
 	if err := ix.openBleve(); err != nil {
+		ix.waitContext()
 		return nil, err
 	}
 	if err := ix.loadTables(); err != nil {
+		ix.waitContext()
 		ix.idx.Close()
 		return nil, err
 	}
@@ -1066,6 +1077,7 @@ func (ix *Index) Close() error {
 	if ix == nil || ix.idx == nil {
 		return nil
 	}
+	ix.waitContext()
 	var err error
 	if !ix.readOnly {
 		err = ix.flush()
