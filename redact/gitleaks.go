@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/rs/zerolog"
@@ -167,8 +168,10 @@ type splitDetector struct {
 	restCfg config.Config
 	restIDs []string
 	kwRules map[string][]int
-	chosen  sync.Map // string(set key) -> *detect.Detector
-	nChosen atomic.Int32
+	// patRules[j] is kwRules of restWords' pattern j.
+	patRules [][]int
+	chosen   sync.Map // string(set key) -> *detect.Detector
+	nChosen  atomic.Int32
 }
 
 // maxChosen bounds the detectors splitDetector caches (the coding corpus
@@ -227,6 +230,9 @@ var split = sync.OnceValues(func() (*splitDetector, error) {
 		words = append(words, w)
 	}
 	sd.restWords = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+	for _, w := range words { // the trie numbers its patterns in the order added
+		sd.patRules = append(sd.patRules, sd.kwRules[w])
+	}
 	for _, r := range sd.rest.Config.Rules {
 		// A rule with no keywords runs on every fragment: its regexp, or
 		// its path rule (fragments here have no path).
@@ -286,18 +292,19 @@ func (sd *splitDetector) detectLower(frag, lower string) []report.Finding {
 // filter, which dropShadowedGeneric applies again over the union; a rule
 // needing others' findings (RequiredRules) gets the whole rest.
 func (sd *splitDetector) restFor(l string) *detect.Detector {
-	ms := sd.restWords.MatchString(l)
-	if len(ms) == 0 {
-		return nil
-	}
+	// Walk, not MatchString: MatchString copies l and allocates a Match per
+	// keyword occurrence, each then looked up by its string (TestCorpus's
+	// gitleaks layer: 855 → 801 ms of CPU, session 18). Walk only reads
+	// its input, so l's bytes are given without a copy.
 	var set []int
-	for _, m := range ms {
-		for _, r := range sd.kwRules[string(m.Match())] {
+	sd.restWords.Walk(unsafe.Slice(unsafe.StringData(l), len(l)), func(_, _, pattern int64) bool {
+		for _, r := range sd.patRules[pattern] {
 			if !slices.Contains(set, r) {
 				set = append(set, r)
 			}
 		}
-	}
+		return true
+	})
 	if len(set) == 0 {
 		return nil
 	}
