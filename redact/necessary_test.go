@@ -1,0 +1,195 @@
+package redact
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/shared"
+	"github.com/gitmem/git-mem/redact/redacttest"
+)
+
+// necessaryTexts are texts on the edges of mayGeneric's and
+// hasSecretWordLower's conditions: keywords and secret words, the bytes
+// that may or may not stand between them and an operator or a verb, the
+// runes (?i) folds to ASCII letters, and values; plus the labelled corpus
+// and the look-alikes.
+func necessaryTexts(t *testing.T) []string {
+	var texts []string
+	for seed := uint64(1); seed <= 3; seed++ {
+		for _, c := range redacttest.Classes(seed) {
+			texts = append(texts, c.Text)
+		}
+	}
+	texts = append(texts, redacttest.LookAlikes()...)
+	g := redacttest.NewGen(5, 5)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(uint64(seed), 2))
+	words := append(genericWords, "API", "Api", "KEY", "Password", "pwd", "pw", "PASSPHRASE", "client secret", "private_key",
+		"service role key", "service-role-token", "deploy key", "botkey", "master-key", "admin token", "credential", "keyword", "monkey", "Secret_Key")
+	heads := append([]string{"", "x", "my", "the ", "db_", "."}, keyHeads...)
+	fillers := []string{"", " ", "\t", "  ", ".", "-", "_x", "'", `"`, "\n", "\r", "\f", "\v", "(", "/", "[", "is", " is ", " was ", " = ", ": ", " should be ", " set to "}
+	ops := []string{"=", ">", ":", "::=", ":::=", "||", "=>", "?=", ",", ";", " ", "", ":="}
+	afters := []string{"", " ", "'", `"`, "`", "=", ":", "|", ">", "\t", "\n", "(", "  '", `= "`, "\v"}
+	folds := []string{"\u212a", "\u017f", "é", "K", "S"}
+	for i := 0; i < 3000; i++ {
+		var b strings.Builder
+		for j := 0; j < 1+r.IntN(4); j++ {
+			if r.IntN(3) == 0 {
+				b.WriteString(heads[r.IntN(len(heads))])
+			}
+			b.WriteString(g.S(redacttest.Alnum+"_.-", r.IntN(4)))
+			w := words[r.IntN(len(words))]
+			if r.IntN(10) == 0 {
+				k := r.IntN(len(w))
+				w = w[:k] + folds[r.IntN(len(folds))] + w[min(k+1, len(w)):]
+			}
+			b.WriteString(w)
+			for k := r.IntN(4); k > 0; k-- {
+				b.WriteString(fillers[r.IntN(len(fillers))])
+			}
+			b.WriteString(ops[r.IntN(len(ops))])
+			for k := r.IntN(3); k > 0; k-- {
+				b.WriteString(afters[r.IntN(len(afters))])
+			}
+			b.WriteString(g.S(redacttest.B64+"_.=-", 6+r.IntN(30)))
+			b.WriteString([]string{" ", "\n", "`", ";", `\n`, "", " now"}[r.IntN(7)])
+		}
+		texts = append(texts, b.String())
+	}
+	return texts
+}
+
+// TestMayGenericIsNecessary: where mayGeneric says no, generic-api-key's
+// regexp has no match, on the edge texts' fragments and (GIT_MEM_HEAVY=1)
+// the coding corpus's; and the edge texts reach both answers.
+func TestMayGenericIsNecessary(t *testing.T) {
+	full, err := detector()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := full.Config.Rules["generic-api-key"].Regex
+	if re == nil {
+		t.Fatal("gitleaks has no generic-api-key rule")
+	}
+	var yes, no, matched int
+	check := func(text string) {
+		fragments(text, func(frag string) {
+			m := re.FindStringIndex(frag) != nil
+			if m {
+				matched++
+			}
+			if mayGeneric(frag, asciiLower(frag)) {
+				yes++
+				return
+			}
+			no++
+			if m {
+				t.Errorf("mayGeneric says no, the regexp matches %q", frag)
+			}
+		})
+	}
+	for _, s := range necessaryTexts(t) {
+		check(s)
+	}
+	if yes < 500 || no < 500 || matched < 500 {
+		t.Errorf("edge texts: %d may, %d may not, %d matches: too few to test the condition", yes, no, matched)
+	}
+	for _, s := range heavyStrings(t) {
+		check(s)
+	}
+}
+
+// TestSecretWordHintIsNecessary: on a line where hasSecretWordLower says
+// no, the words rule finds nothing.
+func TestSecretWordHintIsNecessary(t *testing.T) {
+	var wr *rule
+	for i := range rules() {
+		if rules()[i].layer == LayerWords {
+			wr = &rules()[i]
+		}
+	}
+	if wr == nil || wr.hint == nil {
+		t.Fatal("no words rule with a hint")
+	}
+	var yes, no, found int
+	check := func(text string) {
+		for line := range strings.Lines(text) {
+			got := wr.spansIn(line)
+			found += len(got)
+			if hasSecretWordLower(asciiLower(line)) {
+				yes++
+				continue
+			}
+			no++
+			if len(got) > 0 {
+				t.Errorf("hint says no, the rule finds %v in %q", got, line)
+			}
+		}
+	}
+	for _, s := range necessaryTexts(t) {
+		check(s)
+	}
+	if yes < 500 || no < 200 || found < 100 {
+		t.Errorf("edge texts: %d lines hinted, %d not, %d found: too few to test the hint", yes, no, found)
+	}
+	for _, s := range heavyStrings(t) {
+		check(s)
+	}
+	// The cases the hint was narrowed by: "key" and "credential" alone.
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"the cache key is abcdefgh1234", false},
+		{"credential is xYz12345abcdef", false},
+		{"api key is xYz12345abcdef", true},
+		{"API_KEY=1", true},
+		{"service role key: x", true},
+		{"botkey", true},
+		{"monkey", false},
+		{"\u017fecret is x", true}, // (?i) folds ſ to s
+		{"the \u212aey", true},     // and K to k
+		{"the \u212aay", true},     // any folding rune passes
+		{"pw", true},
+	} {
+		if got := hasSecretWordLower(asciiLower(c.line)); got != c.want {
+			t.Errorf("hasSecretWordLower(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}
+
+// heavyStrings are the coding corpus's texts (turn texts and canonical
+// forms) with GIT_MEM_HEAVY=1, else none.
+func heavyStrings(t *testing.T) []string {
+	if os.Getenv("GIT_MEM_HEAVY") == "" {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl"))
+	var out []string
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = exchange.ReadJSONL(fh, f, func(rec exchange.Record) error {
+			if rec.Exchange != nil {
+				out = append(out, string(rec.Exchange.Canonical()))
+				for _, tu := range rec.Exchange.Turns {
+					out = append(out, tu.Text)
+				}
+			}
+			return nil
+		})
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
