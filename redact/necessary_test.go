@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -27,9 +28,14 @@ func necessaryTexts(t *testing.T) []string {
 	}
 	texts = append(texts, redacttest.LookAlikes()...)
 	g := redacttest.NewGen(5, 5)
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(uint64(seed), 2))
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("REDACT_SEED"); s != "" {
+		if _, err := fmt.Sscan(s, &seed); err != nil {
+			t.Fatalf("REDACT_SEED: %v", err)
+		}
+	}
+	t.Logf("seed %d (REDACT_SEED=%d replays it)", seed, seed)
+	r := rand.New(rand.NewPCG(seed, 2))
 	words := append(genericWords, "API", "Api", "KEY", "Password", "pwd", "pw", "PASSPHRASE", "client secret", "private_key",
 		"service role key", "service-role-token", "deploy key", "botkey", "master-key", "admin token", "credential", "keyword", "monkey", "Secret_Key")
 	heads := append([]string{"", "x", "my", "the ", "db_", "."}, keyHeads...)
