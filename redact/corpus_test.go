@@ -22,29 +22,15 @@ func TestCorpus(t *testing.T) {
 	if os.Getenv("GIT_MEM_HEAVY") == "" {
 		t.Skip("set GIT_MEM_HEAVY=1 to run over the shared coding eval")
 	}
-	files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl"))
-	if len(files) == 0 {
-		t.Skip("the shared coding eval is absent")
-	}
 	load := func() ([]*exchange.Exchange, int) {
 		var exs []*exchange.Exchange
 		size := 0
-		for _, f := range files {
-			fh, err := os.Open(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = exchange.ReadJSONL(fh, f, func(r exchange.Record) error {
-				if r.Exchange != nil {
-					exs = append(exs, r.Exchange)
-					size += len(r.Exchange.Render())
-				}
-				return nil
-			})
-			fh.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+		if !eachCodingExchange(t, func(ex *exchange.Exchange) error {
+			exs = append(exs, ex)
+			size += len(ex.Render())
+			return nil
+		}) {
+			t.Skip("the shared coding eval is absent")
 		}
 		return exs, size
 	}
@@ -96,4 +82,29 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// eachCodingExchange calls fn with each exchange of the shared coding
+// corpus, read afresh (the tests redact them in place), and reports
+// whether the corpus is there; an error of fn or of a file fails t.
+func eachCodingExchange(t *testing.T, fn func(*exchange.Exchange) error) bool {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl"))
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = exchange.ReadJSONL(fh, f, func(r exchange.Record) error {
+			if r.Exchange == nil {
+				return nil
+			}
+			return fn(r.Exchange)
+		})
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(files) > 0
 }

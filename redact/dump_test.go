@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/gitmem/git-mem/exchange"
-	"github.com/gitmem/git-mem/internal/shared"
 )
 
 // TestDumpCoding writes the redacted form of every exchange of the shared
@@ -24,10 +22,6 @@ func TestDumpCoding(t *testing.T) {
 	if out == "" {
 		t.Skip("set GIT_MEM_REDACT_DUMP=FILE to dump the redacted coding corpus")
 	}
-	files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl"))
-	if len(files) == 0 {
-		t.Skip("the shared coding eval is absent")
-	}
 	fo, err := os.Create(out)
 	if err != nil {
 		t.Fatal(err)
@@ -35,28 +29,17 @@ func TestDumpCoding(t *testing.T) {
 	defer fo.Close()
 	w := bufio.NewWriter(fo)
 	n := 0
-	for _, f := range files {
-		fh, err := os.Open(f)
+	if !eachCodingExchange(t, func(ex *exchange.Exchange) error {
+		k := Exchange(ex)
+		b, err := json.Marshal(ex)
 		if err != nil {
-			t.Fatal(err)
+			return fmt.Errorf("marshal %s: %w", ex.ID, err)
 		}
-		err = exchange.ReadJSONL(fh, f, func(r exchange.Record) error {
-			if r.Exchange == nil {
-				return nil
-			}
-			k := Exchange(r.Exchange)
-			b, err := json.Marshal(r.Exchange)
-			if err != nil {
-				return fmt.Errorf("marshal %s: %w", r.Exchange.ID, err)
-			}
-			fmt.Fprintf(w, "%d\t%s\n", k, b)
-			n++
-			return nil
-		})
-		fh.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		fmt.Fprintf(w, "%d\t%s\n", k, b)
+		n++
+		return nil
+	}) {
+		t.Skip("the shared coding eval is absent")
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)

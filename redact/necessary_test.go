@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gitmem/git-mem/exchange"
-	"github.com/gitmem/git-mem/internal/shared"
 	"github.com/gitmem/git-mem/redact/redacttest"
 )
 
@@ -178,26 +176,13 @@ func heavyStrings(t *testing.T) []string {
 	if os.Getenv("GIT_MEM_HEAVY") == "" {
 		return nil
 	}
-	files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl"))
 	var out []string
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
+	eachCodingExchange(t, func(ex *exchange.Exchange) error {
+		out = append(out, string(ex.Canonical()))
+		for _, tu := range ex.Turns {
+			out = append(out, tu.Text)
 		}
-		err = exchange.ReadJSONL(fh, f, func(rec exchange.Record) error {
-			if rec.Exchange != nil {
-				out = append(out, string(rec.Exchange.Canonical()))
-				for _, tu := range rec.Exchange.Turns {
-					out = append(out, tu.Text)
-				}
-			}
-			return nil
-		})
-		fh.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+		return nil
+	})
 	return out
 }

@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gitmem/git-mem/exchange"
-	"github.com/gitmem/git-mem/internal/shared"
 	"github.com/gitmem/git-mem/redact/redacttest"
 	"github.com/zricethezav/gitleaks/v8/report"
 )
@@ -112,34 +110,19 @@ func TestGitleaksSplitIsExact(t *testing.T) {
 	if os.Getenv("GIT_MEM_HEAVY") == "" {
 		return
 	}
-	files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl"))
-	if len(files) == 0 {
-		t.Skip("the shared coding eval is absent")
-	}
 	frags, found := 0, 0
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = exchange.ReadJSONL(fh, f, func(rec exchange.Record) error {
-			if rec.Exchange == nil {
-				return nil
-			}
-			n, k := checkSplit(t, rec.Exchange.ID, string(rec.Exchange.Canonical()))
+	if !eachCodingExchange(t, func(ex *exchange.Exchange) error {
+		n, k := checkSplit(t, ex.ID, string(ex.Canonical()))
+		frags += n
+		found += k
+		for _, tu := range ex.Turns {
+			n, k := checkSplit(t, ex.ID, tu.Text)
 			frags += n
 			found += k
-			for _, tu := range rec.Exchange.Turns {
-				n, k := checkSplit(t, rec.Exchange.ID, tu.Text)
-				frags += n
-				found += k
-			}
-			return nil
-		})
-		fh.Close()
-		if err != nil {
-			t.Fatal(err)
 		}
+		return nil
+	}) {
+		t.Skip("the shared coding eval is absent")
 	}
 	t.Logf("%d fragments, %d findings, all equal", frags, found)
 }
