@@ -286,6 +286,29 @@ func TestKilledWriterThenRerunStoresEachOnce(t *testing.T) {
 	fsck(t, r.Dir())
 }
 
+// holdRepacks waits for a background repack to end and keeps the next
+// from running until the test's repository is removed, as `git mem check`
+// holds the lock while it runs git fsck. An Append may have started a
+// detached repack that has not taken the lock yet; released at once, the
+// lock let it replace packs under the test's git fsck ("packfile … index
+// not opened") or write into the repository while the test's temporary
+// folder was removed ("directory not empty"): 2 of 40 runs beside other
+// tests' load. With the lock held, such a repack finds it taken and exits.
+func holdRepacks(t *testing.T, r *Repo) {
+	t.Helper()
+	unlock, err := r.HoldPacks(60 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Cleanups run last-registered first, so this runs before
+		// t.TempDir's: a repack started after the unlock finds no
+		// repository to lock.
+		_ = os.RemoveAll(r.Dir())
+		unlock()
+	})
+}
+
 func TestBackgroundRepack(t *testing.T) {
 	t.Setenv("GIT_MEM_AUTO_REPACK", "1")
 	r := newRepo(t)
@@ -315,9 +338,7 @@ func TestBackgroundRepack(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if l, err := LockFile(filepath.Join(r.MemDir(), "pack.lock"), 60*time.Second); err == nil {
-		l.Unlock()
-	}
+	holdRepacks(t, r)
 	if n := loose(); n >= looseLimit {
 		t.Fatalf("%d loose objects left after the background repack", n)
 	}
@@ -343,9 +364,7 @@ func TestBackgroundRepackConsolidatesPacks(t *testing.T) {
 	for r.countPacks() > 1 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if l, err := LockFile(filepath.Join(r.MemDir(), "pack.lock"), 60*time.Second); err == nil {
-		l.Unlock()
-	}
+	holdRepacks(t, r)
 	if n := r.countPacks(); n != 1 {
 		t.Fatalf("%d packs after the consolidating repack", n)
 	}
@@ -384,9 +403,7 @@ func TestAppendDuringBackgroundRepacks(t *testing.T) {
 			}
 		}
 	}
-	if l, err := LockFile(filepath.Join(r.MemDir(), "pack.lock"), 60*time.Second); err == nil {
-		l.Unlock()
-	}
+	holdRepacks(t, r)
 	if n := len(countCommits(t, r)); n != 4*packLimit*2*packThreshold {
 		t.Fatalf("%d commits", n)
 	}
