@@ -560,6 +560,7 @@ func parseTableState(b []byte, verify bool, st docsState) (*table, error) {
 		return nil, err
 	}
 	t.raw, t.imgDictN = b, t.dictN
+	imageRows := len(t.groups)
 	// The segments' rows counted first, so that the columns grow once (a
 	// copy of every offset per segment was quadratic in the segments).
 	extra := 0
@@ -622,8 +623,10 @@ func parseTableState(b []byte, verify bool, st docsState) (*table, error) {
 		t.parts++
 		at += total
 	}
-	for i, g := range t.groups {
-		if g < 0 || int(g) >= len(t.groups) {
+	// parseTable checked the image's groups against its own rows, fewer
+	// than the table's: the segments' rows are left.
+	for i := imageRows; i < len(t.groups); i++ {
+		if g := t.groups[i]; g < 0 || int(g) >= len(t.groups) {
 			return nil, fmt.Errorf("record %d: bad group", i)
 		}
 	}
