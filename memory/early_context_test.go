@@ -28,6 +28,7 @@ func TestOneShotSearchEarlyContext(t *testing.T) {
 		mode  string
 		reads bool
 	}{
+		{"", search.ReadsContext(search.DefaultMode)}, // no --mode, no search.mode
 		{search.ModeSessionBM25, true},
 		{search.ModeVerbatimBM25, true},
 		{search.ModeFused, true},

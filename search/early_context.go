@@ -67,7 +67,12 @@ func (ix *Index) waitContext() {
 // session-bm25 and verbatim-bm25 rank by it, and a fusion's layers
 // usually include one of them. The distilled layers never read it, so a
 // one-shot search of those gains nothing from EarlyContext and would wait
-// for it at Close.
+// for it at Close. "" is DefaultMode (a search without --mode or
+// search.mode): before session 19 it read as a mode that does not read the
+// context, so the default search never read it early.
 func ReadsContext(mode string) bool {
+	if mode == "" {
+		mode = DefaultMode
+	}
 	return mode == ModeSessionBM25 || mode == ModeVerbatimBM25 || mode == ModeFused
 }

@@ -467,7 +467,7 @@ func (ix *Index) openBleve() error {
 }
 
 func (ix *Index) loadTables() error {
-	tab, err := readTableState(filepath.Join(ix.dir, docsFile), !ix.readOnly, &ix.man.DocsFile)
+	tab, err := readTableCols(filepath.Join(ix.dir, docsFile), !ix.readOnly, &ix.man.DocsFile, ix.readOnly)
 	if err != nil {
 		return fmt.Errorf("%s: document table: %v: %w", ix.dir, err, ErrCorrupt)
 	}

@@ -143,7 +143,7 @@ func (ix *Index) parseRowMap(b []byte, key [32]byte) []int32 {
 		return nil
 	}
 	n := int(binary.LittleEndian.Uint32(b[40:]))
-	if len(b) != 48+4*n || crc32.Checksum(b[:44+4*n], crcTable) != binary.LittleEndian.Uint32(b[44+4*n:]) {
+	if len(b) != 48+4*n {
 		return nil
 	}
 	var m []int32
@@ -155,12 +155,28 @@ func (ix *Index) parseRowMap(b []byte, key [32]byte) []int32 {
 			m[i] = int32(binary.LittleEndian.Uint32(b[44+4*i:]))
 		}
 	}
-	for _, row := range m {
-		if row < -1 || int(row) >= len(ix.seqs) {
-			return nil
-		}
+	// The checksum and the rows' range in one pass (checkChunk).
+	crc, ok := crc32.Checksum(b[:44], crcTable), true
+	const per = checkChunk / 4
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		crc = crc32.Update(crc, crcTable, b[44+4*lo:44+4*hi])
+		ok = ok && rowsIn(m[lo:hi], len(ix.seqs))
+	}
+	if !ok || crc != binary.LittleEndian.Uint32(b[44+4*n:]) {
+		return nil
 	}
 	return m
+}
+
+// rowsIn reports whether every row of m is -1 or a row of n.
+func rowsIn(m []int32, n int) bool {
+	for _, row := range m {
+		if row < -1 || int(row) >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // mappedRow is the row of iid from the row map, when there is one.

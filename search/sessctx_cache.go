@@ -106,9 +106,6 @@ func parseSessCache(b []byte, rows []ctxRow, key sessCacheKey) *sessionCtx {
 		f64(24) != key.w || f64(32) != key.a || f64(40) != key.ref {
 		return nil
 	}
-	if crc32.Checksum(b[:size-4], crcTable) != le.Uint32(b[size-4:]) {
-		return nil
-	}
 	col := func(i int) []float64 {
 		if n == 0 {
 			return nil
@@ -122,13 +119,31 @@ func parseSessCache(b []byte, rows []ctxRow, key sessCacheKey) *sessionCtx {
 		c.links = unsafe.Slice((*link)(unsafe.Pointer(&b[sessCacheHeader+4*8*n])), n)
 	}
 	// The scorer indexes rows by these links: every one must be a row.
-	for _, l := range c.links {
-		if l.prev < -1 || int(l.prev) >= n || l.next < -1 || int(l.next) >= n {
-			return nil
-		}
+	// They are checked with the checksum's pass over them (checkChunk).
+	linksAt := sessCacheHeader + 4*8*n
+	crc := crc32.Checksum(b[:linksAt], crcTable)
+	ok := true
+	const per = checkChunk / 8
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		crc = crc32.Update(crc, crcTable, b[linksAt+8*lo:linksAt+8*hi])
+		ok = ok && linksIn(c.links[lo:hi], n)
+	}
+	if !ok || crc != le.Uint32(b[size-4:]) {
+		return nil
 	}
 	c.titleOnce.Do(func() {}) // titleDL and titleAvg come filled
 	return c
+}
+
+// linksIn reports whether every link of ls is a row of n or -1.
+func linksIn(ls []link, n int) bool {
+	for _, l := range ls {
+		if l.prev < -1 || int(l.prev) >= n || l.next < -1 || int(l.next) >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // encodeSessCache is the cache file of c (its titles filled) for key.

@@ -481,27 +481,58 @@ func readTable(path string, verify bool) (*table, error) { return readTableState
 // readTableState reads docs.bin by its state (nil: the image alone, by its
 // header); verify checks the CRC of the committed bytes.
 func readTableState(path string, verify bool, st *docsState) (*table, error) {
+	return readTableCols(path, verify, st, false)
+}
+
+// readTableCols is readTableState; mapped takes the table's columns (seqs,
+// groups, offs) from a mapping of their own (newScratch: transparent huge
+// pages) instead of the Go heap, unmapped when the table is unreachable.
+// Only a reader's table may: a writer appends to the columns and keeps
+// them past the table (a flush replaces ix.tab, not ix.seqs). At 1,000,000
+// exchanges the columns are 16 MB, from the heap ~4,000 fresh 4 KB pages,
+// each a page fault, a fifth of a cold search's set-up (docs/BENCHMARKS.md,
+// session 19). Whoever reads the columns holds the table (ix.tab).
+func readTableCols(path string, verify bool, st *docsState, mapped bool) (*table, error) {
 	b, unmap, err := mapfile.ReadOnly(path)
 	if err != nil {
 		return nil, err
 	}
 	var t *table
+	var mem *scratch
 	if st == nil {
 		t, err = parseTable(b, verify)
 	} else {
-		t, err = parseTableState(b, verify, *st)
+		t, mem, err = parseTableState(b, verify, *st, mapped)
 	}
 	if err != nil {
+		mem.release()
 		unmap()
 		return nil, err
 	}
 	// Every record is decoded into copies (decodeRec), so nothing refers to
 	// the mapping once the table is unreachable.
 	runtime.AddCleanup(t, func(f func()) { f() }, unmap)
+	if mem != nil {
+		runtime.AddCleanup(t, func(m *scratch) { m.release() }, mem)
+	}
 	return t, nil
 }
 
+// tableCols returns the columns of a table of n rows with room for c,
+// taken from mem (nil: the heap).
+func tableCols(mem *scratch, n, c int) (seqs []int, groups []int32, offs []uint32) {
+	return scratchSlice[int](mem, n, c), scratchSlice[int32](mem, n, c), scratchSlice[uint32](mem, n+1, c+1)
+}
+
+// tableColsSize is the bytes tableCols takes for room for c rows.
+func tableColsSize(c int) int { return 8*c + 4*c + 4*(c+1) + 3*8 }
+
 func parseTable(b []byte, verify bool) (*table, error) {
+	return parseImage(b, verify, func(n int) ([]int, []int32, []uint32) { return tableCols(nil, n, withRoom(n)) })
+}
+
+// parseImage parses a table image, its columns made by cols.
+func parseImage(b []byte, verify bool, cols func(n int) ([]int, []int32, []uint32)) (*table, error) {
 	if len(b) < tableHeader || string(b[:8]) != tableMagic {
 		return nil, errors.New("bad header")
 	}
@@ -512,7 +543,8 @@ func parseTable(b []byte, verify bool) (*table, error) {
 	if verify && crc32.Checksum(b[tableHeader:], crcTable) != binary.LittleEndian.Uint32(b[12:]) {
 		return nil, errors.New("checksum mismatch")
 	}
-	t := &table{raw: b, seqs: make([]int, n, withRoom(n)), groups: make([]int32, n, withRoom(n)), offs: make([]uint32, n+1)}
+	t := &table{raw: b}
+	t.seqs, t.groups, t.offs = cols(n)
 	p := tableHeader + n*tableFixed
 	if len(b)-p < 8 {
 		return nil, errors.New("no dictionary")
@@ -532,36 +564,36 @@ func parseTable(b []byte, verify bool) (*table, error) {
 		prev = e
 	}
 	recStart := t.dictB + prev
-	for i := 0; i < n; i++ {
-		fx := b[tableHeader+i*tableFixed:]
-		t.seqs[i] = int(int64(binary.LittleEndian.Uint64(fx)))
-		t.groups[i] = int32(binary.LittleEndian.Uint32(fx[8:]))
-		t.offs[i] = binary.LittleEndian.Uint32(fx[12:])
-		if int(t.offs[i]) < recStart || int(t.offs[i]) > len(b) || i > 0 && t.offs[i] < t.offs[i-1] ||
-			t.groups[i] < 0 || int(t.groups[i]) >= n {
+	seqs, groups, offs := t.seqs[:n], t.groups[:n], t.offs[:n+1]
+	fixed := b[tableHeader : tableHeader+n*tableFixed]
+	for i := range n {
+		fx := fixed[i*tableFixed : i*tableFixed+tableFixed]
+		seqs[i] = int(int64(binary.LittleEndian.Uint64(fx)))
+		groups[i] = int32(binary.LittleEndian.Uint32(fx[8:]))
+		offs[i] = binary.LittleEndian.Uint32(fx[12:])
+		if int(offs[i]) < recStart || int(offs[i]) > len(b) || i > 0 && offs[i] < offs[i-1] ||
+			groups[i] < 0 || int(groups[i]) >= n {
 			return nil, fmt.Errorf("record %d: bad offset or group", i)
 		}
 	}
-	t.offs[n] = uint32(len(b))
+	offs[n] = uint32(len(b))
 	return t, nil
 }
 
-// parseTableState parses the image and the segments after it (docsState).
-func parseTableState(b []byte, verify bool, st docsState) (*table, error) {
+// parseTableState parses the image and the segments after it (docsState);
+// mapped: the columns from a mapping of their own (readTableCols), which
+// the caller releases when the table is gone (nil: from the heap).
+func parseTableState(b []byte, verify bool, st docsState, mapped bool) (t *table, mem *scratch, err error) {
 	if st.Size < st.Image || st.Image < tableHeader || int64(len(b)) < st.Size {
-		return nil, fmt.Errorf("%d bytes, committed %d (image %d)", len(b), st.Size, st.Image)
+		return nil, nil, fmt.Errorf("%d bytes, committed %d (image %d)", len(b), st.Size, st.Image)
 	}
 	b = b[:st.Size]
 	if verify && crc32.Checksum(b, crcTable) != st.CRC {
-		return nil, errors.New("checksum mismatch")
+		return nil, nil, errors.New("checksum mismatch")
 	}
-	t, err := parseTable(b[:st.Image], false)
-	if err != nil {
-		return nil, err
-	}
-	t.raw, t.imgDictN = b, t.dictN
-	// The segments' rows counted first, so that the columns grow once (a
-	// copy of every offset per segment was quadratic in the segments).
+	// The segments' rows counted first, so that the columns are made once
+	// for every row (a copy of every offset per segment was quadratic in
+	// the segments).
 	extra := 0
 	for at := st.Image; st.Size-at >= segHeader; {
 		total := int64(binary.LittleEndian.Uint32(b[at+8:]))
@@ -571,21 +603,38 @@ func parseTableState(b []byte, verify bool, st docsState) (*table, error) {
 		extra += int(binary.LittleEndian.Uint32(b[at+12:]))
 		at += total
 	}
-	if extra > 0 && extra < len(b)/tableFixed {
-		t.seqs = slices.Grow(t.seqs, extra)
-		t.groups = slices.Grow(t.groups, extra)
-		t.offs = slices.Grow(t.offs, extra)
+	if extra < 0 || extra >= len(b)/tableFixed {
+		extra = 0 // damaged: reported below
 	}
+	t, err = parseImage(b[:st.Image], false, func(n int) ([]int, []int32, []uint32) {
+		c := withRoom(n + extra)
+		if mapped {
+			c = n + extra
+			mem = newScratch(tableColsSize(c))
+		}
+		return tableCols(mem, n, c)
+	})
+	defer func() {
+		if err != nil {
+			mem.release()
+			t, mem = nil, nil
+		}
+	}()
+	if err != nil {
+		return nil, mem, err
+	}
+	t.raw, t.imgDictN = b, t.dictN
+	imageRows := len(t.groups)
 	for at := st.Image; at < st.Size; {
 		if st.Size-at < segHeader || string(b[at:at+8]) != segMagic {
-			return nil, fmt.Errorf("segment at %d: bad header", at)
+			return nil, nil, fmt.Errorf("segment at %d: bad header", at)
 		}
 		h := b[at:]
 		total := int64(binary.LittleEndian.Uint32(h[8:]))
 		n := int64(binary.LittleEndian.Uint32(h[12:]))
 		m := int64(binary.LittleEndian.Uint32(h[16:]))
 		if total > st.Size-at || segHeader+n*tableFixed+4*(m+1) > total {
-			return nil, fmt.Errorf("segment at %d: %d rows, %d strings in %d bytes", at, n, m, total)
+			return nil, nil, fmt.Errorf("segment at %d: %d rows, %d strings in %d bytes", at, n, m, total)
 		}
 		seg := b[at : at+total]
 		ends := seg[segHeader+n*tableFixed:]
@@ -594,7 +643,7 @@ func parseTableState(b []byte, verify bool, st docsState) (*table, error) {
 		for i := int64(0); i <= m; i++ {
 			e := binary.LittleEndian.Uint32(ends[4*i:])
 			if i == 0 && e != 0 || e < prev || strAt+int64(e) > total {
-				return nil, fmt.Errorf("segment at %d: dictionary entry %d: bad end", at, i)
+				return nil, nil, fmt.Errorf("segment at %d: dictionary entry %d: bad end", at, i)
 			}
 			if i > 0 {
 				t.segDict = append(t.segDict, [2]uint32{uint32(at + strAt + int64(prev)), uint32(at + strAt + int64(e))})
@@ -606,28 +655,34 @@ func parseTableState(b []byte, verify bool, st docsState) (*table, error) {
 		last := len(t.seqs) - 1
 		t.partLast = append(t.partLast, int32(last))
 		t.partEnd = append(t.partEnd, t.offs[last+1])
-		t.offs = t.offs[:last+1]
-		for i := int64(0); i < n; i++ {
-			fx := seg[segHeader+i*tableFixed:]
+		// The rows into locals: appended to through t, each row stored and
+		// loaded the three lengths again.
+		seqs, groups, offs := t.seqs, t.groups, t.offs[:last+1]
+		fixed := seg[segHeader : segHeader+n*tableFixed]
+		prevOff := recStart // the first record starts at recStart, each after the one before
+		for i := range int(n) {
+			fx := fixed[i*tableFixed : i*tableFixed+tableFixed]
 			off := binary.LittleEndian.Uint32(fx[12:])
-			grp := int32(binary.LittleEndian.Uint32(fx[8:]))
-			if off < recStart || off > recEnd || i > 0 && off < t.offs[len(t.offs)-1] || i == 0 && off != recStart {
-				return nil, fmt.Errorf("segment at %d: record %d: bad offset", at, i)
+			if off < prevOff || off > recEnd || i == 0 && off != recStart {
+				return nil, nil, fmt.Errorf("segment at %d: record %d: bad offset", at, i)
 			}
-			t.seqs = append(t.seqs, int(int64(binary.LittleEndian.Uint64(fx))))
-			t.groups = append(t.groups, grp)
-			t.offs = append(t.offs, off)
+			prevOff = off
+			seqs = append(seqs, int(int64(binary.LittleEndian.Uint64(fx))))
+			groups = append(groups, int32(binary.LittleEndian.Uint32(fx[8:])))
+			offs = append(offs, off)
 		}
-		t.offs = append(t.offs, recEnd)
+		t.seqs, t.groups, t.offs = seqs, groups, append(offs, recEnd)
 		t.parts++
 		at += total
 	}
-	for i, g := range t.groups {
-		if g < 0 || int(g) >= len(t.groups) {
-			return nil, fmt.Errorf("record %d: bad group", i)
+	// parseTable checked the image's groups against its own rows, fewer
+	// than the table's: the segments' rows are left.
+	for i := imageRows; i < len(t.groups); i++ {
+		if g := t.groups[i]; g < 0 || int(g) >= len(t.groups) {
+			return nil, nil, fmt.Errorf("record %d: bad group", i)
 		}
 	}
-	return t, nil
+	return t, mem, nil
 }
 
 // recBytes is row's record.

@@ -14,7 +14,10 @@
 
 package levenshtein
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // StateLimit is the maximum number of states allowed
 const StateLimit = 10000
@@ -26,8 +29,16 @@ var ErrTooManyStates = fmt.Errorf("dfa contains more than %d states",
 
 // LevenshteinAutomatonBuilder wraps a precomputed
 // datastructure that allows to produce small (but not minimal) DFA.
+//
+// git mem: the parametric DFA is built on first use (parametric), not by
+// NewLevenshteinAutomatonBuilder: Bleve's scorch makes its two builders in
+// a package init, so every process paid for them before main (GITMEM.md).
 type LevenshteinAutomatonBuilder struct {
-	pDfa *ParametricDFA
+	maxDistance   uint8
+	transposition bool
+	once          sync.Once
+	pDfa          *ParametricDFA
+	err           error
 }
 
 // NewLevenshteinAutomatonBuilder creates a
@@ -40,25 +51,30 @@ type LevenshteinAutomatonBuilder struct {
 // exponentially with `d`. It is only reasonable to `d <= 5`.
 func NewLevenshteinAutomatonBuilder(maxDistance uint8,
 	transposition bool) (*LevenshteinAutomatonBuilder, error) {
-	lnfa := newLevenshtein(maxDistance, transposition)
+	return &LevenshteinAutomatonBuilder{maxDistance: maxDistance, transposition: transposition}, nil
+}
 
-	pdfa, err := fromNfa(lnfa)
-	if err != nil {
-		return nil, err
-	}
-
-	return &LevenshteinAutomatonBuilder{pDfa: pdfa}, nil
+// parametric builds the parametric DFA once (git mem: on first use).
+func (lab *LevenshteinAutomatonBuilder) parametric() (*ParametricDFA, error) {
+	lab.once.Do(func() {
+		lab.pDfa, lab.err = fromNfa(newLevenshtein(lab.maxDistance, lab.transposition))
+	})
+	return lab.pDfa, lab.err
 }
 
 // BuildDfa builds the levenshtein automaton for serving
 // queries with a given edit distance.
 func (lab *LevenshteinAutomatonBuilder) BuildDfa(query string,
 	fuzziness uint8) (*DFA, error) {
-	return lab.pDfa.buildDfa(query, fuzziness, false)
+	pdfa, err := lab.parametric()
+	if err != nil {
+		return nil, err
+	}
+	return pdfa.buildDfa(query, fuzziness, false)
 }
 
 // MaxDistance returns the MaxEdit distance supported by the
 // LevenshteinAutomatonBuilder builder.
 func (lab *LevenshteinAutomatonBuilder) MaxDistance() uint8 {
-	return lab.pDfa.maxDistance
+	return lab.maxDistance
 }

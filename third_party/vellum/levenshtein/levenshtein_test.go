@@ -20,13 +20,13 @@ import (
 
 func TestLevenshtein(t *testing.T) {
 
-	hash := make(map[uint8]LevenshteinAutomatonBuilder, 4)
+	hash := make(map[uint8]*LevenshteinAutomatonBuilder, 4) // git mem: pointers (the builder holds a sync.Once)
 	for i := 0; i < 3; i++ {
 		lb, err := NewLevenshteinAutomatonBuilder(uint8(i), false)
 		if err != nil {
 			t.Errorf("NewLevenshteinAutomatonBuilder(%d, false) failed, err: %v", i, err)
 		}
-		hash[uint8(i)] = *lb
+		hash[uint8(i)] = lb
 	}
 
 	tests := []struct {
@@ -233,7 +233,11 @@ func TestLevenshtein(t *testing.T) {
 
 	for _, test := range tests {
 		t.Run(test.desc, func(t *testing.T) {
-			l, err := hash[uint8(test.distance)].pDfa.buildDfa(test.query, test.distance, false)
+			pdfa, err := hash[uint8(test.distance)].parametric() // git mem: built on first use
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := pdfa.buildDfa(test.query, test.distance, false)
 			if err != nil {
 				t.Errorf("buildDfa(%s, %d, false) failed, err: %v", test.query,
 					test.distance, err)
