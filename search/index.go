@@ -23,6 +23,7 @@ import (
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
+	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bleveindex "github.com/blevesearch/bleve_index_api"
@@ -664,13 +665,15 @@ func (ix *Index) Add(docs []Doc) error {
 	if ix.readOnly {
 		return ErrReadOnly
 	}
+	var bl bleveBatches
 	for start := 0; start < len(docs); start += BatchSize {
 		end := min(start+BatchSize, len(docs))
-		if err := ix.addBatch(docs[start:end], nil); err != nil {
+		if err := ix.addBatch(&bl, docs[start:end], nil); err != nil {
+			ix.endBatches(&bl)
 			return err
 		}
 	}
-	return nil
+	return ix.endBatches(&bl)
 }
 
 // Prepared is documents analysed ahead of Index.AddPrepared: a caller that
@@ -710,17 +713,92 @@ func (ix *Index) AddPrepared(p *Prepared) error {
 	if ix.readOnly {
 		return ErrReadOnly
 	}
+	var bl bleveBatches
 	for start := 0; start < len(p.docs); start += BatchSize {
 		end := min(start+BatchSize, len(p.docs))
-		if err := ix.addBatch(p.docs[start:end], p.preps[start:end]); err != nil {
+		if err := ix.addBatch(&bl, p.docs[start:end], p.preps[start:end]); err != nil {
+			ix.endBatches(&bl)
 			return err
 		}
+	}
+	return ix.endBatches(&bl)
+}
+
+// endBatches waits for the Bleve batches of bl; on an error the tables
+// hold documents Bleve may lack, and are never written.
+func (ix *Index) endBatches(bl *bleveBatches) error {
+	if err := bl.wait(); err != nil {
+		ix.broken = err
+		return fmt.Errorf("index batch: %w", err)
 	}
 	return nil
 }
 
-// addBatch indexes docs; preps is their analysis (nil: made here).
-func (ix *Index) addBatch(docs []Doc, preps []prep) error {
+// OverlapBleveBatches: an Add of more than one Bleve batch builds a batch's
+// segment while the batch after it is analysed and built (bleveBatches).
+// Off, each Bleve batch ends before the next begins (tests compare both).
+var OverlapBleveBatches = true
+
+// bleveBatches runs the Bleve batches of one Add, two at a time. Scorch
+// builds a batch's segment (zap's interim.convert, the most of a batch's
+// CPU) on the goroutine that calls Batch and leaves the other core idle
+// meanwhile: the index of the coding corpus ran at ~1.3 cores
+// (docs/BENCHMARKS.md, sessions 17–19). Segments still come into Bleve in
+// the order of their batches: a batch's segment, once built, waits for the
+// batch before it to be introduced (segGates in segorder.go), so the
+// snapshots, and the documents a later batch replaces in an earlier
+// segment, are those of batches run one after the other. The tables
+// (rows, records, dedup, links) are still updated batch after batch on the
+// caller's goroutine, before its Bleve batch starts. Every batch has ended
+// when wait returns: nothing else of the Index sees one running.
+type bleveBatches struct {
+	prev, last chan struct{} // the two batches running (nil: none)
+	errs       []error       // of the batches started, in order
+	errMu      sync.Mutex
+}
+
+// run starts b, whose document of lowest row is first, on its own
+// goroutine, after the batch before the last has ended (two at a time).
+func (bl *bleveBatches) run(idx bleve.Index, b *bleve.Batch, first bleveindex.Document) {
+	if bl.prev != nil {
+		<-bl.prev
+	}
+	done := make(chan struct{})
+	if bl.last != nil {
+		segGates.Store(first, bl.last)
+	}
+	bl.prev, bl.last = bl.last, done
+	go func() {
+		defer close(done)
+		err := idx.Batch(b)
+		segGates.Delete(first) // not built (an empty batch): nothing to order
+		if err != nil {
+			bl.errMu.Lock()
+			bl.errs = append(bl.errs, err)
+			bl.errMu.Unlock()
+		}
+	}()
+}
+
+// wait waits for every batch started and returns the first error.
+func (bl *bleveBatches) wait() error {
+	for _, c := range []chan struct{}{bl.prev, bl.last} {
+		if c != nil {
+			<-c
+		}
+	}
+	bl.prev, bl.last = nil, nil
+	bl.errMu.Lock()
+	defer bl.errMu.Unlock()
+	if len(bl.errs) > 0 {
+		return bl.errs[0]
+	}
+	return nil
+}
+
+// addBatch indexes docs; preps is their analysis (nil: made here). Its
+// Bleve batch may still run when it returns (bl.wait ends it).
+func (ix *Index) addBatch(bl *bleveBatches, docs []Doc, preps []prep) error {
 	texts := make([]string, len(docs))
 	for i := range docs {
 		if docs[i].ID == "" {
@@ -769,6 +847,8 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 		}
 	}
 	b := ix.idx.NewBatch()
+	var first *document.Document // the batch's document of lowest row (the last one given for that row)
+	firstRow := int32(math.MaxInt32)
 	for i := range docs {
 		d, p := &docs[i], &preps[i]
 		row, known := ix.rowOfID(d.ID)
@@ -782,7 +862,11 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 			fieldHead:      p.head,
 			fieldAsked:     p.asked,
 		}
-		if err := ix.indexTerms(b, bleveID(row), fields); err != nil {
+		doc, err := ix.indexTerms(b, bleveID(row), fields)
+		if err == nil && row <= firstRow {
+			first, firstRow = doc, row
+		}
+		if err != nil {
 			ix.broken = err
 			return fmt.Errorf("index exchange %s: %w", d.ID, err)
 		}
@@ -821,6 +905,16 @@ func (ix *Index) addBatch(docs []Doc, preps []prep) error {
 	ix.sctx = nil  // session neighbours and lengths changed
 	ix.man.Docs = len(ix.seqs)
 	ix.man.BM25.Docs = len(ix.seqs)
+	if OverlapBleveBatches && first != nil {
+		// The tables now hold documents Bleve may lack: they are written
+		// only after bl.wait, which marks the index broken on an error
+		// (AddPrepared, Add).
+		bl.run(ix.idx, b, first)
+		return nil
+	}
+	if err := ix.endBatches(bl); err != nil {
+		return err
+	}
 	if err := ix.idx.Batch(b); err != nil {
 		// The tables now hold documents Bleve lacks: never write them.
 		ix.broken = err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -71,12 +72,42 @@ func byRow(results []bleveindex.Document) []bleveindex.Document {
 	return out
 }
 
+// segGates orders the segments of Bleve batches built at once
+// (bleveBatches): a batch's document of lowest row → the channel closed
+// when the batch before it has been introduced. Scorch introduces a
+// segment when the Batch call that built it has built it, so the segment
+// built second waits here, once built, for its turn.
+var segGates sync.Map // bleveindex.Document → chan struct{}
+
+// gate waits for the turn of the segment of sorted (documents by row).
+func gate(sorted []bleveindex.Document) {
+	if len(sorted) == 0 {
+		return
+	}
+	if c, ok := segGates.LoadAndDelete(sorted[0]); ok {
+		<-c.(chan struct{})
+	}
+	if segmentBuilt != nil {
+		segmentBuilt(sorted[0].ID())
+	}
+}
+
+// segmentBuilt, when set (tests), is told the first document of each
+// segment built, in the order the segments are introduced.
+var segmentBuilt func(firstID string)
+
 func (p rowOrderPlugin) New(results []bleveindex.Document) (segment.Segment, uint64, error) {
-	return p.ZapPlugin.New(byRow(results))
+	sorted := byRow(results)
+	seg, n, err := p.ZapPlugin.New(sorted)
+	gate(sorted)
+	return seg, n, err
 }
 
 func (p rowOrderPlugin) NewUsing(results []bleveindex.Document, config map[string]any) (segment.Segment, uint64, error) {
-	return p.ZapPlugin.NewUsing(byRow(results), config)
+	sorted := byRow(results)
+	seg, n, err := p.ZapPlugin.NewUsing(sorted, config)
+	gate(sorted)
+	return seg, n, err
 }
 
 func (p rowOrderPlugin) Merge(segs []segment.Segment, drops []*roaring.Bitmap, path string,

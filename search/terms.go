@@ -80,14 +80,14 @@ func (termsAnalyzer) Analyze(input []byte) analysis.TokenStream {
 // field the mapping gives the gitmem_terms analyzer analysed by
 // termsAnalyzer instead. A mapping whose text fields use another analyzer
 // (an index built by other code) is left as it is.
-func (ix *Index) indexTerms(b batch, id string, fields map[string]any) error {
+func (ix *Index) indexTerms(b batch, id string, fields map[string]any) (*document.Document, error) {
 	if e, ok := ix.idx.(interface{ FireIndexEvent() }); ok {
 		e.FireIndexEvent()
 	}
 	m := ix.idx.Mapping()
 	doc := document.NewDocument(id)
 	if err := m.MapDocument(doc, fields); err != nil {
-		return fmt.Errorf("map document %s: %w", id, err)
+		return nil, fmt.Errorf("map document %s: %w", id, err)
 	}
 	terms := m.AnalyzerNamed(termsAnalyzerName)
 	for i, f := range doc.Fields {
@@ -95,7 +95,7 @@ func (ix *Index) indexTerms(b batch, id string, fields map[string]any) error {
 			doc.Fields[i] = document.NewTextFieldCustom(tf.Name(), tf.ArrayPositions(), tf.Value(), tf.Options(), termsAnalyzer{})
 		}
 	}
-	return b.IndexAdvanced(doc)
+	return doc, b.IndexAdvanced(doc)
 }
 
 // batch is the part of *bleve.Batch indexTerms uses.

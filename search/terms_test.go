@@ -60,7 +60,7 @@ func TestIndexTermsUsesTermsAnalyzer(t *testing.T) {
 	defer ix.Close()
 	fields := map[string]any{fieldVerbatim: "fix the hook", fieldOutput: "", fieldDistilled: "hook", fieldHead: "fix", fieldAsked: ""}
 	var got recorder
-	if err := ix.indexTerms(&got, "7", fields); err != nil {
+	if _, err := ix.indexTerms(&got, "7", fields); err != nil {
 		t.Fatal(err)
 	}
 	want := document.NewDocument("7")
