@@ -173,6 +173,32 @@ func TestRowRunsSameScan(t *testing.T) {
 			if sh.name == "row order, deletes" && byState[3] == 0 {
 				t.Fatal("no segment read through runs")
 			}
+			// And the session layer's ranking, scores and all (an index
+			// of its own: pr's holds the row cache's lock).
+			ix, err := OpenReadOnly(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			vocab := vocabulary(docs)
+			r := rand.New(rand.NewSource(seed))
+			for range 20 {
+				q := vocab[r.Intn(len(vocab))] + " " + vocab[r.Intn(len(vocab))] + " " + vocab[r.Intn(len(vocab))]
+				for _, plain := range []bool{false, true} {
+					rank := func(runs bool) []cand {
+						disableRowRuns = !runs
+						defer func() { disableRowRuns = false }()
+						cs, err := ix.sessionBM25Layer(ctx, q, nil, 30, plain)
+						if err != nil {
+							t.Fatal(err)
+						}
+						return cs
+					}
+					if got, want := rank(true), rank(false); !reflect.DeepEqual(got, want) || len(got) == 0 {
+						t.Fatalf("%q (plain %v): %d candidates from runs, %d from the map: %v / %v", q, plain, len(got), len(want), got, want)
+					}
+				}
+			}
 		})
 	}
 }
