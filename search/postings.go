@@ -446,16 +446,20 @@ func rowRunsOf(m []int32) ([]rowRun, int8) {
 	}
 	var runs []rowRun
 	many := false
+	prev := int32(-2) // no row before the first: m[0] starts a run
 	for j, r := range m {
 		if r < 0 {
 			return nil, 2
 		}
-		// 0 ≤ r, j < 2^31: the delta fits, and so does the row it gives.
-		delta := int32(int64(r) - int64(j))
-		if last := len(runs) - 1; last >= 0 && runs[last].delta == delta {
-			runs[last].end++
+		if r-1 == prev && !many {
+			// the next row of the last run (r ≥ 1, so r-1 does not wrap)
+			runs[len(runs)-1].end++
+			prev = r
 			continue
 		}
+		prev = r
+		// 0 ≤ r, j < 2^31: the delta fits, and so does the row it gives.
+		delta := int32(int64(r) - int64(j))
 		if len(runs) == maxRowRuns {
 			many = true
 			runs = runs[:0]
