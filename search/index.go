@@ -208,6 +208,8 @@ type Index struct {
 	rowCache    map[uint64]int32 // Bleve internal id → row (read-only indexes)
 	rowMap      []int32          // the same for every id, saved per snapshot (rowmap.go)
 	rowMapTried bool
+	runsMu      sync.Mutex
+	runsOf      map[[2]uint64]segRuns // rowMap's runs by segment offset and size (postings.go)
 
 	ctxMu sync.Mutex
 	sctx  *sessionCtx   // session neighbours (session-bm25), built or loaded on first use
