@@ -23,7 +23,7 @@ import (
 	"github.com/klauspost/compress/zlib"
 )
 
-// writePack writes the objects as one undeltified pack (v2) with its .idx.
+// writePackOpt writes the objects as one undeltified pack (v2) with its .idx.
 // go-git's own encoder compresses at the default zlib level and its pack
 // writer re-parses the pack to index it; both cost more than the git
 // objects themselves, so this writer compresses at BestSpeed and builds
@@ -32,16 +32,14 @@ import (
 // BestSpeed, the same size within 4 %), which is most of a forget's flush
 // of 95,000 rewritten commits. The .pack lands before its .idx, each by
 // rename, so a reader never sees an index without its pack.
-func (r *Repo) writePack(mem *memory.Storage, order []plumbing.Hash) error {
-	return r.writePackOpt(mem, order, false)
-}
-
-// writePackOpt is writePack, with trees stored uncompressed when
-// storeTrees: a forget's rewrite writes a few trees per rewritten commit,
-// and deflating them (small, mostly hashes) was a third of its CPU at
-// 100,000 exchanges; the purge that follows repacks them (with deltas)
-// at no measurable cost in size (15,000 exchanges: 32.11 → 32.14 MB after
-// the purge, 4.9 → 3.8 s CPU for the forget, docs/BENCHMARKS.md).
+//
+// Trees are stored uncompressed when storeTrees (an add's and a forget's
+// packs, flush and the rewrite): a forget's rewrite writes a few trees per
+// rewritten commit, and deflating them (small, mostly hashes) was a third
+// of its CPU at 100,000 exchanges; the purge that follows repacks them
+// (with deltas) at no measurable cost in size (15,000 exchanges: 32.11 →
+// 32.14 MB after the purge, 4.9 → 3.8 s CPU for the forget,
+// docs/BENCHMARKS.md). An add's, see flush.
 func (r *Repo) writePackOpt(mem *memory.Storage, order []plumbing.Hash, storeTrees bool) error {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

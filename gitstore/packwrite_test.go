@@ -10,7 +10,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,5 +218,105 @@ func TestPackEntriesAreSerial(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// packEntryKinds reads the packs of repo dir with git verify-pack and
+// reports, by object type, how many entries hold only stored deflate
+// blocks (BTYPE 00: an uncompressed zlib stream) and how many do not.
+func packEntryKinds(t *testing.T, dir string) (stored, deflated map[string]int) {
+	t.Helper()
+	stored, deflated = map[string]int{}, map[string]int{}
+	idxs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
+	for _, idx := range idxs {
+		pack, err := os.ReadFile(strings.TrimSuffix(idx, ".idx") + ".pack")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("git", "verify-pack", "-v", idx).Output()
+		if err != nil {
+			t.Fatalf("verify-pack %s: %v", idx, err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 5 || len(f[0]) != 40 {
+				continue // the summary lines
+			}
+			off, _ := strconv.Atoi(f[4])
+			inPack, _ := strconv.Atoi(f[3])
+			p := off
+			for pack[p]&0x80 != 0 { // the type and size header
+				p++
+			}
+			p++
+			z, err := zlib.NewReader(bytes.NewReader(pack[p : off+inPack]))
+			if err != nil {
+				t.Fatalf("%s: %v", f[0], err)
+			}
+			if _, err := io.Copy(io.Discard, z); err != nil {
+				t.Fatalf("%s: %v", f[0], err)
+			}
+			// Stored: the object's bytes are all in stored deflate blocks
+			// (BTYPE 00: a 1-byte header, LEN, NLEN, the bytes), one
+			// after the other from the stream's start; what follows them
+			// (an empty final block, the Adler-32) holds no data.
+			size, _ := strconv.Atoi(f[2])
+			q, inStored := p+2, 0
+			for q < off+inPack && (pack[q]>>1)&3 == 0 {
+				n := int(binary.LittleEndian.Uint16(pack[q+1:]))
+				inStored += n
+				q += 5 + n
+				if pack[q-5-n]&1 != 0 {
+					break
+				}
+			}
+			onlyStored := inStored == size
+			if onlyStored {
+				stored[f[1]]++
+			} else {
+				deflated[f[1]]++
+			}
+		}
+	}
+	return stored, deflated
+}
+
+// TestAddPackStoresTrees: an add's pack holds its trees uncompressed (zlib
+// stored blocks, like a forget's rewrite) and deflates its commits and
+// blobs; a batch small enough to be written loose writes no pack. Every
+// object reads back and git fsck --strict passes.
+func TestAddPackStoresTrees(t *testing.T) {
+	text := strings.Repeat("the same words, over and over; ", 80)
+	for _, n := range []int{1, 2 * packThreshold, 5*packThreshold + 3} {
+		t.Run(fmt.Sprintf("entries=%d", n), func(t *testing.T) {
+			r := newRepo(t)
+			var es []Entry
+			for i := 0; i < n; i++ {
+				e := testEntry(fmt.Sprintf("e%d", i))
+				e.Blob = []byte(fmt.Sprintf(`{"id":"e%d","text":%q}`, i, text))
+				es = append(es, e)
+			}
+			if _, err := r.Append(es, 0); err != nil {
+				t.Fatal(err)
+			}
+			stored, deflated := packEntryKinds(t, r.Dir())
+			if n == 1 {
+				if len(stored)+len(deflated) != 0 {
+					t.Fatalf("one entry wrote a pack: stored %v, deflated %v", stored, deflated)
+				}
+			} else {
+				if deflated["tree"] != 0 || stored["tree"] < n {
+					t.Errorf("trees: %d stored, %d deflated; want all (≥ %d) stored", stored["tree"], deflated["tree"], n)
+				}
+				if stored["commit"] != 0 || deflated["commit"] != n || stored["blob"] != 0 || deflated["blob"] != n {
+					t.Errorf("commits %d stored / %d deflated, blobs %d / %d; want all %d deflated",
+						stored["commit"], deflated["commit"], stored["blob"], deflated["blob"], n)
+				}
+			}
+			if got := len(countCommits(t, r)); got != n {
+				t.Fatalf("%d commits, want %d", got, n)
+			}
+			fsck(t, r.Dir())
+		})
 	}
 }
