@@ -201,8 +201,22 @@ func (r *Repo) present(h plumbing.Hash) error {
 	return nil
 }
 
+// smallTree is the size below which an add's pack stores a tree
+// uncompressed. Most of an add's trees are small (~5 per exchange: the
+// root and the folders down to the exchange's file) and mostly hashes:
+// deflating one cost about as much as a commit for a few per cent of its
+// size (the coding corpus's 15,495 trees, all < 1 KiB: 3.85 MB stored,
+// 3.74 MB at BestSpeed, and about half of the add's zlib time). A folder
+// of many exchanges is larger and compresses by a third (at 100,000, the
+// add of 1,000 writes 999 trees of 1–4 KiB: 2.49 MB stored, 1.70 MB
+// deflated), so those are deflated: storing every tree made that pack 20 %
+// larger, and a repack keeps stored objects as they are (session 14's
+// "tried and dropped"; docs/BENCHMARKS.md, session 19).
+const smallTree = 1024
+
 // flush writes the batch's objects into the repo: loose for a few, one
-// undeltified pack for many.
+// undeltified pack for many, its trees below smallTree bytes stored
+// uncompressed (writePackOpt).
 func (r *Repo) flush(mem *memory.Storage, order []plumbing.Hash) error {
 	if len(order) < packThreshold*7 {
 		for _, h := range order {
@@ -216,7 +230,7 @@ func (r *Repo) flush(mem *memory.Storage, order []plumbing.Hash) error {
 		}
 		return nil
 	}
-	return r.writePack(mem, order)
+	return r.writePackOpt(mem, order, smallTree)
 }
 
 // overlay reads objects from the batch in memory first, then from the repo.

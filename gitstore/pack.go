@@ -23,7 +23,7 @@ import (
 	"github.com/klauspost/compress/zlib"
 )
 
-// writePack writes the objects as one undeltified pack (v2) with its .idx.
+// writePackOpt writes the objects as one undeltified pack (v2) with its .idx.
 // go-git's own encoder compresses at the default zlib level and its pack
 // writer re-parses the pack to index it; both cost more than the git
 // objects themselves, so this writer compresses at BestSpeed and builds
@@ -32,17 +32,16 @@ import (
 // BestSpeed, the same size within 4 %), which is most of a forget's flush
 // of 95,000 rewritten commits. The .pack lands before its .idx, each by
 // rename, so a reader never sees an index without its pack.
-func (r *Repo) writePack(mem *memory.Storage, order []plumbing.Hash) error {
-	return r.writePackOpt(mem, order, false)
-}
-
-// writePackOpt is writePack, with trees stored uncompressed when
-// storeTrees: a forget's rewrite writes a few trees per rewritten commit,
-// and deflating them (small, mostly hashes) was a third of its CPU at
-// 100,000 exchanges; the purge that follows repacks them (with deltas)
-// at no measurable cost in size (15,000 exchanges: 32.11 → 32.14 MB after
-// the purge, 4.9 → 3.8 s CPU for the forget, docs/BENCHMARKS.md).
-func (r *Repo) writePackOpt(mem *memory.Storage, order []plumbing.Hash, storeTrees bool) error {
+//
+// Trees smaller than storeTreesBelow bytes are stored uncompressed (zlib's
+// stored blocks). A forget's rewrite stores every tree (math.MaxInt64): it
+// writes a few trees per rewritten commit, and deflating them (small,
+// mostly hashes) was a third of its CPU at 100,000 exchanges; the purge
+// that follows repacks them (with deltas) at no measurable cost in size
+// (15,000 exchanges: 32.11 → 32.14 MB after the purge, 4.9 → 3.8 s CPU for
+// the forget, docs/BENCHMARKS.md). An add stores those below smallTree
+// (see flush).
+func (r *Repo) writePackOpt(mem *memory.Storage, order []plumbing.Hash, storeTreesBelow int64) error {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -74,7 +73,7 @@ func (r *Repo) writePackOpt(mem *memory.Storage, order []plumbing.Hash, storeTre
 	// no longer leaves a core idle while its pack is compressed
 	// (docs/BENCHMARKS.md, session 17).
 	ents := make([]packEntry, min(len(order), packWindow))
-	zs := newDeflaters(min(runtime.GOMAXPROCS(0), len(order)), storeTrees)
+	zs := newDeflaters(min(runtime.GOMAXPROCS(0), len(order)), storeTreesBelow)
 	for start := 0; start < len(order); start += packWindow {
 		win := order[start:min(start+packWindow, len(order))]
 		if err := deflateEntries(mem, win, ents[:len(win)], zs); err != nil {
@@ -126,18 +125,22 @@ type packEntry struct {
 	crc  uint32
 }
 
-// deflater is one worker's zlib writers: zw for every object, trees for
-// trees (zw itself unless a forget's rewrite stores them, see
-// writePackOpt). Made once per pack: each holds ~1 MB of tables.
-type deflater struct{ zw, trees *zlib.Writer }
+// deflater is one worker's zlib writers: zw for every object but the trees
+// a pack stores (below storeBelow bytes), which go through store, at
+// NoCompression (nil when no tree is stored). Made once per pack: each
+// holds ~1 MB of tables.
+type deflater struct {
+	zw, store  *zlib.Writer
+	storeBelow int64
+}
 
-func newDeflaters(n int, storeTrees bool) []deflater {
+func newDeflaters(n int, storeTreesBelow int64) []deflater {
 	zs := make([]deflater, n)
 	for i := range zs {
 		zs[i].zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
-		zs[i].trees = zs[i].zw
-		if storeTrees {
-			zs[i].trees, _ = zlib.NewWriterLevel(nil, zlib.NoCompression)
+		if storeTreesBelow > 0 {
+			zs[i].store, _ = zlib.NewWriterLevel(nil, zlib.NoCompression)
+			zs[i].storeBelow = storeTreesBelow
 		}
 	}
 	return zs
@@ -161,7 +164,7 @@ func deflateEntries(mem *memory.Storage, objects []plumbing.Hash, ents []packEnt
 				if i >= len(objects) {
 					return
 				}
-				if err := deflateEntry(mem, objects[i], &ents[i], zs[w].zw, zs[w].trees); err != nil {
+				if err := deflateEntry(mem, objects[i], &ents[i], &zs[w]); err != nil {
 					errs[w] = err
 					next.Store(int64(len(objects))) // the others stop too
 					return
@@ -173,10 +176,10 @@ func deflateEntries(mem *memory.Storage, objects []plumbing.Hash, ents []packEnt
 	return errors.Join(errs...)
 }
 
-// deflateEntry writes object h's pack entry into e: trees through trees
-// (zlib at NoCompression for a forget's rewrite, see writePackOpt), the
-// rest through zw.
-func deflateEntry(mem *memory.Storage, h plumbing.Hash, e *packEntry, zw, trees *zlib.Writer) error {
+// deflateEntry writes object h's pack entry into e: a tree below
+// z.storeBelow bytes stored (zlib at NoCompression), the rest deflated
+// at BestSpeed.
+func deflateEntry(mem *memory.Storage, h plumbing.Hash, e *packEntry, z *deflater) error {
 	obj, err := mem.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return err
@@ -187,17 +190,17 @@ func deflateEntry(mem *memory.Storage, h plumbing.Hash, e *packEntry, zw, trees 
 	if err != nil {
 		return err
 	}
-	z := zw
-	if obj.Type() == plumbing.TreeObject {
-		z = trees
+	zw := z.zw
+	if obj.Type() == plumbing.TreeObject && obj.Size() < z.storeBelow {
+		zw = z.store
 	}
-	z.Reset(buf)
-	if _, err := io.Copy(z, rd); err != nil {
+	zw.Reset(buf)
+	if _, err := io.Copy(zw, rd); err != nil {
 		rd.Close()
 		return err
 	}
 	rd.Close()
-	if err := z.Close(); err != nil {
+	if err := zw.Close(); err != nil {
 		return err
 	}
 	e.data = buf.Bytes()

@@ -8,9 +8,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,8 +28,9 @@ import (
 
 // writePackSerialRef is writePackOpt as it was before it deflated on all
 // cores (622e580): each object deflated and written in turn. The pack
-// writer must give the same bytes.
-func (r *Repo) writePackSerialRef(mem *memory.Storage, order []plumbing.Hash, storeTrees bool) error {
+// writer must give the same bytes. Trees below storeTreesBelow bytes are
+// stored, as writePackOpt stores them (session 19: only all or none were).
+func (r *Repo) writePackSerialRef(mem *memory.Storage, order []plumbing.Hash, storeTreesBelow int64) error {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -69,7 +74,7 @@ func (r *Repo) writePackSerialRef(mem *memory.Storage, order []plumbing.Hash, st
 			return err
 		}
 		z := zw
-		if obj.Type() == plumbing.TreeObject && storeTrees {
+		if obj.Type() == plumbing.TreeObject && obj.Size() < storeTreesBelow {
 			z = zstore
 		}
 		z.Reset(ew)
@@ -135,7 +140,12 @@ func packObjects(t *testing.T, n int, seed uint64) *batch {
 		if len(b.order) >= n {
 			break
 		}
-		tree := &object.Tree{Entries: []object.TreeEntry{{Name: fmt.Sprintf("e%d.json", i), Mode: filemode.Regular, Hash: blob}}}
+		// 1 to 60 entries: trees of ~40 bytes to ~2.4 KB, on both sides
+		// of the sizes below which a pack stores them.
+		tree := &object.Tree{}
+		for j := range 1 + rng.IntN(60) {
+			tree.Entries = append(tree.Entries, object.TreeEntry{Name: fmt.Sprintf("e%d-%03d.json", i, j), Mode: filemode.Regular, Hash: blob})
+		}
 		to := &plumbing.MemoryObject{}
 		if err := tree.Encode(to); err != nil {
 			t.Fatal(err)
@@ -181,21 +191,21 @@ func packFiles(t *testing.T, r *Repo) map[string][]byte {
 // TestPackEntriesAreSerial: the pack writer, which deflates on all cores a
 // window at a time, writes byte for byte the pack and .idx of the writer
 // that deflated one object after the other, for every count around the
-// window and both ways of storing trees.
+// window and the ways of storing trees (none, small ones, all).
 func TestPackEntriesAreSerial(t *testing.T) {
 	counts := []int{1, 2, 5, packWindow - 1, packWindow, packWindow + 1, 2*packWindow + 3, 700}
 	for _, n := range counts {
-		for _, storeTrees := range []bool{false, true} {
-			t.Run(fmt.Sprintf("n=%d,storeTrees=%v", n, storeTrees), func(t *testing.T) {
+		for _, below := range []int64{0, smallTree, 100, math.MaxInt64} {
+			t.Run(fmt.Sprintf("n=%d,storeTreesBelow=%d", n, below), func(t *testing.T) {
 				b := packObjects(t, n, uint64(n))
 				if len(b.order) != n {
 					t.Fatalf("built %d objects, want %d", len(b.order), n)
 				}
 				ref, got := newRepo(t), newRepo(t)
-				if err := ref.writePackSerialRef(b.mem, b.order, storeTrees); err != nil {
+				if err := ref.writePackSerialRef(b.mem, b.order, below); err != nil {
 					t.Fatal(err)
 				}
-				if err := got.writePackOpt(b.mem, b.order, storeTrees); err != nil {
+				if err := got.writePackOpt(b.mem, b.order, below); err != nil {
 					t.Fatal(err)
 				}
 				want, have := packFiles(t, ref), packFiles(t, got)
@@ -215,5 +225,119 @@ func TestPackEntriesAreSerial(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// packEntry is one entry of a pack as git verify-pack lists it, and
+// whether it holds only stored deflate blocks.
+type packedObject struct {
+	typ    string
+	size   int
+	stored bool
+}
+
+// packEntryKinds reads the packs of repo dir with git verify-pack and
+// reports each entry's type, size and whether its zlib stream holds the
+// object's bytes in stored deflate blocks (BTYPE 00), uncompressed.
+func packEntryKinds(t *testing.T, dir string) []packedObject {
+	t.Helper()
+	var objs []packedObject
+	idxs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.idx"))
+	for _, idx := range idxs {
+		pack, err := os.ReadFile(strings.TrimSuffix(idx, ".idx") + ".pack")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("git", "verify-pack", "-v", idx).Output()
+		if err != nil {
+			t.Fatalf("verify-pack %s: %v", idx, err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 5 || len(f[0]) != 40 {
+				continue // the summary lines
+			}
+			size, _ := strconv.Atoi(f[2])
+			inPack, _ := strconv.Atoi(f[3])
+			off, _ := strconv.Atoi(f[4])
+			p := off
+			for pack[p]&0x80 != 0 { // the type and size header
+				p++
+			}
+			p++
+			z, err := zlib.NewReader(bytes.NewReader(pack[p : off+inPack]))
+			if err != nil {
+				t.Fatalf("%s: %v", f[0], err)
+			}
+			if _, err := io.Copy(io.Discard, z); err != nil {
+				t.Fatalf("%s: %v", f[0], err)
+			}
+			// Stored: the object's bytes are all in stored deflate blocks
+			// (BTYPE 00: a 1-byte header, LEN, NLEN, the bytes), one
+			// after the other from the stream's start; what follows them
+			// (an empty final block, the Adler-32) holds no data.
+			q, inStored := p+2, 0
+			for q < off+inPack && (pack[q]>>1)&3 == 0 {
+				n := int(binary.LittleEndian.Uint16(pack[q+1:]))
+				inStored += n
+				q += 5 + n
+				if pack[q-5-n]&1 != 0 {
+					break
+				}
+			}
+			objs = append(objs, packedObject{typ: f[1], size: size, stored: size > 0 && inStored == size})
+		}
+	}
+	return objs
+}
+
+// TestAddPackStoresTrees: an add's pack holds its trees below smallTree
+// bytes uncompressed (zlib stored blocks) and deflates larger trees,
+// commits and blobs; a batch small enough to be written loose writes no
+// pack. The exchanges of a case share one folder, so its tree grows past
+// smallTree in the larger batches. Every commit reads back and git fsck
+// --strict passes.
+func TestAddPackStoresTrees(t *testing.T) {
+	text := strings.Repeat("the same words, over and over; ", 80)
+	for _, n := range []int{1, 2 * packThreshold, 5*packThreshold + 3} {
+		t.Run(fmt.Sprintf("entries=%d", n), func(t *testing.T) {
+			r := newRepo(t)
+			var es []Entry
+			for i := 0; i < n; i++ {
+				e := testEntry(fmt.Sprintf("exchange-%03d-x", i)) // all in ex/x/
+				e.Blob = []byte(fmt.Sprintf(`{"id":"e%d","text":%q}`, i, text))
+				es = append(es, e)
+			}
+			if _, err := r.Append(es, 0); err != nil {
+				t.Fatal(err)
+			}
+			objs := packEntryKinds(t, r.Dir())
+			if n == 1 && len(objs) != 0 {
+				t.Fatalf("one entry wrote a pack: %v", objs)
+			}
+			count := map[string]int{}
+			for _, o := range objs {
+				want := o.typ == "tree" && o.size < smallTree
+				if o.stored != want {
+					t.Errorf("%s of %d bytes: stored %v, want %v", o.typ, o.size, o.stored, want)
+				}
+				k := o.typ
+				if o.typ == "tree" {
+					k = fmt.Sprintf("tree, stored %v", o.stored)
+				}
+				count[k]++
+			}
+			t.Logf("%v", count)
+			if n > 1 && (count["commit"] != n || count["blob"] != n || count["tree, stored true"] < n) {
+				t.Errorf("%v: want %d commits, %d blobs and ≥ %d small trees", count, n, n, n)
+			}
+			if n == 5*packThreshold+3 && count["tree, stored false"] == 0 {
+				t.Errorf("no tree reached %d bytes: the case does not test the large ones", smallTree)
+			}
+			if got := len(countCommits(t, r)); got != n {
+				t.Fatalf("%d commits, want %d", got, n)
+			}
+			fsck(t, r.Dir())
+		})
 	}
 }

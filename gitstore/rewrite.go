@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -526,7 +527,7 @@ func (w *Rewriter) Flush() error {
 	if len(w.b.order) == 0 {
 		return nil
 	}
-	if err := w.r.writePackOpt(w.b.mem, w.b.order, true); err != nil {
+	if err := w.r.writePackOpt(w.b.mem, w.b.order, math.MaxInt64); err != nil {
 		return err
 	}
 	w.b = &batch{mem: w.b.mem} // keep the objects readable, write each once

@@ -17,7 +17,7 @@ import (
 // that may or may not stand between them and an operator or a verb, the
 // runes (?i) folds to ASCII letters, and values; plus the labelled corpus
 // and the look-alikes.
-func necessaryTexts(t *testing.T) []string {
+func necessaryTexts(t testing.TB) []string {
 	var texts []string
 	for seed := uint64(1); seed <= 3; seed++ {
 		for _, c := range redacttest.Classes(seed) {
@@ -185,4 +185,101 @@ func heavyStrings(t *testing.T) []string {
 		return nil
 	})
 	return out
+}
+
+// mayGenericRef is mayGeneric as session 18 left it: foldsToASCII, then
+// one strings.Index pass per keyword.
+func mayGenericRef(s, l string) bool {
+	if foldsToASCII(s) {
+		return true
+	}
+	for _, w := range genericWords {
+		for from := 0; ; {
+			i := strings.Index(l[from:], w)
+			if i < 0 {
+				break
+			}
+			e := from + i + len(w)
+			for o := e; o < len(l) && o <= e+23; o++ {
+				if strings.IndexByte("=>:|?,", l[o]) < 0 {
+					if !genericFiller(l[o]) {
+						break
+					}
+					continue
+				}
+				for p := o + 1; p < len(l) && p <= o+9; p++ {
+					if valueRun(l, p) >= 10 {
+						return true
+					}
+					if strings.IndexByte(":=|>`'\" \t\n\f\r", l[p]) < 0 {
+						break
+					}
+				}
+				break
+			}
+			from += i + 1
+		}
+	}
+	return false
+}
+
+// TestMayGenericIsRef: the one-pass mayGeneric answers as mayGenericRef on
+// every fragment of the edge texts (keywords, fillers, operators, folding
+// runes), on the same texts with their keywords cut short at the end, and
+// (GIT_MEM_HEAVY=1) on the coding corpus's.
+func TestMayGenericIsRef(t *testing.T) {
+	var yes, no int
+	check := func(frag string) {
+		l := asciiLower(frag)
+		got, want := mayGeneric(frag, l), mayGenericRef(frag, l)
+		if got != want {
+			t.Errorf("mayGeneric(%q) = %v, the former code %v", frag, got, want)
+		}
+		if want {
+			yes++
+		} else {
+			no++
+		}
+	}
+	texts := append(necessaryTexts(t), "", "a", "ke", "key", "key=", "pass", "passwd", "\u212a", "\xe2\x84", "\xc5", "tok:0123456789", "API_KEY = 'abcdefghij0123'")
+	for _, s := range texts {
+		fragments(s, check)
+		for _, cut := range []int{1, 2, 3} { // keywords and runes cut at the end
+			if len(s) > cut {
+				check(s[:len(s)-cut])
+			}
+		}
+	}
+	t.Logf("%d fragments may match, %d may not", yes, no)
+	if yes < 500 || no < 500 {
+		t.Errorf("%d may, %d may not: too few to compare both answers", yes, no)
+	}
+	for _, s := range heavyStrings(t) {
+		fragments(s, check)
+	}
+}
+
+// BenchmarkMayGeneric: mayGeneric against mayGenericRef on the edge texts'
+// fragments and prose (most fragments hold no keyword).
+func BenchmarkMayGeneric(b *testing.B) {
+	var frags, lowers []string
+	texts := append(necessaryTexts(b), strings.Repeat("Please fix the auth middleware: the session token expires too early and the tests hang.\n", 40))
+	for _, s := range texts {
+		fragments(s, func(f string) {
+			frags = append(frags, f)
+			lowers = append(lowers, asciiLower(f))
+		})
+	}
+	for _, f := range []struct {
+		name string
+		may  func(s, l string) bool
+	}{{"now", mayGeneric}, {"ref", mayGenericRef}} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				for i := range frags {
+					f.may(frags[i], lowers[i])
+				}
+			}
+		})
+	}
 }

@@ -78,3 +78,28 @@ func BenchmarkSignature(b *testing.B) {
 		})
 	}
 }
+
+// TestHash64x4 holds hash64x4 to hash64 of each of its strings, for every
+// mix of lengths 0–9 (which string is shortest, ties, empty ones) and
+// random bytes.
+func TestHash64x4(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	str := func(n int) string {
+		b := make([]byte, n)
+		r.Read(b)
+		return string(b)
+	}
+	for la := 0; la < 10; la++ {
+		for lb := 0; lb < 10; lb++ {
+			for lc := 0; lc < 10; lc += 3 {
+				for ld := 0; ld < 10; ld += 4 {
+					a, b, c, d := str(la), str(lb), str(lc), str(ld)
+					ha, hb, hc, hd := hash64x4(a, b, c, d)
+					if ha != hash64(a) || hb != hash64(b) || hc != hash64(c) || hd != hash64(d) {
+						t.Fatalf("hash64x4(%q, %q, %q, %q) differs from hash64 of each", a, b, c, d)
+					}
+				}
+			}
+		}
+	}
+}

@@ -36,3 +36,14 @@ func TestNormalizeIsRef(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNormalize: a text as exchanges hold them (prose, code with
+// indentation and identifiers, a stack trace line, a non-ASCII rune).
+func BenchmarkNormalize(b *testing.B) {
+	text := strings.Repeat("Please fix the auth middleware — TypeError: Cannot read properties of undefined (reading 'sessionTTL')\n"+
+		"    at Object.handler (/app/src/middleware/auth.ts:42:17)\n\tfunc (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {\n"+
+		"        if err := s.auth(r); err != nil { return }\n", 60)
+	for b.Loop() {
+		normalize(text)
+	}
+}
