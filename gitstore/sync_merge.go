@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -96,7 +98,14 @@ var errPathConflict = errors.New("path is a file on one side and a folder on the
 // hold a different blob at one path the blob with the smaller hash wins
 // (the same rule on every machine, so every merge order gives one tree).
 // New trees go through put; entries keep git's tree order.
-func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put func(plumbing.EncodedObject) (plumbing.Hash, error), a, b plumbing.Hash, at string) (plumbing.Hash, error) {
+//
+// With par > 1, the first folder level holding two or more folders to merge
+// is merged on par goroutines (each subtree on one): at 1,000,000 exchanges
+// a sync's merge inflates ~3,000 leaf trees of ~23 KB, and the second core
+// is idle until the merge is written. The result, and the order the new
+// trees reach put, are those of the serial merge: each subtree's new trees
+// are collected and handed to put in entry order once all are done.
+func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put func(plumbing.EncodedObject) (plumbing.Hash, error), a, b plumbing.Hash, at string, par int) (plumbing.Hash, error) {
 	switch {
 	case a == b || b.IsZero():
 		return a, nil
@@ -122,6 +131,15 @@ func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put fun
 		idx[e.Name] = i
 	}
 	changed := false
+	type sub struct {
+		i    int // in out
+		a, b plumbing.Hash
+		p    string
+		h    plumbing.Hash
+		objs []plumbing.EncodedObject // its new trees, in the order written
+		err  error
+	}
+	var subs []sub
 	for _, eb := range tb.Entries {
 		ea, ok := byName[eb.Name]
 		if !ok {
@@ -136,14 +154,7 @@ func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put fun
 		aDir, bDir := ea.Mode == filemode.Dir, eb.Mode == filemode.Dir
 		switch {
 		case aDir && bDir:
-			h, err := r.unionTree(read, put, ea.Hash, eb.Hash, p+"/")
-			if err != nil {
-				return plumbing.ZeroHash, err
-			}
-			if h != ea.Hash {
-				out[idx[ea.Name]].Hash = h
-				changed = true
-			}
+			subs = append(subs, sub{i: idx[ea.Name], a: ea.Hash, b: eb.Hash, p: p + "/"})
 		case aDir != bDir:
 			return plumbing.ZeroHash, fmt.Errorf("merge %s: %w", p, errPathConflict)
 		default:
@@ -152,6 +163,54 @@ func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put fun
 				out[idx[ea.Name]] = eb
 				changed = true
 			}
+		}
+	}
+	if par > 1 && len(subs) > 1 {
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range min(par, len(subs)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range next {
+					s := &subs[k]
+					keep := func(o plumbing.EncodedObject) (plumbing.Hash, error) {
+						s.objs = append(s.objs, o)
+						return o.Hash(), nil
+					}
+					s.h, s.err = r.unionTree(read, keep, s.a, s.b, s.p, 1)
+				}
+			}()
+		}
+		for k := range subs {
+			next <- k
+		}
+		close(next)
+		wg.Wait()
+		for k := range subs {
+			if subs[k].err != nil {
+				return plumbing.ZeroHash, subs[k].err
+			}
+		}
+		for k := range subs {
+			for _, o := range subs[k].objs {
+				if _, err := put(o); err != nil {
+					return plumbing.ZeroHash, err
+				}
+			}
+		}
+	} else {
+		for k := range subs {
+			s := &subs[k]
+			if s.h, s.err = r.unionTree(read, put, s.a, s.b, s.p, par); s.err != nil {
+				return plumbing.ZeroHash, s.err
+			}
+		}
+	}
+	for _, s := range subs {
+		if s.h != s.a {
+			out[s.i].Hash = s.h
+			changed = true
 		}
 	}
 	if !changed {
@@ -181,7 +240,7 @@ func (r *Repo) mergeCommit(ours, theirs plumbing.Hash, message string) (plumbing
 		return plumbing.ZeroHash, err
 	}
 	b := newBatch()
-	tree, err := r.unionTree(r.tree, b.put, co.TreeHash, ct.TreeHash, "")
+	tree, err := r.unionTree(r.tree, b.put, co.TreeHash, ct.TreeHash, "", runtime.GOMAXPROCS(0))
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

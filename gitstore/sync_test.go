@@ -644,3 +644,102 @@ func TestPushRaceIsRetried(t *testing.T) {
 	}
 	fsck(t, url)
 }
+
+// TestParallelUnionTreeIsTheSerialOne: the merge of sibling folders on
+// several goroutines gives the serial merge's tree, writes the same new
+// trees in the same order, and fails where the serial merge fails.
+func TestParallelUnionTreeIsTheSerialOne(t *testing.T) {
+	at := func(dirs, name string) Entry {
+		p := "ex/" + dirs + "/" + name + ".json"
+		return Entry{Path: p, Blob: []byte(`{"id":"` + p + `"}`), Message: "m\n\nExchange: " + p + "\n"}
+	}
+	spread := func(prefix string, n int) []Entry {
+		var es []Entry
+		for i := range n {
+			es = append(es, at(fmt.Sprintf("%x/%x", i%16, (i/16)%4), fmt.Sprintf("%s-%d", prefix, i)))
+		}
+		return es
+	}
+	other := func(e Entry) Entry { e.Blob = append([]byte(`{"v":2,`), e.Blob[1:]...); return e }
+	cases := []struct {
+		name       string
+		base, a, b []Entry
+		conflict   bool
+	}{
+		{name: "both sides add in many folders", base: spread("base", 40), a: spread("a", 90), b: spread("b", 70)},
+		{name: "one side adds nothing", base: spread("base", 40), a: spread("a", 50)},
+		{name: "only one folder differs", base: spread("base", 40), a: []Entry{at("3/1", "a")}, b: []Entry{at("3/1", "b")}},
+		{name: "two versions of records", base: spread("base", 20), a: spread("x", 30),
+			b: func() []Entry {
+				var es []Entry
+				for _, e := range spread("x", 30) {
+					es = append(es, other(e))
+				}
+				return append(es, spread("b", 30)...)
+			}()},
+		{name: "a file on one side is a folder on the other", base: spread("base", 20), a: append(spread("a", 30), at("5", "k")),
+			b: append(spread("b", 30), at("5/k.json", "z")), conflict: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, _, err := Init(filepath.Join(t.TempDir(), "mem.git"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Append(c.base, 0); err != nil {
+				t.Fatal(err)
+			}
+			base, _ := r.Head()
+			tip := func(es []Entry) plumbing.Hash {
+				t.Helper()
+				if err := r.casMain(mustHead(t, r), base, 0); err != nil {
+					t.Fatal(err)
+				}
+				if len(es) > 0 {
+					if _, err := r.Append(es, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				th, err := r.treeOf(mustHead(t, r))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return th
+			}
+			ta, tb := tip(c.a), tip(c.b)
+			merge := func(par int) (plumbing.Hash, []plumbing.Hash, error) {
+				b := newBatch()
+				h, err := r.unionTree(r.tree, b.put, ta, tb, "", par)
+				return h, b.order, err
+			}
+			want, wantOrder, werr := merge(1)
+			if c.conflict != errors.Is(werr, errPathConflict) {
+				t.Fatalf("serial merge: %v, want a path conflict: %v", werr, c.conflict)
+			}
+			if werr == nil && want == ta && len(c.b) > 0 {
+				t.Fatalf("serial merge kept ours (%s): b's entries are missing", want)
+			}
+			for _, par := range []int{2, 3, 16} {
+				got, order, err := merge(par)
+				if !errors.Is(err, werr) && (err == nil || werr == nil || err.Error() != werr.Error()) {
+					t.Fatalf("par %d: error %v, serial %v", par, err, werr)
+				}
+				if err != nil {
+					continue // the batch is dropped
+				}
+				if got != want || fmt.Sprint(order) != fmt.Sprint(wantOrder) {
+					t.Fatalf("par %d: tree %s, %d new trees; serial %s, %d", par, got, len(order), want, len(wantOrder))
+				}
+			}
+		})
+	}
+}
+
+func mustHead(t *testing.T, r *Repo) plumbing.Hash {
+	t.Helper()
+	h, err := r.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
