@@ -280,6 +280,8 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	cacheTip, cache, _ := r.loadAncestry()
 	var lastTip plumbing.Hash // main as merged, and its ancestry: the next cache
 	var lastAnc commitSet
+	var early *earlyWalk // the push's walk of ours, beside the merge
+	defer func() { early.wait() }()
 	for round := 1; ; round++ {
 		res.Rounds = round
 		if err := ctx.Err(); err != nil {
@@ -397,6 +399,10 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 				res.FastForward = true
 			default:
 				msg := fmt.Sprintf("Merge memory from %s\n\nUnion of both trees: %d commits of %s joined main.\n", remote, len(theirsOnly), remote)
+				if early == nil || early.ours != ours || early.remoteTip != remoteTip {
+					early.wait()
+					early = r.startWalk(ours, remoteTip, remoteAnc)
+				}
 				if next, err = r.mergeCommit(ours, theirs, msg); err != nil {
 					return res, fmt.Errorf("merge %s: %w", remote, err)
 				}
@@ -445,8 +451,16 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			// A fast-forward of the remote's main, or its replacement when
 			// the tombstones explain every difference (theirs is the remote's
 			// main without them, and head holds theirs).
-			if objs, commits, err = r.missingObjects(head, remoteTip, remoteAnc); err != nil {
-				return res, err
+			ok := false
+			if early != nil && early.remoteTip == remoteTip {
+				if objs, commits, ok, err = r.missingAfterMerge(early, head); err != nil {
+					return res, err
+				}
+			}
+			if !ok {
+				if objs, commits, err = r.missingObjects(head, remoteTip, remoteAnc); err != nil {
+					return res, err
+				}
 			}
 			updates = append(updates, refUpdate{Name: MainRef, Old: remoteTip, New: head})
 		}

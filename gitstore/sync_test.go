@@ -743,3 +743,93 @@ func mustHead(t *testing.T, r *Repo) plumbing.Hash {
 	}
 	return h
 }
+
+// TestWalkBesideMergeIsMissingObjects: the push's walk of ours run beside
+// the merge, finished with the merge commit, lists what missingObjects
+// lists for the merge, in the same order; for anything but a merge of ours
+// and a commit the remote holds it declines, and the caller walks again.
+func TestWalkBesideMergeIsMissingObjects(t *testing.T) {
+	mk := func(prefix string, n int) []Entry {
+		var es []Entry
+		for i := range n {
+			es = append(es, testEntry(fmt.Sprintf("%s-%d", prefix, i)))
+		}
+		return es
+	}
+	cases := []struct {
+		name        string
+		ours, their int  // commits on each side after the base
+		appendAfter bool // main moves on after the merge
+		remoteBase  bool // the remote is at the base, not at theirs
+		want        bool // missingAfterMerge answers
+	}{
+		{name: "both sides added", ours: 12, their: 9, want: true},
+		{name: "one commit of ours", ours: 1, their: 30, want: true},
+		{name: "ours added nothing", ours: 0, their: 5, want: true},
+		{name: "main moved on after the merge", ours: 4, their: 4, appendAfter: true},
+		{name: "theirs is not the remote's", ours: 4, their: 4, remoteBase: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, _, err := Init(filepath.Join(t.TempDir(), "mem.git"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Append(mk("base", 40), 0); err != nil {
+				t.Fatal(err)
+			}
+			base := mustHead(t, r)
+			side := func(es []Entry) plumbing.Hash {
+				t.Helper()
+				if err := r.casMain(mustHead(t, r), base, 0); err != nil {
+					t.Fatal(err)
+				}
+				if len(es) > 0 {
+					if _, err := r.Append(es, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return mustHead(t, r)
+			}
+			theirs := side(mk("t", c.their))
+			ours := side(mk("o", c.ours))
+			remoteTip := theirs
+			if c.remoteBase {
+				remoteTip = base
+			}
+			have, err := r.ancestry(remoteTip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			early := r.startWalk(ours, remoteTip, have)
+			head, err := r.mergeCommit(ours, theirs, "Merge memory from origin\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.appendAfter {
+				if err := r.casMain(mustHead(t, r), head, 0); err != nil {
+					t.Fatal(err)
+				}
+				appendIDs(t, r, "after-1")
+				head = mustHead(t, r)
+			}
+			objs, commits, ok, err := r.missingAfterMerge(early, head)
+			if err != nil || ok != c.want {
+				t.Fatalf("missingAfterMerge: ok %v, err %v; want ok %v", ok, err, c.want)
+			}
+			if !ok {
+				return
+			}
+			wantObjs, wantCommits, err := r.missingObjects(head, remoteTip, have)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(wantObjs) < 1+2*c.ours { // the merge; each of ours: a commit, a blob, trees
+				t.Fatalf("missingObjects lists %d objects for %d new commits", len(wantObjs), c.ours+1)
+			}
+			if fmt.Sprint(objs) != fmt.Sprint(wantObjs) || fmt.Sprint(commits) != fmt.Sprint(wantCommits) {
+				t.Fatalf("beside the merge: %d objects, %d commits; missingObjects: %d, %d", len(objs), len(commits), len(wantObjs), len(wantCommits))
+			}
+		})
+	}
+}

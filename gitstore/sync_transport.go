@@ -454,26 +454,105 @@ func writePack(w io.Writer, st *objectStore, objs []plumbing.Hash) (int64, error
 // its tip's, or is sent again, which git accepts). have is the ancestry of
 // remoteTip.
 func (r *Repo) missingObjects(local, remoteTip plumbing.Hash, have commitSet) (objs, commits []plumbing.Hash, err error) {
+	_, objs, commits, err = r.walkMissing(local, remoteTip, have)
+	return objs, commits, err
+}
+
+// walkMissing is missingObjects, also returning its walker (nil when
+// nothing is missing) for missingAfterMerge.
+func (r *Repo) walkMissing(local, remoteTip plumbing.Hash, have commitSet) (w *treeWalker, objs, commits []plumbing.Hash, err error) {
 	commits, _, err = r.only(local, have)
 	if err != nil || len(commits) == 0 {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	base, err := r.treeOf(remoteTip)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	w := &treeWalker{r: r, known: map[plumbing.Hash]bool{}, bases: map[plumbing.Hash]map[string]object.TreeEntry{}}
+	w = &treeWalker{r: r, known: map[plumbing.Hash]bool{}, bases: map[plumbing.Hash]map[string]object.TreeEntry{}}
 	for i := len(commits) - 1; i >= 0; i-- { // oldest first
 		w.out = append(w.out, commits[i])
 		t, err := r.treeOf(commits[i])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if err := w.markNew(t, base); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return w.out, commits, nil
+	return w, w.out, commits, nil
+}
+
+// earlyWalk is the push's walk of ours (what a remote at remoteTip lacks
+// of it), run beside the union merge of ours and theirs: at 1,000,000
+// exchanges the walk of a side's 1,000 new commits is ~0.25 s of CPU that
+// otherwise runs between the merge and the push, while the other core is
+// idle. missingAfterMerge then walks only the merge commit's tree.
+type earlyWalk struct {
+	ours, remoteTip plumbing.Hash
+	have            commitSet
+	done            chan struct{}
+	w               *treeWalker
+	objs, commits   []plumbing.Hash
+	err             error
+}
+
+func (r *Repo) startWalk(ours, remoteTip plumbing.Hash, have commitSet) *earlyWalk {
+	e := &earlyWalk{ours: ours, remoteTip: remoteTip, have: have, done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		e.w, e.objs, e.commits, e.err = r.walkMissing(ours, remoteTip, have)
+	}()
+	return e
+}
+
+// wait returns once the walk is over (a sync does not return, and close
+// its store, while the walk reads it).
+func (e *earlyWalk) wait() {
+	if e != nil {
+		<-e.done
+	}
+}
+
+// missingAfterMerge gives missingObjects(head, e.remoteTip, e.have) when
+// head is a merge of e.ours and a commit the remote holds: the same
+// objects in the same order, as missingObjects lists a commit's parents'
+// objects before its own (only(head) is head, then only(e.ours): the
+// second parent is in have). ok is false when head is not such a merge
+// (main moved on since, or theirs is not the remote's): the caller walks
+// as before.
+func (r *Repo) missingAfterMerge(e *earlyWalk, head plumbing.Hash) (objs, commits []plumbing.Hash, ok bool, err error) {
+	if e == nil {
+		return nil, nil, false, nil
+	}
+	e.wait()
+	if e.err != nil {
+		return nil, nil, false, nil // walk again, as before, and report what that finds
+	}
+	if e.have.has(head) {
+		return nil, nil, false, nil
+	}
+	c, err := r.Commit(head)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if len(c.ParentHashes) != 2 || c.ParentHashes[0] != e.ours || !e.have.has(c.ParentHashes[1]) {
+		return nil, nil, false, nil
+	}
+	base, err := r.treeOf(e.remoteTip)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	w := e.w
+	if w == nil { // the remote held ours
+		w = &treeWalker{r: r, known: map[plumbing.Hash]bool{}, bases: map[plumbing.Hash]map[string]object.TreeEntry{}}
+	}
+	w.out = append(w.out[:0:0], e.objs...)
+	w.out = append(w.out, head)
+	if err := w.markNew(c.TreeHash, base); err != nil {
+		return nil, nil, false, err
+	}
+	return w.out, append([]plumbing.Hash{head}, e.commits...), true, nil
 }
 
 type treeWalker struct {
