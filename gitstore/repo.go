@@ -112,6 +112,36 @@ type readMemo struct {
 	// read them without inflating or hashing them again.
 	raw  map[plumbing.Hash]rawObject
 	size int
+	// reading: trees one goroutine is reading from the packs now (the
+	// merge's and the push walk's run side by side and meet on our side's
+	// newest trees); another wants one waits for it instead of
+	// inflating it too.
+	reading map[plumbing.Hash]chan struct{}
+}
+
+// claim returns nil when the caller is to read tree h (it calls done once
+// h is kept or not), else a channel closed when the goroutine reading h
+// is done.
+func (m *readMemo) claim(h plumbing.Hash) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.reading[h]; ok {
+		return c
+	}
+	if m.reading == nil {
+		m.reading = map[plumbing.Hash]chan struct{}{}
+	}
+	m.reading[h] = make(chan struct{})
+	return nil
+}
+
+func (m *readMemo) done(h plumbing.Hash) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.reading[h]; ok {
+		close(c)
+		delete(m.reading, h)
+	}
 }
 
 type rawObject struct {
@@ -326,8 +356,17 @@ func (s *objectStore) getTree(h plumbing.Hash) (*object.Tree, error) {
 		if t := s.memo.tree(h); t != nil {
 			return t, nil
 		}
-		if t, ok := s.memoTree(h); ok {
-			return t, nil
+		if wait := s.memo.claim(h); wait != nil {
+			<-wait
+			if t := s.memo.tree(h); t != nil {
+				return t, nil
+			}
+		} else {
+			t, ok := s.memoTree(h)
+			s.memo.done(h)
+			if ok {
+				return t, nil
+			}
 		}
 	}
 	if t, ok := s.fastTree(h); ok {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -829,6 +830,72 @@ func TestWalkBesideMergeIsMissingObjects(t *testing.T) {
 			}
 			if fmt.Sprint(objs) != fmt.Sprint(wantObjs) || fmt.Sprint(commits) != fmt.Sprint(wantCommits) {
 				t.Fatalf("beside the merge: %d objects, %d commits; missingObjects: %d, %d", len(objs), len(commits), len(wantObjs), len(wantCommits))
+			}
+		})
+	}
+}
+
+// TestSyncStoreReadsTreesFromManyGoroutines: goroutines reading the same
+// trees from a sync's store at once (one reads, the others wait for it)
+// all get each tree whole, and the store keeps each once.
+func TestSyncStoreReadsTreesFromManyGoroutines(t *testing.T) {
+	for _, n := range []int{2, 8} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			r := memWith(t, bareRemote(t, t.TempDir(), "remote.git"), ids("g", 300)...)
+			var want []*object.Tree
+			walk := func(h plumbing.Hash) {}
+			walk = func(h plumbing.Hash) {
+				tr, err := object.GetTree(r.st, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, tr)
+				for _, e := range tr.Entries {
+					if e.Mode == filemode.Dir {
+						walk(e.Hash)
+					}
+				}
+			}
+			root, err := r.treeOf(mustHead(t, r))
+			if err != nil {
+				t.Fatal(err)
+			}
+			walk(root)
+			s, done, err := r.forSync()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer done()
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			for g := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range want {
+						w := want[(i+g*7)%len(want)]
+						got, err := s.st.getTree(w.Hash)
+						if err != nil {
+							errs <- err
+							return
+						}
+						if fmt.Sprint(got.Entries) != fmt.Sprint(w.Entries) {
+							errs <- fmt.Errorf("tree %s: %d entries, want %d", w.Hash, len(got.Entries), len(w.Entries))
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			if k := len(s.st.memo.trees); k != len(want) {
+				t.Fatalf("the memo keeps %d trees, want %d", k, len(want))
+			}
+			if len(s.st.memo.reading) != 0 {
+				t.Fatalf("%d reads left claimed", len(s.st.memo.reading))
 			}
 		})
 	}
