@@ -646,6 +646,21 @@ func TestPushRaceIsRetried(t *testing.T) {
 	fsck(t, url)
 }
 
+// branchFrom sets main back to base, appends es on it and returns the new
+// head: one side of a merge to come.
+func branchFrom(t *testing.T, r *Repo, base plumbing.Hash, es []Entry) plumbing.Hash {
+	t.Helper()
+	if err := r.casMain(mustHead(t, r), base, 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(es) > 0 {
+		if _, err := r.Append(es, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mustHead(t, r)
+}
+
 // TestParallelUnionTreeIsTheSerialOne: the merge of sibling folders on
 // several goroutines gives the serial merge's tree, writes the same new
 // trees in the same order, and fails where the serial merge fails.
@@ -693,15 +708,7 @@ func TestParallelUnionTreeIsTheSerialOne(t *testing.T) {
 			base, _ := r.Head()
 			tip := func(es []Entry) plumbing.Hash {
 				t.Helper()
-				if err := r.casMain(mustHead(t, r), base, 0); err != nil {
-					t.Fatal(err)
-				}
-				if len(es) > 0 {
-					if _, err := r.Append(es, 0); err != nil {
-						t.Fatal(err)
-					}
-				}
-				th, err := r.treeOf(mustHead(t, r))
+				th, err := r.treeOf(branchFrom(t, r, base, es))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -780,18 +787,7 @@ func TestWalkBesideMergeIsMissingObjects(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := mustHead(t, r)
-			side := func(es []Entry) plumbing.Hash {
-				t.Helper()
-				if err := r.casMain(mustHead(t, r), base, 0); err != nil {
-					t.Fatal(err)
-				}
-				if len(es) > 0 {
-					if _, err := r.Append(es, 0); err != nil {
-						t.Fatal(err)
-					}
-				}
-				return mustHead(t, r)
-			}
+			side := func(es []Entry) plumbing.Hash { t.Helper(); return branchFrom(t, r, base, es) }
 			theirs := side(mk("t", c.their))
 			ours := side(mk("o", c.ours))
 			remoteTip := theirs
