@@ -176,7 +176,8 @@ func doneText(ex *exchange.Exchange) string {
 			continue
 		}
 		seen++
-		s, score := summarySentence(t.Text)
+		// Only a sentence scoring above bestScore+seen-1 can win here.
+		s, score := summarySentence(t.Text, bestScore+seen-1)
 		score -= seen - 1
 		if score > bestScore {
 			summary, bestScore = s, score
@@ -208,20 +209,35 @@ func doneText(ex *exchange.Exchange) string {
 	return clip(summary, maxDone)
 }
 
+// maxSummaryScore is the most a reply's first sentence can score in
+// summarySentence.
+const maxSummaryScore = 9
+
 // summarySentence picks the sentence of a reply that says what was done.
 // Sentences are scored: reporting an outcome in the agent's own voice
 // ("I've fixed…", "Added…", "X is now…") scores high; list items, headings,
 // templates and announcements of work score low; earlier sentences win ties.
-func summarySentence(text string) (string, int) {
-	best, bestScore := "", 0
-	for i, u := range sentenceUnits(text, 40) {
+// Only a sentence scoring above floor (≥ 0) is picked; ("", floor) means
+// none did. The first sentence with the highest score wins, as if every
+// sentence were scored, but the scan stops once no later sentence can
+// score higher: sentence i scores at most maxSummaryScore - i/8.
+func summarySentence(text string, floor int) (string, int) {
+	best, bestScore := "", floor
+	if bestScore >= maxSummaryScore {
+		return best, bestScore
+	}
+	i := -1
+	for u := range units(text, 40) {
+		if i++; bestScore >= maxSummaryScore-i/8 {
+			break // neither this sentence nor a later one can score higher
+		}
 		s := trimFiller(u.text)
 		l := strings.ToLower(s)
 		if wordCount(s) < 4 || strings.HasSuffix(s, ":") && wordCount(s) < 8 || isPlan(s) ||
 			strings.Contains(s, "YYYY") || strings.Contains(l, "lorem ipsum") {
 			continue
 		}
-		score := 3
+		score := 3 // + 3 for an outcome word + 3 for an opening: maxSummaryScore
 		for _, w := range outcomeWords {
 			if strings.Contains(l, w) {
 				score += 3

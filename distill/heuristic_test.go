@@ -366,3 +366,65 @@ func TestPairTicks(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarySentenceFloorAndStop: the scan stops once no later sentence
+// can beat the best (sentence i scores at most maxSummaryScore - i/8), and a
+// floor hides sentences that could not win in doneText, without changing
+// which sentence wins when one scores above the floor.
+func TestSummarySentenceFloorAndStop(t *testing.T) {
+	plain := strings.Repeat("The parser reads one input file. ", 16) // 16 sentences scoring 3 - i/8
+	for _, c := range []struct {
+		name, text string
+		floor      int
+		want       string
+		score      int
+	}{
+		{"top score first stops the scan", "I've fixed the parser bug today. I've fixed the lexer bug too.", 0,
+			"I've fixed the parser bug today.", 9},
+		{"a later top score still wins", "The parser reads one input file. I've fixed the lexer bug today.", 0,
+			"I've fixed the lexer bug today.", 9},
+		{"earlier of equal scores wins", "The parser reads one input file. The lexer reads one input file.", 0,
+			"The parser reads one input file.", 3},
+		{"the index penalty applies past eight", plain + "I've fixed the lexer bug today.", 0,
+			"I've fixed the lexer bug today.", 7},
+		{"only a plain reply", plain, 0, "The parser reads one input file.", 3},
+		{"floor below the best", "The parser now reads one input file.", 5, "The parser now reads one input file.", 6},
+		{"floor equal to the best", "The parser now reads one input file.", 6, "", 6},
+		{"floor at the top", "I've fixed the parser bug today.", maxSummaryScore, "", maxSummaryScore},
+		{"nothing to pick", "ok", 0, "", 0},
+	} {
+		got, score := summarySentence(c.text, c.floor)
+		if got != c.want || score != c.score {
+			t.Errorf("%s: summarySentence(…, %d) = %q, %d; want %q, %d", c.name, c.floor, got, score, c.want, c.score)
+		}
+	}
+}
+
+// TestUnitsStops: units yields what sentenceUnits returns, at most max, and
+// nothing after its consumer stops.
+func TestUnitsStops(t *testing.T) {
+	text := "# Title\n\n- one item here.\n```\ncode. in fence.\n```\nFirst. Second one.\n| a | b |\n3) Third."
+	all := sentenceUnits(text, 40)
+	want := []unit{{"Title", false, true}, {"one item here.", true, false}, {"First.", false, false},
+		{"Second one.", false, false}, {"Third.", true, false}}
+	if !reflect.DeepEqual(all, want) {
+		t.Fatalf("sentenceUnits = %#v, want %#v", all, want)
+	}
+	for _, max := range []int{1, 2, 5, 9} {
+		if got := sentenceUnits(text, max); !reflect.DeepEqual(got, want[:min(max, len(want))]) {
+			t.Errorf("sentenceUnits(max %d) = %#v", max, got)
+		}
+	}
+	for stop := 1; stop <= len(want); stop++ {
+		var got []unit
+		for u := range units(text, 40) {
+			got = append(got, u)
+			if len(got) == stop {
+				break
+			}
+		}
+		if !reflect.DeepEqual(got, want[:stop]) {
+			t.Errorf("units stopped after %d = %#v", stop, got)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package distill
 
 import (
+	"iter"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -168,29 +169,45 @@ type unit struct {
 // headings.
 func sentenceUnits(s string, max int) []unit {
 	var out []unit
-	inFence := false
-	for _, line := range strings.Split(s, "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence || t == "" || strings.HasPrefix(t, "|") {
-			continue
-		}
-		heading := strings.HasPrefix(t, "#")
-		bullet := strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") || strings.HasPrefix(t, "• ") ||
-			len(t) > 2 && t[0] >= '0' && t[0] <= '9' && (t[1] == '.' || t[1] == ')')
-		for _, snt := range splitSentences(t) {
-			if c := cleanMarkdown(snt); c != "" {
-				out = append(out, unit{c, bullet, heading})
-				if len(out) >= max {
-					return out
+	for u := range units(s, max) {
+		out = append(out, u)
+	}
+	return out
+}
+
+// units yields the first max of sentenceUnits one at a time, so a caller
+// that has seen enough stops before the rest of a long reply is cut into
+// lines and cleaned of markdown.
+func units(s string, max int) iter.Seq[unit] {
+	return func(yield func(unit) bool) {
+		n := 0
+		inFence := false
+		for rest, more := s, true; more; {
+			var line string
+			line, rest, more = strings.Cut(rest, "\n")
+			t := strings.TrimSpace(line)
+			if strings.HasPrefix(t, "```") {
+				inFence = !inFence
+				continue
+			}
+			if inFence || t == "" || strings.HasPrefix(t, "|") {
+				continue
+			}
+			heading := strings.HasPrefix(t, "#")
+			bullet := strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") || strings.HasPrefix(t, "• ") ||
+				len(t) > 2 && t[0] >= '0' && t[0] <= '9' && (t[1] == '.' || t[1] == ')')
+			for _, snt := range splitSentences(t) {
+				if c := cleanMarkdown(snt); c != "" {
+					if !yield(unit{c, bullet, heading}) {
+						return
+					}
+					if n++; n >= max {
+						return
+					}
 				}
 			}
 		}
 	}
-	return out
 }
 
 // sentences splits text into sentences and lines, cleaned of markdown.
