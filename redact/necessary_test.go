@@ -155,18 +155,82 @@ func TestSecretWordHintIsNecessary(t *testing.T) {
 		{"the cache key is abcdefgh1234", false},
 		{"credential is xYz12345abcdef", false},
 		{"api key is xYz12345abcdef", true},
-		{"API_KEY=1", true},
+		{"API_KEY=1", false}, // "=" must follow a space
+		{"API_KEY = 1", true},
 		{"service role key: x", true},
-		{"botkey", true},
-		{"monkey", false},
+		{"botkey", false},
+		{"botkey\tx", true},
+		{"monkey: x", false},
 		{"\u017fecret is x", true}, // (?i) folds ſ to s
 		{"the \u212aey", true},     // and K to k
 		{"the \u212aay", true},     // any folding rune passes
-		{"pw", true},
+		{"pw", false},
+		{"pw: x", true},
+		{"pwd x", true},
+		{"passing tests", false}, // "pass" alone took it before round 2
+		{"the password\n", false},
+		{"the password is", true},
+		{"tokens: 12", false},
+		{"token:", true},
 	} {
 		if got := hasSecretWordLower(asciiLower(c.line)); got != c.want {
 			t.Errorf("hasSecretWordLower(%q) = %v, want %v", c.line, got, c.want)
 		}
+	}
+}
+
+// hasSecretWordRef is hasSecretWordLower as it was before session 19's
+// round 2: a secret word anywhere, whatever follows it.
+func hasSecretWordRef(lower string) bool {
+	for _, w := range []string{"pass", "pw", "secret", "token"} {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	if foldsToASCII(lower) {
+		return true
+	}
+	for from := 0; ; {
+		i := strings.Index(lower[from:], "key")
+		if i < 0 {
+			return false
+		}
+		i += from
+		if keyHead(lower[:i]) {
+			return true
+		}
+		from = i + 1
+	}
+}
+
+// TestSecretWordHintIsRef: hasSecretWordLower passes only lines the former
+// hint passed (it is narrower, never wider), and the edge texts reach
+// lines the former passed and it does not.
+func TestSecretWordHintIsRef(t *testing.T) {
+	var both, refOnly int
+	check := func(text string) {
+		for line := range strings.Lines(text) {
+			l := asciiLower(line)
+			now, ref := hasSecretWordLower(l), hasSecretWordRef(l)
+			if now && !ref {
+				t.Errorf("hint passes %q, the former hint did not", line)
+			}
+			if now {
+				both++
+			} else if ref {
+				refOnly++
+			}
+		}
+	}
+	for _, s := range necessaryTexts(t) {
+		check(s)
+	}
+	t.Logf("edge texts: %d lines passed by both, %d by the former only", both, refOnly)
+	if both < 500 || refOnly < 200 {
+		t.Errorf("edge texts: %d lines passed by both, %d by the former only: too few", both, refOnly)
+	}
+	for _, s := range heavyStrings(t) {
+		check(s)
 	}
 }
 
@@ -278,6 +342,39 @@ func BenchmarkMayGeneric(b *testing.B) {
 			for b.Loop() {
 				for i := range frags {
 					f.may(frags[i], lowers[i])
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkWordsRule: the words rule (its hint, then its regexps on the
+// lines the hint passes) with hasSecretWordLower against the former hint,
+// on the edge texts and on prose that names tokens and passing tests
+// without giving a secret.
+func BenchmarkWordsRule(b *testing.B) {
+	var wr rule
+	for _, r := range rules() {
+		if r.layer == LayerWords {
+			wr = r
+		}
+	}
+	texts := append(necessaryTexts(b), strings.Repeat("The tests pass now; the session token expires too early and the\n"+
+		"password reset flow (see auth/tokens.go) hangs. Passing the API key via env.\n", 40))
+	lowers := make([]string, len(texts))
+	for i, s := range texts {
+		lowers[i] = asciiLower(s)
+	}
+	for _, h := range []struct {
+		name string
+		hint func(string) bool
+	}{{"now", hasSecretWordLower}, {"ref", hasSecretWordRef}} {
+		r := wr
+		r.hint = h.hint
+		b.Run(h.name, func(b *testing.B) {
+			for b.Loop() {
+				for i := range texts {
+					r.spans(texts[i], lowers[i])
 				}
 			}
 		})
