@@ -3,18 +3,17 @@ package distill
 import (
 	"context"
 	"fmt"
-	"github.com/gitmem/git-mem/internal/shared"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/cputime"
+	"github.com/gitmem/git-mem/internal/shared"
 	"github.com/gitmem/git-mem/tokens"
 )
 
@@ -181,7 +180,7 @@ func TestDumpCards(t *testing.T) {
 func BenchmarkHeuristicCoding(b *testing.B) {
 	exs := loadExchanges(b, codingGlob)
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Self()
 	n := 0
 	for i := 0; i < b.N; i++ {
 		for _, ex := range exs {
@@ -190,15 +189,7 @@ func BenchmarkHeuristicCoding(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "exchanges/s")
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Self() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(n)/cpu.Seconds(), "exchanges/cpu-s")
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -4,20 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gitmem/git-mem/internal/cputime"
 	"github.com/gitmem/git-mem/internal/shared"
 )
-
-// benchCPU is the process's user+system CPU time: the machine these run on
-// is shared, so exchanges per CPU-second travel where wall times do not.
-func benchCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkAddCoding adds every real coding exchange of shared/eval/coding
 // into a fresh memory, redaction, distillation and indexing included, as
@@ -39,12 +31,12 @@ func BenchmarkAddCoding(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		c0 := benchCPU()
+		c0 := cputime.Self()
 		rep, err := m.AddFiles(ctx, files, nil, "exchange", AddOptions{})
 		if err != nil || rep.IndexErr != "" {
 			b.Fatalf("add: %v %s", err, rep.IndexErr)
 		}
-		cpu += benchCPU() - c0
+		cpu += cputime.Self() - c0
 		n += rep.Added
 	}
 	b.ReportMetric(float64(n)/cpu.Seconds(), "exchanges/CPU-s")
@@ -66,11 +58,11 @@ func BenchmarkReindex(b *testing.B) {
 	ctx := context.Background()
 	var cpu time.Duration
 	for i := 0; i < b.N; i++ {
-		c0 := benchCPU()
+		c0 := cputime.Self()
 		if _, err := m.Reindex(ctx); err != nil {
 			b.Fatal(err)
 		}
-		cpu += benchCPU() - c0
+		cpu += cputime.Self() - c0
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "CPU-s/op")
 }
@@ -90,12 +82,12 @@ func BenchmarkAddInto(b *testing.B) {
 	}
 	var cpu time.Duration
 	for i := 0; i < b.N; i++ {
-		c0 := benchCPU()
+		c0 := cputime.Self()
 		rep, err := m.AddFiles(context.Background(), []string{file}, nil, "exchange", AddOptions{})
 		if err != nil || rep.IndexErr != "" {
 			b.Fatalf("add: %v %s", err, rep.IndexErr)
 		}
-		cpu += benchCPU() - c0
+		cpu += cputime.Self() - c0
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "CPU-s/op")
 }

@@ -1,16 +1,16 @@
 package redact
 
 import (
-	"github.com/gitmem/git-mem/internal/shared"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/internal/cputime"
+	"github.com/gitmem/git-mem/internal/shared"
 )
 
 // TestCorpus redacts the real coding exchanges (already scrubbed by their
@@ -44,14 +44,14 @@ func TestCorpus(t *testing.T) {
 	}{{"own", All &^ LayerGitleaks}, {"gitleaks", LayerGitleaks}, {"all", All}} {
 		exs, size := load()
 		runtime.GC()
-		cpu0 := cpuTime()
+		cpu0 := cputime.Self()
 		start := time.Now()
 		total := 0
 		for _, ex := range exs {
 			total += ExchangeWith(ex, set.layers)
 		}
 		d := time.Since(start)
-		cpu := cpuTime() - cpu0
+		cpu := cputime.Self() - cpu0
 		byKind := map[string]int{}
 		hit := 0
 		for _, ex := range exs {
@@ -74,14 +74,6 @@ func TestCorpus(t *testing.T) {
 			set.name, len(exs), float64(size)/1e6, total, hit, byKind, d.Round(time.Millisecond), cpu.Round(time.Millisecond),
 			float64(cpu.Microseconds())/float64(len(exs)), float64(size)/1e6/cpu.Seconds())
 	}
-}
-
-// cpuTime is the process's user+system time: on a shared machine the wall
-// clock measures the neighbours.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // eachCodingExchange calls fn with each exchange of the shared coding

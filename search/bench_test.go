@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gitmem/git-mem/internal/cputime"
 )
 
 // Benchmarks of what `git mem` pays: building the index, and a search in a
@@ -54,13 +55,13 @@ func benchIndex(b *testing.B, n int) string {
 	for _, d := range docs {
 		verbatim += int64(len(d.Verbatim))
 	}
-	t0, cpu0 := time.Now(), cpuTime()
+	t0, cpu0 := time.Now(), cputime.Self()
 	ix := buildIndex(b, dir, docs)
 	if err := ix.Close(); err != nil {
 		b.Fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "built %d docs in %v (%.0f docs/s, %v CPU); index %d bytes, verbatim %d bytes\n",
-		n, time.Since(t0).Round(time.Millisecond), float64(n)/time.Since(t0).Seconds(), (cpuTime() - cpu0).Round(time.Millisecond),
+		n, time.Since(t0).Round(time.Millisecond), float64(n)/time.Since(t0).Seconds(), (cputime.Self() - cpu0).Round(time.Millisecond),
 		dirSize(dir), verbatim)
 	benchDirs[n] = dir
 	return dir
@@ -115,7 +116,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 				verbatim += int64(len(d.Verbatim))
 			}
 			var size int64
-			cpu0 := cpuTime()
+			cpu0 := cputime.Self()
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
 				dir := filepath.Join(b.TempDir(), "index")
@@ -126,7 +127,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 				size = dirSize(dir)
 			}
 			b.ReportMetric(float64(n*b.N)/time.Since(start).Seconds(), "docs/s")
-			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((cputime.Self()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(size)/float64(verbatim), "index/verbatim")
 			b.ReportMetric(float64(size)/(1<<20), "index-MiB")
 			b.ReportMetric(float64(verbatim)/(1<<20), "verbatim-MiB")
@@ -219,16 +220,6 @@ func BenchmarkSearchProcess(b *testing.B) {
 			})
 		}
 	}
-}
-
-// cpuTime is this process's user+system time: on a shared, loaded machine it
-// is steadier than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkSearchCardWeight is the cost of the card field in session-bm25:

@@ -8,10 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gitmem/git-mem/internal/cputime"
 	"github.com/gitmem/git-mem/memory"
 	"github.com/gitmem/git-mem/ui"
 )
@@ -137,12 +137,6 @@ func synthMemory(b *testing.B, n int) string {
 // to the wall time: on a shared machine under load the wall time mostly
 // measures the wait for a core.
 func cpuPerOp(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64((cpuTime()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op") }
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	start := cputime.Self()
+	return func() { b.ReportMetric(float64((cputime.Self()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op") }
 }

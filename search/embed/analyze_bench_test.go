@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/gitmem/git-mem/internal/cputime"
 	"github.com/gitmem/git-mem/internal/shared"
 )
 
@@ -46,7 +45,7 @@ func codingTexts(tb testing.TB) []string {
 func BenchmarkJoinedCoding(b *testing.B) {
 	texts := codingTexts(b)
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Self()
 	for i := 0; i < b.N; i++ {
 		a := NewAnalyzer()
 		for _, t := range texts {
@@ -54,13 +53,5 @@ func BenchmarkJoinedCoding(b *testing.B) {
 		}
 	}
 	// CPU per pass stays meaningful on a busy machine; wall does not.
-	b.ReportMetric((cpuTime()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/op")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric((cputime.Self()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 }
