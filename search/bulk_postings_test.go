@@ -188,19 +188,9 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 						if err := pr.start(ctx, field, term, nil); err != nil {
 							t.Fatal(err)
 						}
-						var scanned []rowFreq
-						for {
-							ps, err := pr.next()
-							if err != nil {
-								t.Fatal(err)
-							}
-							if len(ps) == 0 {
-								break
-							}
-							if len(ps) > len(pr.batch) && bulk {
-								t.Fatalf("a batch of %d", len(ps))
-							}
-							scanned = append(scanned, ps...)
+						scanned, most := scanAll(t, pr.next)
+						if most > len(pr.batch) && bulk {
+							t.Fatalf("a batch of %d", most)
 						}
 						disableBulkPostings = false
 						if pr.wholeScan == bulk {
@@ -228,17 +218,7 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 						t.Fatal(err)
 					} else if ok {
 						counted++
-						var scanned []cardPosting
-						for {
-							ps, err := pr.nextNorm()
-							if err != nil {
-								t.Fatal(err)
-							}
-							if len(ps) == 0 {
-								break
-							}
-							scanned = append(scanned, ps...)
-						}
+						scanned, _ := scanAll(t, pr.nextNorm)
 						if cnt != len(gotN) || !reflect.DeepEqual(scanned, gotN) && !(len(scanned) == 0 && len(gotN) == 0) {
 							t.Fatalf("%s:%q: startNorm counted %d, scanned %d, normPostings %d; first difference %d", field, term, cnt, len(scanned), len(gotN), firstDiff(scanned, gotN))
 						}
@@ -264,5 +244,22 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 			}
 			long = long || wide[1] > 0 && wide[5] > 0
 		})
+	}
+}
+
+// scanAll drains a postingReader scan (next or nextNorm) and returns its
+// postings and the largest batch it gave.
+func scanAll[T any](t *testing.T, next func() ([]T, error)) (all []T, most int) {
+	t.Helper()
+	for {
+		ps, err := next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) == 0 {
+			return all, most
+		}
+		most = max(most, len(ps))
+		all = append(all, ps...)
 	}
 }

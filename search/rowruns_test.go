@@ -124,29 +124,11 @@ func TestRowRunsSameScan(t *testing.T) {
 				if err := pr.start(ctx, field, term, nil); err != nil {
 					t.Fatal(err)
 				}
-				for {
-					b, err := pr.next()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if len(b) == 0 {
-						break
-					}
-					scanned = append(scanned, b...)
-				}
+				scanned, _ = scanAll(t, pr.next)
 				if _, ok, err := pr.startNorm(field, term); err != nil {
 					t.Fatal(err)
 				} else if ok {
-					for {
-						b, err := pr.nextNorm()
-						if err != nil {
-							t.Fatal(err)
-						}
-						if len(b) == 0 {
-							break
-						}
-						normScan = append(normScan, b...)
-					}
+					normScan, _ = scanAll(t, pr.nextNorm)
 				}
 				return
 			}
