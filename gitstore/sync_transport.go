@@ -469,7 +469,7 @@ func (r *Repo) walkMissing(local, remoteTip plumbing.Hash, have commitSet) (w *t
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	w = &treeWalker{r: r, known: map[plumbing.Hash]bool{}, bases: map[plumbing.Hash]map[string]object.TreeEntry{}}
+	w = r.newTreeWalker()
 	for i := len(commits) - 1; i >= 0; i-- { // oldest first
 		w.out = append(w.out, commits[i])
 		t, err := r.treeOf(commits[i])
@@ -545,7 +545,7 @@ func (r *Repo) missingAfterMerge(e *earlyWalk, head plumbing.Hash) (objs, commit
 	}
 	w := e.w
 	if w == nil { // the remote held ours
-		w = &treeWalker{r: r, known: map[plumbing.Hash]bool{}, bases: map[plumbing.Hash]map[string]object.TreeEntry{}}
+		w = r.newTreeWalker()
 	}
 	w.out = append(w.out[:0:0], e.objs...)
 	w.out = append(w.out, head)
@@ -553,6 +553,11 @@ func (r *Repo) missingAfterMerge(e *earlyWalk, head plumbing.Hash) (objs, commit
 		return nil, nil, false, err
 	}
 	return w.out, append([]plumbing.Hash{head}, e.commits...), true, nil
+}
+
+// newTreeWalker is an empty walk of r's trees.
+func (r *Repo) newTreeWalker() *treeWalker {
+	return &treeWalker{r: r, known: map[plumbing.Hash]bool{}, bases: map[plumbing.Hash]map[string]object.TreeEntry{}}
 }
 
 type treeWalker struct {
