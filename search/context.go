@@ -581,12 +581,6 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	workers := min(sessionTermGroups, len(terms))
 	costs, most, cards := termCosts(ix, r, cache, terms, plain)
 	groups := termGroups(costs, workers)
-	// A term in most rows is scored for the rows that can rank only, when
-	// that can be shown to change nothing (prune.go).
-	dense, dw := -1, -1
-	if !plain && !disablePrune && pruneAllowed(ctx, text, exact, terms) {
-		dense, dw = denseTerm(groups, most, n)
-	}
 	// Each worker's posting buffers hold the most postings one of its
 	// terms has in a field (counted above, by the same opening of the same
 	// lists): sized for every row, they were most of the scratch, and in a
@@ -629,13 +623,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			defer wg.Done()
 			for _, k := range groups[w] {
 				ws[w].k, ws[w].tw = int32(k+1), terms[k].w
-				if k == dense {
-					// its df′ and bound only; scored below
-					ws[w].pm, ws[w].dfBits = pruneCount, make([]uint64, (n+63)/64)
-				}
-				errs[w] = ws[w].term(ctx, terms[k].t)
-				ws[w].pm, ws[w].dfBits = pruneOff, nil
-				if errs[w] != nil {
+				if errs[w] = ws[w].term(ctx, terms[k].t); errs[w] != nil {
 					return
 				}
 				missing[k] = ws[w].held == 0
@@ -645,24 +633,6 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
-	}
-	if dense >= 0 {
-		if !typoPending(terms, missing) {
-			got, ok, err := ix.prunedRank(ctx, ws, dw, terms[dense].t, allowed, limit)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return got, nil
-			}
-		}
-		// The full pass, as the last of its worker's terms as before.
-		x := ws[dw]
-		x.k, x.tw = int32(dense+1), terms[dense].w
-		if err := x.term(ctx, terms[dense].t); err != nil {
-			return nil, err
-		}
-		missing[dense] = x.held == 0
 	}
 	if !plain && TypoWeight > 0 {
 		if err := correctTypos(ctx, ws[0], terms, missing); err != nil {
@@ -946,8 +916,6 @@ type sessionScorer struct {
 	// (reserve) when a term has more.
 	sized           bool
 	bufCap, cardCap int
-
-	prune // the dense term's pruned scoring (prune.go), off unless set
 }
 
 // scorerScratch is the scratch one sessionScorer's arrays take for n rows
@@ -1006,10 +974,6 @@ func (s *sessionScorer) own(row int32) {
 func (s *sessionScorer) add(row int32, f float64) {
 	if f <= 0 {
 		return // a zero weight: no evidence, and eff must list a row once
-	}
-	if s.pm != pruneOff {
-		s.addPruned(row, f)
-		return
 	}
 	if s.tf[row] == 0 {
 		s.eff = append(s.eff, row)
@@ -1071,12 +1035,6 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 				s.own(p.row)
 			}
 		}
-		if s.pm != pruneOff {
-			s.eff = eff
-			s.verbatimPruned(ps)
-			eff = s.eff
-			continue
-		}
 		for _, p := range ps {
 			f := p.f()
 			if f > 0 {
@@ -1113,7 +1071,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		for _, p := range ps {
 			if prev := sc.links[p.row].prev; prev >= 0 {
 				s.add(prev, sc.weight[prev]*p.f())
-			} else if TitleWeight > 0 && s.titleOf(p.row) {
+			} else if TitleWeight > 0 {
 				titles = append(titles, p)
 			}
 		}
@@ -1129,11 +1087,8 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}); err != nil {
 		return err
 	}
-	s.part = partTalk
 	s.score(1, sc.dl, sc.avgdl)
-	s.part = partPrompt
 	s.promptScore(prompts)
-	s.part = partTitle
 	if len(titles) > 0 {
 		sc.titles()
 		for _, p := range titles {
@@ -1160,7 +1115,6 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}); err != nil {
 		return err
 	}
-	s.part = partOutput
 	s.scoreB(OutputWeight, sc.outDL, sc.outAvg, OutputB)
 	return nil
 }
@@ -1179,10 +1133,6 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 		s.held += n
 		df := float64(n)
 		idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
-		if s.pm == pruneCount {
-			s.ub += s.tw * CardWeight * idf * (BM25K1 + 1)
-			return nil // the postings are read when the candidates are known
-		}
 		got := 0
 		for {
 			ps, err := s.pr.nextNorm()
@@ -1194,9 +1144,6 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			}
 			got += len(ps)
 			for _, x := range ps {
-				if s.pm == pruneApply && !s.isCand(x.row) {
-					continue
-				}
 				if !s.seen[x.row] {
 					s.seen[x.row] = true
 					s.touched = append(s.touched, x.row)
@@ -1222,14 +1169,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 	s.held += len(ps)
 	df := float64(len(ps))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
-	if s.pm == pruneCount {
-		s.ub += s.tw * CardWeight * idf * (BM25K1 + 1)
-		return nil
-	}
 	for _, x := range ps {
-		if s.pm == pruneApply && !s.isCand(x.row) {
-			continue
-		}
 		if !s.seen[x.row] {
 			s.seen[x.row] = true
 			s.touched = append(s.touched, x.row)
@@ -1278,27 +1218,6 @@ func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
 
 // scoreB is score with BM25's b set to b when b ≥ 0.
 func (s *sessionScorer) scoreB(weight float64, dl []float64, avgdl, bOver float64) {
-	if s.pm != pruneOff {
-		s.scorePruned(weight, dl, avgdl, bOver)
-		return
-	}
-	s.scoreDF(weight, dl, avgdl, bOver, len(s.eff))
-}
-
-// bm25 is BM25's k1 and b for a part with b set to bOver when ≥ 0.
-func (s *sessionScorer) bm25(bOver float64) (k1, b float64) {
-	k1, b = SessionK1, SessionB
-	if s.plain {
-		k1, b = BM25K1, BM25B
-	} else if bOver >= 0 {
-		b = bOver
-	}
-	return k1, b
-}
-
-// scoreDF is scoreB with the term in df rows (len(s.eff) but when
-// pruning, prune.go).
-func (s *sessionScorer) scoreDF(weight float64, dl []float64, avgdl, bOver float64, n int) {
 	if len(s.eff) == 0 || avgdl == 0 {
 		for _, row := range s.eff {
 			s.tf[row] = 0
@@ -1306,9 +1225,14 @@ func (s *sessionScorer) scoreDF(weight float64, dl []float64, avgdl, bOver float
 		s.eff = s.eff[:0]
 		return
 	}
-	df := float64(n)
+	df := float64(len(s.eff))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
-	k1, b := s.bm25(bOver)
+	k1, b := SessionK1, SessionB
+	if s.plain {
+		k1, b = BM25K1, BM25B
+	} else if bOver >= 0 {
+		b = bOver
+	}
 	for _, row := range s.eff {
 		f := s.tf[row]
 		s.tf[row] = 0
