@@ -1091,12 +1091,14 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	s.promptScore(prompts)
 	if len(titles) > 0 {
 		sc.titles()
-		for _, p := range titles {
-			for j := p.row; j >= 0; j = sc.links[j].next {
-				s.add(j, p.f())
+		if disableTitleScore || !s.titleScore(titles) {
+			for _, p := range titles {
+				for j := p.row; j >= 0; j = sc.links[j].next {
+					s.add(j, p.f())
+				}
 			}
+			s.scoreB(TitleWeight, sc.titleDL, sc.titleAvg, TitleB)
 		}
-		s.scoreB(TitleWeight, sc.titleDL, sc.titleAvg, TitleB)
 	}
 	if CardWeight > 0 && s.distAvg > 0 {
 		if err := s.cardTerm(ctx, t); err != nil {
@@ -1117,6 +1119,69 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	}
 	s.scoreB(OutputWeight, sc.outDL, sc.outAvg, OutputB)
 	return nil
+}
+
+// disableTitleScore scores titles through add and scoreB (tests compare).
+var disableTitleScore = false
+
+// titleScore is the title part of term for titles, the title postings (of
+// sessions' first rows): every row of such a session takes the posting's
+// frequency as its f, and the part scores them as scoreB does, the same
+// floats in the same order, without the per-row frequencies: each row of
+// a session has the same f and the same title length, so the same
+// BM25, worked out once for each length met (a session's). A term's
+// title reaches every row of the sessions whose first turn holds it
+// ("error": 833,380 of the 1,000,000 rows), and scoreB's reads of tf and
+// dl and its division per row were ~1/5 of a term's time
+// (docs/BENCHMARKS.md, session 20).
+//
+// It says false, having changed nothing, unless each session walked is a
+// chain that links back (every row's next has the row as its previous):
+// then no row is reached twice, as a table linkSessions made ensures, and
+// the rows walked are the rows scoreB would score, each once.
+func (s *sessionScorer) titleScore(titles []rowFreq) bool {
+	links := s.sc.links
+	eff := s.eff[:0]
+	ends := make([]int, len(titles)) // where each posting's session ends in eff
+	for i, p := range titles {
+		if p.f() > 0 { // add skips a weight of 0
+			for j := p.row; j >= 0; {
+				eff = append(eff, j)
+				next := links[j].next
+				if next >= 0 && links[next].prev != j {
+					return false
+				}
+				j = next
+			}
+		}
+		ends[i] = len(eff)
+	}
+	avgdl := s.sc.titleAvg
+	if len(eff) == 0 || avgdl == 0 {
+		return true
+	}
+	df := float64(len(eff))
+	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
+	k1, b := s.bm25(TitleB)
+	weight, dl := TitleWeight, s.sc.titleDL
+	start := 0
+	for i, p := range titles {
+		f := p.f()
+		var d, v float64
+		for k, j := range eff[start:ends[i]] {
+			if k == 0 || dl[j] != d {
+				d = dl[j]
+				v = s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
+			}
+			if !s.seen[j] {
+				s.seen[j] = true
+				s.touched = append(s.touched, j)
+			}
+			s.scores[j] += v
+		}
+		start = ends[i]
+	}
+	return true
 }
 
 // cardTerm adds CardWeight × the BM25 of t over the distilled cards, with
@@ -1227,12 +1292,7 @@ func (s *sessionScorer) scoreB(weight float64, dl []float64, avgdl, bOver float6
 	}
 	df := float64(len(s.eff))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
-	k1, b := SessionK1, SessionB
-	if s.plain {
-		k1, b = BM25K1, BM25B
-	} else if bOver >= 0 {
-		b = bOver
-	}
+	k1, b := s.bm25(bOver)
 	for _, row := range s.eff {
 		f := s.tf[row]
 		s.tf[row] = 0
@@ -1243,6 +1303,17 @@ func (s *sessionScorer) scoreB(weight float64, dl []float64, avgdl, bOver float6
 		s.scores[row] += s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*dl[row]/avgdl))
 	}
 	s.eff = s.eff[:0]
+}
+
+// bm25 is BM25's k1 and b for a part, b being bOver when that is ≥ 0.
+func (s *sessionScorer) bm25(bOver float64) (k1, b float64) {
+	k1, b = SessionK1, SessionB
+	if s.plain {
+		k1, b = BM25K1, BM25B
+	} else if bOver >= 0 {
+		b = bOver
+	}
+	return k1, b
 }
 
 // postings appends the row and frequency of each posting of term in field
