@@ -2,7 +2,9 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gitmem/git-mem/internal/lazy"
 )
@@ -179,25 +181,52 @@ func wordRules() []rule {
 // regexps) passes: the byte tests here do not see it.
 // TestSecretWordHintIsNecessary checks it against the rule, and
 // TestSecretWordHintIsRef against the former hint.
+//
+// One pass (session 20): at each position whose two bytes begin a word of
+// secretEnds or a folding rune (secretPairs), the words beginning with its
+// byte are compared; it was one strings.Index pass per word and two for
+// the runes. TestSecretWordHintIsOnePass holds it to that code.
 func hasSecretWordLower(lower string) bool {
-	for _, w := range secretEnds {
-		for from := 0; ; {
-			i := strings.Index(lower[from:], w)
-			if i < 0 {
-				break
+	for i := 0; i+1 < len(lower); i++ {
+		if !secretPairs.has(lower[i], lower[i+1]) {
+			continue
+		}
+		for _, w := range secretAt[lower[i]] {
+			if !strings.HasPrefix(lower[i:], w) {
+				continue
 			}
-			i += from
-			from = i + 1
+			if w[0] >= utf8.RuneSelf { // a folding rune
+				return true
+			}
 			if e := i + len(w); e < len(lower) && (lower[e] == ' ' || lower[e] == '\t' || lower[e] == ':') && (w != "key" || keyHead(lower[:i])) {
 				return true
 			}
 		}
 	}
-	return foldsToASCII(lower)
+	return false
 }
 
 // secretEnds are the last words of secretWords' names, lower case.
 var secretEnds = []string{"password", "passwd", "passphrase", "pwd", "pw", "secret", "token", "key"}
+
+// secretAt lists, by first byte, secretEnds and the runes of foldsToASCII
+// (each at least two bytes long).
+var secretAt = func() (t [256][]string) {
+	for _, w := range append(slices.Clone(secretEnds), "\u212a", "\u017f") {
+		t[w[0]] = append(t[w[0]], w)
+	}
+	return t
+}()
+
+// secretPairs holds the first two bytes of secretAt's words.
+var secretPairs = func() (t pairSet) {
+	for _, ws := range secretAt {
+		for _, w := range ws {
+			t.add(w[0], w[1])
+		}
+	}
+	return t
+}()
 
 // keyHead reports whether head, the text before a "key", ends with one of
 // keyHeads and at most one of " _-".
