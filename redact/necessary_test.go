@@ -380,3 +380,127 @@ func BenchmarkWordsRule(b *testing.B) {
 		})
 	}
 }
+
+// namedTexts are texts on the edges of mayNamed's condition for the hot
+// rule id: its name (cut short, upper-cased, with a folding rune), the
+// bytes that may or may not stand between it and an operator, the
+// operators, and values of the rule's class one byte short, exact or one
+// byte long; from r.
+func namedTexts(r *rand.Rand, id string, n int) []string {
+	g := redacttest.NewGen(r.Uint64(), r.Uint64())
+	names := map[string][]string{
+		"lob-api-key":           {"lob", "LOB", "Lob", "lo", "blob", "global"},
+		"lob-pub-api-key":       {"lob", "LOB", "lo", "blob_"},
+		"sonar-api-token":       {"sonar_login", "sonar.token", "SONAR-TOKEN", "sonartoken", "sonar_log", "sonar", "sona_token", "sonar__token"},
+		"linear-client-secret":  {"linear", "LINEAR", "linea", "nonlinear_"},
+		"discord-client-secret": {"discord", "DISCORD", "discor", "Discord_Client"},
+	}[id]
+	value := func() string {
+		d := r.IntN(3) - 1 // one short, exact, one long
+		switch id {
+		case "lob-api-key":
+			return []string{"live", "test", "TEST", "tes"}[r.IntN(4)] + "_" + g.S(redacttest.Hex+"ABCDEF", 35+d)
+		case "lob-pub-api-key":
+			return []string{"live", "test", "LIVE"}[r.IntN(3)] + []string{"_pub_", "_pub", "_PUB_"}[r.IntN(3)] + g.S(redacttest.Hex, 31+d)
+		case "sonar-api-token":
+			return []string{"", "squ_", "sqp_", "SQA_"}[r.IntN(4)] + g.S(redacttest.Alnum+"=_-", 40+d)
+		case "linear-client-secret":
+			return g.S(redacttest.Hex+"ABCDEF", 32+d)
+		}
+		return g.S(redacttest.Alnum+"=_-", 32+d)
+	}
+	fillers := []string{"", " ", "\t", "  ", ".", "-", "_x", "'", `"`, "\n", "\r", "\f", "\v", "(", "/", "[", "is", " is ", "_client_secret", strings.Repeat("a", 19), strings.Repeat("_", 21)}
+	ops := []string{"=", ">", ":", "::=", ":::=", "||", "=>", "?=", ",", ";", " ", "", ":="}
+	afters := []string{"", " ", "'", `"`, "`", "=", ":", "|", ">", "\t", "\n", "(", "  '", `= "`, "\v"}
+	folds := []string{"\u212a", "\u017f", "é"}
+	var out []string
+	for len(out) < n {
+		var b strings.Builder
+		for j := 0; j < 1+r.IntN(3); j++ {
+			b.WriteString(g.S(redacttest.Alnum+"_.- ", r.IntN(6)))
+			w := names[r.IntN(len(names))]
+			if r.IntN(12) == 0 {
+				k := r.IntN(len(w))
+				w = w[:k] + folds[r.IntN(len(folds))] + w[min(k+1, len(w)):]
+			}
+			b.WriteString(w)
+			for k := r.IntN(3); k > 0; k-- {
+				b.WriteString(fillers[r.IntN(len(fillers))])
+			}
+			b.WriteString(ops[r.IntN(len(ops))])
+			for k := r.IntN(3); k > 0; k-- {
+				b.WriteString(afters[r.IntN(len(afters))])
+			}
+			b.WriteString(value())
+			b.WriteString([]string{" ", "\n", "`", ";", `\n`, "", " now", "'", "x"}[r.IntN(9)])
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// TestNamedHotRulesAreNecessary: for each hot rule whose condition is
+// mayNamed, where the condition says no, the rule's regexp has no match, on
+// the fragments of texts made for it (seed logged, REDACT_SEED replays
+// it), of the edge texts and (GIT_MEM_HEAVY=1) of the coding corpus; and
+// the texts made for it reach both answers and matches.
+func TestNamedHotRulesAreNecessary(t *testing.T) {
+	full, err := detector()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("REDACT_SEED"); s != "" {
+		if _, err := fmt.Sscan(s, &seed); err != nil {
+			t.Fatalf("REDACT_SEED: %v", err)
+		}
+	}
+	t.Logf("seed %d (REDACT_SEED=%d replays it)", seed, seed)
+	r := rand.New(rand.NewPCG(seed, 4))
+	heavy := heavyStrings(t)
+	edge := necessaryTexts(t)
+	named := 0
+	for _, h := range hotRules {
+		if !strings.HasPrefix(h.id, "lob") && !strings.Contains(h.id, "sonar") && !strings.Contains(h.id, "linear") && !strings.Contains(h.id, "discord") {
+			continue
+		}
+		named++
+		re := full.Config.Rules[h.id].Regex
+		if re == nil || re.String() != h.regex {
+			t.Fatalf("%s: gitleaks' regexp is not the one the condition was derived from", h.id)
+		}
+		var yes, no, matched int
+		check := func(text string) {
+			fragments(text, func(frag string) {
+				m := re.FindStringIndex(frag) != nil
+				if m {
+					matched++
+				}
+				if h.may(frag, asciiLower(frag)) {
+					yes++
+					return
+				}
+				no++
+				if m {
+					t.Errorf("%s: the condition says no, the regexp matches %q", h.id, frag)
+				}
+			})
+		}
+		for _, s := range namedTexts(r, h.id, 3000) {
+			check(s)
+		}
+		t.Logf("%s: %d fragments may match, %d may not, %d match", h.id, yes, no, matched)
+		if yes < 300 || no < 300 || matched < 100 {
+			t.Errorf("%s: %d may, %d may not, %d matches: too few to test the condition", h.id, yes, no, matched)
+		}
+		for _, s := range edge {
+			check(s)
+		}
+		for _, s := range heavy {
+			check(s)
+		}
+	}
+	if named != 5 {
+		t.Errorf("%d rules with mayNamed, want 5", named)
+	}
+}
