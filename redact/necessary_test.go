@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -502,5 +503,194 @@ func TestNamedHotRulesAreNecessary(t *testing.T) {
 	}
 	if named != 5 {
 		t.Errorf("%d rules with mayNamed, want 5", named)
+	}
+}
+
+// TestSecretParamHintIsNecessary: on a line where hasSecretParamLower says
+// no, url-secret-param's regexp has no match, on texts made of its
+// separators, names (cut short, upper-cased, with a folding rune) and
+// values about 8 bytes long (seed logged, REDACT_SEED replays it), on the
+// edge texts and (GIT_MEM_HEAVY=1) on the coding corpus; and the texts
+// made for it reach both answers and matches.
+func TestSecretParamHintIsNecessary(t *testing.T) {
+	var ur *rule
+	for i := range rules() {
+		if rules()[i].kind == "url-secret-param" {
+			ur = &rules()[i]
+		}
+	}
+	if ur == nil || ur.hint == nil || ur.re == nil {
+		t.Fatal("no url-secret-param rule with a hint")
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("REDACT_SEED"); s != "" {
+		if _, err := fmt.Sscan(s, &seed); err != nil {
+			t.Fatalf("REDACT_SEED: %v", err)
+		}
+	}
+	t.Logf("seed %d (REDACT_SEED=%d replays it)", seed, seed)
+	r := rand.New(rand.NewPCG(seed, 5))
+	g := redacttest.NewGen(r.Uint64(), r.Uint64())
+	seps := []string{"?", "&", ";", "", "/", "=", "#", " "}
+	folds := []string{"\u212a", "\u017f", "é"}
+	valueBytes := redacttest.Alnum + "&#\"'<> \t\f\r\v%._-é"
+	var texts []string
+	for i := 0; i < 4000; i++ {
+		var b strings.Builder
+		b.WriteString(g.S(redacttest.Alnum+"/:.", r.IntN(20)))
+		for j := 0; j < 1+r.IntN(3); j++ {
+			b.WriteString(seps[r.IntN(len(seps))])
+			n := secretParams[r.IntN(len(secretParams))]
+			switch r.IntN(6) {
+			case 0:
+				n = strings.ToUpper(n)
+			case 1:
+				n = n[:r.IntN(len(n))]
+			case 2:
+				k := r.IntN(len(n))
+				n = n[:k] + folds[r.IntN(len(folds))] + n[k+1:]
+			}
+			b.WriteString(n)
+			b.WriteString([]string{"=", "=", "=", "", ":", "=="}[r.IntN(6)])
+			if r.IntN(2) == 0 {
+				b.WriteString(g.S(redacttest.Alnum, 6+r.IntN(5)))
+			} else {
+				b.WriteString(g.S(valueBytes, 6+r.IntN(6)))
+			}
+		}
+		b.WriteString([]string{"", "\n", " x", "&"}[r.IntN(4)])
+		texts = append(texts, b.String())
+	}
+	var yes, no, matched int
+	check := func(text string) {
+		for line := range strings.Lines(text) {
+			m := ur.re.FindStringIndex(line) != nil
+			if m {
+				matched++
+			}
+			if ur.hint(asciiLower(line)) {
+				yes++
+				continue
+			}
+			no++
+			if m {
+				t.Errorf("hint says no, the regexp matches %q", line)
+			}
+		}
+	}
+	for _, s := range texts {
+		check(s)
+		if strings.Contains(s, "\n") { // the whole string first, as rule.spans asks
+			l := asciiLower(s)
+			for line := range strings.Lines(l) {
+				if ur.hint(line) && !ur.hint(l) {
+					t.Errorf("hint says yes to the line %q, no to its string %q", line, s)
+				}
+			}
+		}
+	}
+	t.Logf("made texts: %d lines hinted, %d not, %d match", yes, no, matched)
+	if yes < 500 || no < 500 || matched < 300 {
+		t.Errorf("made texts: %d lines hinted, %d not, %d match: too few to test the hint", yes, no, matched)
+	}
+	for _, s := range necessaryTexts(t) {
+		check(s)
+	}
+	for _, s := range heavyStrings(t) {
+		check(s)
+	}
+}
+
+// assignmentsRef is assignments as it was before session 20: a
+// strings.Contains pass per hint to tell whether any occurs, then per hint
+// strings.Index passes.
+func assignmentsRef(s, lower string) []span {
+	hit := false
+	for _, h := range nameHints {
+		if strings.Contains(lower, h) {
+			hit = true
+			break
+		}
+	}
+	if !hit {
+		return nil
+	}
+	var spans []span
+	for _, h := range nameHints {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], h)
+			if i < 0 {
+				break
+			}
+			i += from
+			a, e := i, i+len(h)
+			for a > 0 && isNameChar(s[a-1]) {
+				a--
+			}
+			for e < len(s) && isNameChar(s[e]) {
+				e++
+			}
+			from = e
+			if sp, ok := parseAssignment(s, a, e); ok {
+				spans = append(spans, sp)
+			}
+		}
+	}
+	return spans
+}
+
+// TestAssignmentsIsRef: the one-pass assignments gives the spans of the
+// former code, in the same order, on texts of the name hints, secret
+// names, operators and values (repeated hints in one identifier, hints
+// overlapping, cut short; seed logged, REDACT_SEED replays it), on the
+// edge texts, the labelled corpus and (GIT_MEM_HEAVY=1) the coding corpus.
+func TestAssignmentsIsRef(t *testing.T) {
+	words := append(slices.Clone(nameHints), "PASS", "Token", "KEY", "api_key", "keykey", "tokentoken", "passpass", "pwd_key",
+		"db_password", "AUTH_TOKEN", "credentials", "=", ": ", ":=", "=>", " = ", "\"", "'", "`", ".", "-", "_", "\n", " ",
+		"xY9$kq2!Zr", "s3cr3t-Value_01", "abcdefghij0123456789ABCD", "changeme", "process.env.X", "==", "::")
+	var spansFound, texts int
+	check := func(s string) {
+		texts++
+		l := asciiLower(s)
+		got, want := assignments(s, l), assignmentsRef(s, l)
+		if !slices.Equal(got, want) {
+			t.Errorf("assignments(%q) = %v, the former code %v", s, got, want)
+		}
+		spansFound += len(want)
+	}
+	for _, s := range litSetTexts(t, words, 5000) {
+		check(s)
+		for _, cut := range []int{1, 2, 3} {
+			if len(s) > cut {
+				check(s[:len(s)-cut])
+			}
+		}
+	}
+	// Assignments whose names hold hints twice or overlapping.
+	r := rand.New(rand.NewPCG(uint64(len(words)), 6))
+	g := redacttest.NewGen(r.Uint64(), r.Uint64())
+	parts := append(slices.Clone(nameHints), "db_", "my", "_", "-", ".", "Api", "SECRET", "x", "keys", "pw")
+	for i := 0; i < 3000; i++ {
+		var b strings.Builder
+		for j := 0; j < 1+r.IntN(3); j++ {
+			b.WriteString([]string{"", " ", "\n", "{\"", "export "}[r.IntN(5)])
+			for k := 1 + r.IntN(4); k > 0; k-- {
+				b.WriteString(parts[r.IntN(len(parts))])
+			}
+			b.WriteString([]string{"=", ": ", ":=", " => ", "\": \"", "==", "::"}[r.IntN(7)])
+			b.WriteString([]string{"xY9$kq2!Zr", "s3cr3t-Value_01", g.S(redacttest.Alnum, 24), "changeme", "abc"}[r.IntN(5)])
+			b.WriteString([]string{"", "\"", ";", " ", ","}[r.IntN(5)])
+		}
+		check(b.String())
+	}
+	for _, s := range necessaryTexts(t) {
+		check(s)
+	}
+	t.Logf("%d texts, %d spans", texts, spansFound)
+	if spansFound < 500 {
+		t.Errorf("%d spans over %d texts: too few to compare", spansFound, texts)
+	}
+	for _, s := range heavyStrings(t) {
+		check(s)
 	}
 }
