@@ -102,6 +102,20 @@ func TestMayGenericIsNecessary(t *testing.T) {
 	for _, s := range necessaryTexts(t) {
 		check(s)
 	}
+	// Values on the edges of genericValue: 140-160 bytes of either form,
+	// then '=' padding and what may or may not end a value.
+	g := redacttest.NewGen(uint64(len(necessaryTexts(t))), 8)
+	for n := 8; n <= 160; n++ {
+		if n > 16 && n < 140 {
+			continue
+		}
+		for _, set := range []string{redacttest.Alnum + "_.-", redacttest.B64, redacttest.Alnum} {
+			for _, end := range []string{"", " ", "x", "+", `\n`, `\N`, `\R`, `\t`, "\\", "=", "==;", "===;", "====;", "=x", ";", "`", "\v", "\f", ",", "é"} {
+				check("api_key = " + g.S(set, n) + end)
+				check("Token: '" + g.S(set, n) + end)
+			}
+		}
+	}
 	t.Logf("edge texts: %d fragments may match, %d may not, %d match", yes, no, matched)
 	if yes < 500 || no < 500 || matched < 500 {
 		t.Errorf("edge texts: %d may, %d may not, %d matches: too few to test the condition", yes, no, matched)
@@ -254,7 +268,11 @@ func heavyStrings(t *testing.T) []string {
 
 // mayGenericRef is mayGeneric as session 18 left it: foldsToASCII, then
 // one strings.Index pass per keyword.
-func mayGenericRef(s, l string) bool {
+func mayGenericRef(s, l string) bool { return mayGenericRefWith(s, l, tenValue) }
+
+// mayGenericRefWith is mayGenericRef with the value test value (session
+// 20's mayGeneric asks genericValue).
+func mayGenericRefWith(s, l string, value func(l string, p int) bool) bool {
 	if foldsToASCII(s) {
 		return true
 	}
@@ -273,7 +291,7 @@ func mayGenericRef(s, l string) bool {
 					continue
 				}
 				for p := o + 1; p < len(l) && p <= o+9; p++ {
-					if valueRun(l, p) >= 10 {
+					if value(l, p) {
 						return true
 					}
 					if strings.IndexByte(":=|>`'\" \t\n\f\r", l[p]) < 0 {
@@ -288,17 +306,25 @@ func mayGenericRef(s, l string) bool {
 	return false
 }
 
-// TestMayGenericIsRef: the one-pass mayGeneric answers as mayGenericRef on
-// every fragment of the edge texts (keywords, fillers, operators, folding
-// runes), on the same texts with their keywords cut short at the end, and
-// (GIT_MEM_HEAVY=1) on the coding corpus's.
+// TestMayGenericIsRef: the one-pass mayGeneric answers as the former code
+// with the same value test (mayGenericRefWith genericValue), and says yes
+// only where session 19's (mayGenericRef: any 10 value bytes, whatever
+// follows) did, on every fragment of the edge texts (keywords, fillers,
+// operators, folding runes), on the same texts with their keywords cut
+// short at the end, and (GIT_MEM_HEAVY=1) on the coding corpus's.
 func TestMayGenericIsRef(t *testing.T) {
-	var yes, no int
+	var yes, no, narrowed int
 	check := func(frag string) {
 		l := asciiLower(frag)
-		got, want := mayGeneric(frag, l), mayGenericRef(frag, l)
+		got, want, former := mayGeneric(frag, l), mayGenericRefWith(frag, l, genericValue), mayGenericRef(frag, l)
 		if got != want {
 			t.Errorf("mayGeneric(%q) = %v, the former code %v", frag, got, want)
+		}
+		if got && !former {
+			t.Errorf("mayGeneric(%q) = true, session 19's said false", frag)
+		}
+		if former && !got {
+			narrowed++
 		}
 		if want {
 			yes++
@@ -315,9 +341,9 @@ func TestMayGenericIsRef(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d fragments may match, %d may not", yes, no)
-	if yes < 500 || no < 500 {
-		t.Errorf("%d may, %d may not: too few to compare both answers", yes, no)
+	t.Logf("%d fragments may match, %d may not (%d of them passed by session 19's)", yes, no, narrowed)
+	if yes < 500 || no < 500 || narrowed < 100 {
+		t.Errorf("%d may, %d may not, %d passed by session 19's only: too few to compare both answers", yes, no, narrowed)
 	}
 	for _, s := range heavyStrings(t) {
 		fragments(s, check)
