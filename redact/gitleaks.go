@@ -212,6 +212,11 @@ var hotRules = []struct {
 	{"sonar-api-token", `(?i)[\w.-]{0,50}?(?:sonar[_.-]?(login|token))(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}((?:squ_|sqp_|sqa_)?[a-z0-9=_\-]{40})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("sonar", 6), true},
 	{"linear-client-secret", `(?i)[\w.-]{0,50}?(?:linear)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([a-f0-9]{32})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("linear", 0), true},
 	{"discord-client-secret", `(?i)[\w.-]{0,50}?(?:discord)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([a-z0-9=_\-]{32})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("discord", 0), true},
+	// Its keyword "sk" is in 17 % of the coding corpus's fragments (task,
+	// ask, risk), where it was the rest's only rule on 21,101 of them: a
+	// gitleaks call each (lower-casing the fragment, its own keyword
+	// search) for a regexp that needs "SK" and 32 hex digits (mayHex).
+	{"twilio-api-key", `SK[0-9a-fA-F]{32}`, mayHex("SK", 32), true},
 }
 
 // split is built from detector's config on first use.
@@ -557,6 +562,29 @@ func mayVault(s string) bool {
 			return true
 		}
 		from = p - 1
+	}
+}
+
+// mayHex is a necessary condition of a regexp that begins with the
+// literal lit (case-sensitive) and n hex digits: lit followed by n bytes
+// of [0-9a-fA-F].
+func mayHex(lit string, n int) func(s, l string) bool {
+	return func(s, _ string) bool {
+		for from := 0; ; {
+			i := strings.Index(s[from:], lit)
+			if i < 0 {
+				return false
+			}
+			p := from + i + len(lit)
+			k := 0
+			for k < n && p+k < len(s) && (isDigit(s[p+k]) || s[p+k] >= 'a' && s[p+k] <= 'f' || s[p+k] >= 'A' && s[p+k] <= 'F') {
+				k++
+			}
+			if k == n {
+				return true
+			}
+			from = from + i + 1
+		}
 	}
 }
 

@@ -415,6 +415,20 @@ func BenchmarkWordsRule(b *testing.B) {
 // byte long; from r.
 func namedTexts(r *rand.Rand, id string, n int) []string {
 	g := redacttest.NewGen(r.Uint64(), r.Uint64())
+	if id == "twilio-api-key" { // "SK" and 32 hex digits
+		var out []string
+		for len(out) < n {
+			var b strings.Builder
+			for j := 0; j < 1+r.IntN(3); j++ {
+				b.WriteString(g.S(redacttest.Alnum+" _", r.IntN(8)))
+				b.WriteString([]string{"SK", "sk", "Sk", "S", "SKSK", "task "}[r.IntN(6)])
+				b.WriteString(g.S(redacttest.Hex+"ABCDEF", 30+r.IntN(4)))
+				b.WriteString([]string{"", " ", "G", "\n", "0"}[r.IntN(5)])
+			}
+			out = append(out, b.String())
+		}
+		return out
+	}
 	names := map[string][]string{
 		"lob-api-key":           {"lob", "LOB", "Lob", "lo", "blob", "global"},
 		"lob-pub-api-key":       {"lob", "LOB", "lo", "blob_"},
@@ -466,8 +480,8 @@ func namedTexts(r *rand.Rand, id string, n int) []string {
 	return out
 }
 
-// TestNamedHotRulesAreNecessary: for each hot rule whose condition is
-// mayNamed, where the condition says no, the rule's regexp has no match, on
+// TestNamedHotRulesAreNecessary: for each keyed hot rule (mayNamed's and
+// twilio-api-key's mayHex), where the condition says no, the rule's regexp has no match, on
 // the fragments of texts made for it (seed logged, REDACT_SEED replays
 // it), of the edge texts and (GIT_MEM_HEAVY=1) of the coding corpus; and
 // the texts made for it reach both answers and matches.
@@ -488,7 +502,7 @@ func TestNamedHotRulesAreNecessary(t *testing.T) {
 	edge := necessaryTexts(t)
 	named := 0
 	for _, h := range hotRules {
-		if !strings.HasPrefix(h.id, "lob") && !strings.Contains(h.id, "sonar") && !strings.Contains(h.id, "linear") && !strings.Contains(h.id, "discord") {
+		if !h.keyed {
 			continue
 		}
 		named++
@@ -527,8 +541,8 @@ func TestNamedHotRulesAreNecessary(t *testing.T) {
 			check(s)
 		}
 	}
-	if named != 5 {
-		t.Errorf("%d rules with mayNamed, want 5", named)
+	if named != 6 {
+		t.Errorf("%d keyed hot rules, want 6", named)
 	}
 }
 
