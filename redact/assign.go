@@ -141,27 +141,38 @@ func isNameChar(c byte) bool {
 
 // assignments finds values assigned to secret-ish names; lower is
 // asciiLower(s).
+//
+// One pass over lower finds where each hint occurs (nameAt: positions
+// whose two bytes begin no hint are skipped); the hints are then taken in
+// nameHints' order, each at its occurrences left to right, the next one
+// looked for after the identifier around the last, as when each hint had
+// its own strings.Index passes (before session 20, after a first pass of
+// strings.Contains per hint to tell whether any occurs). The same spans in
+// the same order: TestAssignmentsIsRef holds it to that code.
 func assignments(s, lower string) []span {
-	hit := false
-	for _, h := range nameHints {
-		if strings.Contains(lower, h) {
-			hit = true
-			break
+	var at []hintAt
+	for i := 0; i+1 < len(lower); i++ {
+		if !namePairs.has(lower[i], lower[i+1]) {
+			continue
+		}
+		for _, h := range nameAt[lower[i]] {
+			if strings.HasPrefix(lower[i:], nameHints[h]) {
+				at = append(at, hintAt{h, i})
+			}
 		}
 	}
-	if !hit {
+	if len(at) == 0 {
 		return nil
 	}
 	var spans []span
-	for _, h := range nameHints {
-		for from := 0; ; {
-			i := strings.Index(lower[from:], h)
-			if i < 0 {
-				break
+	for h, name := range nameHints {
+		from := 0
+		for _, o := range at {
+			if o.hint != h || o.i < from {
+				continue
 			}
-			i += from
 			// The identifier around the hint.
-			a, e := i, i+len(h)
+			a, e := o.i, o.i+len(name)
 			for a > 0 && isNameChar(s[a-1]) {
 				a--
 			}
@@ -176,6 +187,19 @@ func assignments(s, lower string) []span {
 	}
 	return spans
 }
+
+// hintAt is an occurrence of nameHints[hint] at i.
+type hintAt struct{ hint, i int }
+
+// nameAt lists, by first byte, the indices of the nameHints beginning with
+// it; namePairs holds their first two bytes (every hint is longer).
+var nameAt, namePairs = func() (t [256][]int, p pairSet) {
+	for h, w := range nameHints {
+		t[w[0]] = append(t[w[0]], h)
+		p.add(w[0], w[1])
+	}
+	return t, p
+}()
 
 // parseAssignment reads `name["']? *(=|:|:=|=>) *["']?value` where s[a:e] is
 // the name, and returns the value's span when it should be redacted.

@@ -9,12 +9,11 @@ import "sync"
 // (0.47 of 11 CPU-s, docs/BENCHMARKS.md "Session 13, ingest"). The answer
 // is exactly containsAny's: a literal is marked found only where it
 // occurs, and every position is tried for every literal starting with
-// that byte.
+// that byte pair (litSet; a table of first bytes before session 20).
 type prefilter struct {
-	lits    []string
-	byFirst [256][]int // indices into lits of the literals starting with each byte
-	ofRule  [][]int    // per rule (index into rules()), its literals
-	empty   []int      // empty literals: found in every string, as strings.Contains says
+	lits   []string
+	set    *litSet
+	ofRule [][]int // per rule (index into rules()), its literals
 }
 
 var rulePrefilter = sync.OnceValue(func() *prefilter {
@@ -28,41 +27,22 @@ var rulePrefilter = sync.OnceValue(func() *prefilter {
 				k = len(p.lits)
 				index[l] = k
 				p.lits = append(p.lits, l)
-				if l == "" {
-					p.empty = append(p.empty, k)
-				} else {
-					p.byFirst[l[0]] = append(p.byFirst[l[0]], k)
-				}
 			}
 			p.ofRule[i] = append(p.ofRule[i], k)
 		}
 	}
+	p.set = newLitSet(p.lits)
 	return p
 })
 
 // scan returns which literals occur in s (found[k] for lits[k]).
 func (p *prefilter) scan(s string) []bool {
 	found := make([]bool, len(p.lits))
-	for _, k := range p.empty {
-		found[k] = true
-	}
-	left := len(p.lits) - len(p.empty)
-	for i := 0; i < len(s) && left > 0; i++ {
-		ks := p.byFirst[s[i]]
-		if len(ks) == 0 {
-			continue
-		}
-		for _, k := range ks {
-			l := p.lits[k]
-			if found[k] || len(l) > len(s)-i || len(l) > 1 && s[i+1] != l[1] {
-				continue
-			}
-			if s[i:i+len(l)] == l {
-				found[k] = true
-				left--
-			}
-		}
-	}
+	left := len(p.lits)
+	p.set.each(s, found, func(int) bool {
+		left--
+		return left > 0
+	})
 	return found
 }
 

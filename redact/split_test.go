@@ -106,6 +106,20 @@ func TestGitleaksSplitIsExact(t *testing.T) {
 	if edgeFound < 100 {
 		t.Errorf("the edge texts gave %d findings: they test nothing", edgeFound)
 	}
+	// The keyed hot rules, asked only where one of their keywords is.
+	for _, h := range hotRules {
+		if !h.keyed {
+			continue
+		}
+		found := 0
+		for _, s := range namedTexts(r, h.id, 300) {
+			_, k := checkSplit(t, h.id, s)
+			found += k
+		}
+		if found < 20 {
+			t.Errorf("%s: its texts gave %d findings: they test nothing", h.id, found)
+		}
+	}
 	t.Logf("edge texts: %d findings", edgeFound)
 	if os.Getenv("GIT_MEM_HEAVY") == "" {
 		return

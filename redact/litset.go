@@ -1,0 +1,107 @@
+package redact
+
+import "strings"
+
+// pairSet is a set of byte pairs: a bit for each of the 65,536, 8 KiB in
+// all, so that asking for the pair at every position of a text costs a
+// load and a test. The literal searches below skip every position whose
+// first two bytes begin none of their literals, which in a transcript is
+// most of them: the tests of which literals occur in a string went one
+// byte at a time through a table of first bytes (prefilter.scan,
+// mayGeneric) or through the Aho-Corasick trie of gitleaks' keywords
+// (restFor), ~5 ns a byte each, and every letter but a few begins some
+// literal (docs/BENCHMARKS.md, "Session 20, ingest: redaction").
+type pairSet [1 << 16 / 64]uint64
+
+func (p *pairSet) add(a, b byte) {
+	k := uint(a)<<8 | uint(b)
+	p[k>>6] |= 1 << (k & 63)
+}
+
+func (p *pairSet) has(a, b byte) bool {
+	k := uint(a)<<8 | uint(b)
+	return p[k>>6]&(1<<(k&63)) != 0
+}
+
+// litSet finds which of a set of literals occur in a string, in one pass:
+// the same answer as strings.Contains for each literal. A literal occurs at
+// i only if its first two bytes are s[i:i+2] (its pair is in pairs) or it
+// is one byte long (those are looked for with strings.IndexByte); at a
+// position whose pair is in pairs, every literal with that pair is
+// compared. The empty literal occurs in every string, as strings.Contains
+// says.
+type litSet struct {
+	lits  []string
+	pairs pairSet
+	// next holds bytes 1-2 of the literals of three bytes or more, short
+	// the pairs that begin a two-byte literal: at a position whose pair
+	// begins no two-byte literal, the next pair must be in next.
+	next, short pairSet
+	slot        *[1 << 16]uint16 // pair -> 1 + index into byPair (0: none)
+	byPair      [][]int          // indices into lits of the literals beginning with a pair
+	ones        []int            // one-byte literals
+	empty       []int            // empty literals
+}
+
+func newLitSet(lits []string) *litSet {
+	ls := &litSet{lits: lits, slot: new([1 << 16]uint16)}
+	for k, l := range lits {
+		switch len(l) {
+		case 0:
+			ls.empty = append(ls.empty, k)
+		case 1:
+			ls.ones = append(ls.ones, k)
+		default:
+			key := uint16(l[0])<<8 | uint16(l[1])
+			if ls.slot[key] == 0 {
+				ls.byPair = append(ls.byPair, nil)
+				ls.slot[key] = uint16(len(ls.byPair))
+				ls.pairs.add(l[0], l[1])
+			}
+			if len(l) == 2 {
+				ls.short.add(l[0], l[1])
+			} else {
+				ls.next.add(l[1], l[2])
+			}
+			j := ls.slot[key] - 1
+			ls.byPair[j] = append(ls.byPair[j], k)
+		}
+	}
+	return ls
+}
+
+// each calls fn(k) for every literal lits[k] that occurs in s, once each,
+// until fn returns false; found is scratch of len(lits), all false, and is
+// left marking the literals found.
+func (ls *litSet) each(s string, found []bool, fn func(k int) bool) {
+	for _, k := range ls.empty {
+		found[k] = true
+		if !fn(k) {
+			return
+		}
+	}
+	for _, k := range ls.ones {
+		if strings.IndexByte(s, ls.lits[k][0]) >= 0 {
+			found[k] = true
+			if !fn(k) {
+				return
+			}
+		}
+	}
+	for i := 0; i+1 < len(s); i++ {
+		if !ls.pairs.has(s[i], s[i+1]) ||
+			!ls.short.has(s[i], s[i+1]) && (i+2 == len(s) || !ls.next.has(s[i+1], s[i+2])) {
+			continue
+		}
+		for _, k := range ls.byPair[ls.slot[uint16(s[i])<<8|uint16(s[i+1])]-1] {
+			l := ls.lits[k]
+			if found[k] || len(l) > len(s)-i || s[i:i+len(l)] != l {
+				continue
+			}
+			found[k] = true
+			if !fn(k) {
+				return
+			}
+		}
+	}
+}
