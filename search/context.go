@@ -609,10 +609,6 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		mem = reuseScratch(size)
 		defer mem.keep()
 	}
-	queues := make([]termQueue, workers)
-	for w := range queues {
-		queues[w].end, queues[w].recs = len(groups[w]), make([]*termRecord, len(groups[w]))
-	}
 	var wg sync.WaitGroup
 	for w := range ws {
 		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
@@ -625,33 +621,12 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			s := ws[w]
-			if testStealFirst && !disableBalance {
-				if !s.help(ctx, w, queues, groups, terms) {
+			for _, k := range groups[w] {
+				ws[w].k, ws[w].tw = int32(k+1), terms[k].w
+				if errs[w] = ws[w].term(ctx, terms[k].t); errs[w] != nil {
 					return
 				}
-			}
-			for i, k := range groups[w] {
-				s.k, s.tw = int32(k+1), terms[k].w
-				if queues[w].claim() {
-					if errs[w] = s.term(ctx, terms[k].t); errs[w] != nil {
-						return
-					}
-					missing[k] = s.held == 0
-					continue
-				}
-				// Another worker took this term and the ones after it
-				// (help): their additions come in the group's order.
-				rec := queues[w].recs[i]
-				<-rec.done
-				if errs[w] = rec.err; errs[w] != nil {
-					return
-				}
-				s.apply(rec)
-				missing[k] = rec.held == 0
-			}
-			if !disableBalance {
-				s.help(ctx, w, queues, groups, terms)
+				missing[k] = ws[w].held == 0
 			}
 		}(w)
 	}
@@ -664,8 +639,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			return nil, err
 		}
 	}
-	// Every worker scored or applied at least one term, so its arrays
-	// exist.
+	// Every worker scored at least one term, so its arrays exist.
 	scores, touched, seen := ws[0].scores, ws[0].touched, ws[0].seen
 	for _, x := range ws[1:] {
 		for _, row := range x.touched {
@@ -675,9 +649,6 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			}
 			scores[row] += x.scores[row]
 		}
-	}
-	if testSummed != nil {
-		testSummed(ws, scores, touched)
 	}
 	if !plain {
 		ix.adjust(ws, scores, touched, sc, text, len(qterms))
@@ -932,10 +903,6 @@ type sessionScorer struct {
 	prompt  bool    // score the rows' own first turns (PromptWeight)
 	held    int     // postings of the current term in the rows' own fields
 
-	// rec, when set, takes the current term's additions to scores (a
-	// term of another worker's group: help) instead of scores.
-	rec *termRecord
-
 	scores, tf []float64 // per row: the sum so far, f'(t,row) of the current term
 	pair       []float64 // scores and tf, one array
 	seen       []bool
@@ -1017,18 +984,6 @@ func (s *sessionScorer) add(row int32, f float64) {
 // term adds the score of term t: each posting of t adds to its row and to
 // the rows that take that row's words as context.
 func (s *sessionScorer) term(ctx context.Context, t string) error {
-	s.alloc()
-	if s.pr == nil {
-		s.pr = newPostingReader(s.ix, s.r, s.cache)
-	}
-	if s.plain {
-		return s.plainTerm(ctx, t)
-	}
-	return s.fullTerm(ctx, t)
-}
-
-// alloc makes the scorer's arrays on its first term.
-func (s *sessionScorer) alloc() {
 	if s.tf == nil {
 		// scores and tf side by side: once the ranking is summed, a
 		// worker's pair holds the candidates (sessionBM25Layer).
@@ -1047,10 +1002,12 @@ func (s *sessionScorer) alloc() {
 		}
 		s.buf, s.cardBuf = scratchSlice[rowFreq](s.mem, 0, bufCap), scratchSlice[cardPosting](s.mem, 0, cardCap)
 	}
-}
-
-// fullTerm is term's session scoring (not plain).
-func (s *sessionScorer) fullTerm(ctx context.Context, t string) error {
+	if s.pr == nil {
+		s.pr = newPostingReader(s.ix, s.r, s.cache)
+	}
+	if s.plain {
+		return s.plainTerm(ctx, t)
+	}
 	sc := s.sc
 	s.eff = s.eff[:0]
 	// The postings come batch by batch (postingReader.start, next), in
@@ -1216,10 +1173,6 @@ func (s *sessionScorer) titleScore(titles []rowFreq) bool {
 				d = dl[j]
 				v = s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
 			}
-			if s.rec != nil {
-				s.rec.adds = append(s.rec.adds, rowAdd{j, v})
-				continue
-			}
 			if !s.seen[j] {
 				s.seen[j] = true
 				s.touched = append(s.touched, j)
@@ -1256,7 +1209,11 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			}
 			got += len(ps)
 			for _, x := range ps {
-				s.put(x.row, s.tw*CardWeight*idf*x.f()*(BM25K1+1)/(x.f()+BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg)))
+				if !s.seen[x.row] {
+					s.seen[x.row] = true
+					s.touched = append(s.touched, x.row)
+				}
+				s.scores[x.row] += s.tw * CardWeight * idf * x.f() * (BM25K1 + 1) / (x.f() + BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg))
 			}
 		}
 		if got != n {
@@ -1278,7 +1235,11 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 	df := float64(len(ps))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
 	for _, x := range ps {
-		s.put(x.row, s.tw*CardWeight*idf*x.f()*(BM25K1+1)/(x.f()+BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg)))
+		if !s.seen[x.row] {
+			s.seen[x.row] = true
+			s.touched = append(s.touched, x.row)
+		}
+		s.scores[x.row] += s.tw * CardWeight * idf * x.f() * (BM25K1 + 1) / (x.f() + BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg))
 	}
 	return nil
 }
@@ -1332,15 +1293,6 @@ func (s *sessionScorer) scoreB(weight float64, dl []float64, avgdl, bOver float6
 	df := float64(len(s.eff))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
 	k1, b := s.bm25(bOver)
-	if s.rec != nil {
-		for _, row := range s.eff {
-			f := s.tf[row]
-			s.tf[row] = 0
-			s.rec.adds = append(s.rec.adds, rowAdd{row, s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*dl[row]/avgdl))})
-		}
-		s.eff = s.eff[:0]
-		return
-	}
 	for _, row := range s.eff {
 		f := s.tf[row]
 		s.tf[row] = 0
