@@ -219,6 +219,9 @@ type Index struct {
 	coocTab  *coocTable
 	coocErr  error
 
+	tdoc      *termsDoc // how the mapping builds a document (termsDocOf); nil: by indexTerms
+	tdocKnown bool
+
 	lst  *linkState     // supersession links and events (links.go), guarded by mu for readers
 	dead map[int32]bool // man.Dead as a set, built on first use
 
@@ -857,14 +860,19 @@ func (ix *Index) addBatch(bl *bleveBatches, docs []Doc, preps []prep) error {
 		if !known {
 			row = int32(len(ix.seqs))
 		}
-		fields := map[string]any{
-			fieldVerbatim:  p.verb,
-			fieldOutput:    p.out,
-			fieldDistilled: p.dist,
-			fieldHead:      p.head,
-			fieldAsked:     p.asked,
+		var doc *document.Document
+		var err error
+		if td := ix.termsDoc(); td != nil {
+			doc, err = ix.indexPrepared(b, td, bleveID(row), &[5]string{p.verb, p.out, p.dist, p.head, p.asked})
+		} else {
+			doc, err = ix.indexTerms(b, bleveID(row), map[string]any{
+				fieldVerbatim:  p.verb,
+				fieldOutput:    p.out,
+				fieldDistilled: p.dist,
+				fieldHead:      p.head,
+				fieldAsked:     p.asked,
+			})
 		}
-		doc, err := ix.indexTerms(b, bleveID(row), fields)
 		if err == nil && row <= firstRow {
 			first, firstRow = doc, row
 		}
@@ -923,6 +931,14 @@ func (ix *Index) addBatch(bl *bleveBatches, docs []Doc, preps []prep) error {
 		return fmt.Errorf("index batch of %d: %w", len(docs), err)
 	}
 	return nil
+}
+
+// termsDoc is termsDocOf the index's mapping, worked out once.
+func (ix *Index) termsDoc() *termsDoc {
+	if !ix.tdocKnown {
+		ix.tdoc, ix.tdocKnown = termsDocOf(ix.idx.Mapping()), true
+	}
+	return ix.tdoc
 }
 
 // bleveID is a document's id in Bleve: its row, so that a search maps

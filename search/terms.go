@@ -1,12 +1,18 @@
 package search
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/mapping"
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 // termsAnalyzerName names, in every index's mapping, the analyzer of the
@@ -79,7 +85,8 @@ func (termsAnalyzer) Analyze(input []byte) analysis.TokenStream {
 // (the mapping builds the document, _all field included), with every text
 // field the mapping gives the gitmem_terms analyzer analysed by
 // termsAnalyzer instead. A mapping whose text fields use another analyzer
-// (an index built by other code) is left as it is.
+// (an index built by other code) is left as it is. Add uses
+// indexPrepared when the index's mapping is newMapping's (termsDocs).
 func (ix *Index) indexTerms(b batch, id string, fields map[string]any) (*document.Document, error) {
 	if e, ok := ix.idx.(interface{ FireIndexEvent() }); ok {
 		e.FireIndexEvent()
@@ -101,4 +108,188 @@ func (ix *Index) indexTerms(b batch, id string, fields map[string]any) (*documen
 // batch is the part of *bleve.Batch indexTerms uses.
 type batch interface {
 	IndexAdvanced(*document.Document) error
+}
+
+// termsDoc is how newMapping's mapping builds a document of our five text
+// fields, learnt once per index from the mapping itself (termsDocOf): the
+// fields' names and indexing options, and the _all field's.
+type termsDoc struct {
+	names   [5]string
+	opts    [5]index.FieldIndexingOptions
+	allOpts index.FieldIndexingOptions
+}
+
+// termsDocOf returns how m builds a document of the five text fields, or
+// nil when m is not newMapping's (then indexTerms builds each document).
+// MapDocument of the five fields is what the built documents must equal:
+// each a text field analysed by gitmem_terms, no term vectors (the
+// frequencies carry no locations), none in _all, and one composite _all.
+func termsDocOf(m mapping.IndexMapping) *termsDoc {
+	want, err1 := json.Marshal(newMapping())
+	got, err2 := json.Marshal(m)
+	if err1 != nil || err2 != nil || string(got) != string(want) {
+		return nil
+	}
+	td := &termsDoc{names: [5]string{fieldVerbatim, fieldOutput, fieldDistilled, fieldHead, fieldAsked}}
+	fields := map[string]any{}
+	for _, n := range td.names {
+		fields[n] = "x"
+	}
+	doc := document.NewDocument("0")
+	if m.MapDocument(doc, fields) != nil || len(doc.Fields) != len(td.names) || len(doc.CompositeFields) != 1 ||
+		doc.CompositeFields[0].Name() != "_all" {
+		return nil
+	}
+	terms := m.AnalyzerNamed(termsAnalyzerName)
+	for _, f := range doc.Fields {
+		tf, ok := f.(*document.TextField)
+		if !ok || terms == nil || tf.Analyzer() != terms || tf.Options().IncludeTermVectors() || len(tf.ArrayPositions()) != 0 {
+			return nil
+		}
+		i := slices.Index(td.names[:], tf.Name())
+		if i < 0 {
+			return nil
+		}
+		td.opts[i] = tf.Options()
+	}
+	td.allOpts = doc.CompositeFields[0].Options()
+	return td
+}
+
+// indexPrepared adds the document id whose five text fields are texts (in
+// termsDoc's order: verbatim, output, distilled, head, asked; each terms
+// joined by spaces, as prepare makes them) to batch b: the document
+// MapDocument and indexTerms build, without the mapping's walk or the
+// copy of each text, its fields termsFields.
+func (ix *Index) indexPrepared(b batch, td *termsDoc, id string, texts *[5]string) (*document.Document, error) {
+	if e, ok := ix.idx.(interface{ FireIndexEvent() }); ok {
+		e.FireIndexEvent()
+	}
+	doc := document.NewDocument(id)
+	fs := new([5]termsField)
+	for i := range fs {
+		fs[i] = termsField{name: td.names[i], opts: td.opts[i], value: texts[i]}
+		doc.AddField(&fs[i])
+	}
+	doc.AddField(document.NewCompositeFieldWithIndexingOptions("_all", true, []string{}, td.names[:], td.allOpts))
+	doc.SetIndexed()
+	return doc, b.IndexAdvanced(doc)
+}
+
+// termsField is a text field of terms joined by spaces, analysed as
+// gitmem_terms (Bleve's whitespace tokenizer) and analysis.TokenFrequency
+// would: the same tokens, so the same length and term frequencies, but
+// counted in one pass over the text, with no token list, a term's key a
+// substring of the text and its TokenFreq from one allocation per field.
+// Bleve's analysis of the coding corpus (termsAnalyzer 0.39 s,
+// TokenFrequency 0.28 s of 7.4 CPU-s) was a tenth of `git mem add`
+// (docs/BENCHMARKS.md, "Session 20, ingest: Bleve's share"). Our own code:
+// Bleve offers no way to hand it counted terms but a document.Field.
+type termsField struct {
+	name   string
+	opts   index.FieldIndexingOptions
+	value  string
+	length int
+	freqs  index.TokenFrequencies
+}
+
+var noArrayPositions = []uint64{}
+
+func (f *termsField) Name() string                        { return f.name }
+func (f *termsField) ArrayPositions() []uint64            { return noArrayPositions }
+func (f *termsField) Options() index.FieldIndexingOptions { return f.opts }
+func (f *termsField) Value() []byte                       { return []byte(f.value) }
+func (f *termsField) Text() string                        { return f.value }
+func (f *termsField) NumPlainTextBytes() uint64           { return uint64(len(f.value)) }
+func (f *termsField) EncodedFieldType() byte              { return 't' }
+func (f *termsField) AnalyzedLength() int                 { return f.length }
+
+func (f *termsField) AnalyzedTokenFrequencies() index.TokenFrequencies { return f.freqs }
+
+func (f *termsField) Size() int {
+	n := int(unsafe.Sizeof(*f)) + len(f.name) + len(f.value)
+	if f.freqs != nil {
+		n += f.freqs.Size()
+	}
+	return n
+}
+
+func (f *termsField) Analyze() {
+	if f.opts.IncludeTermVectors() {
+		// Not built by termsDocOf: locations are analysis.TokenFrequency's.
+		tokens := termsAnalyzer{}.Analyze([]byte(f.value))
+		f.length, f.freqs = len(tokens), analysis.TokenFrequency(tokens, noArrayPositions, f.opts)
+		return
+	}
+	f.freqs, f.length = countTerms(f.value, f.opts.SkipFreqNorm())
+}
+
+// countTerms is analysis.TokenFrequency(termsAnalyzer{}.Analyze(s)) without
+// term vectors, and the number of tokens: the tokenizer's loop as in
+// termsAnalyzer.Analyze (same tokens, same stop at invalid UTF-8 or
+// U+FFFD), each token counted as it is found. A TokenFreq's Term is the
+// term's bytes in s, read only.
+func countTerms(s string, skipFreq bool) (index.TokenFrequencies, int) {
+	// n is the tokens when s is terms joined by single spaces; a field of
+	// the coding corpus has a quarter as many distinct terms (4.7 million
+	// tokens, 1.2 million distinct in their fields): the map and the first
+	// slab of TokenFreqs are sized for that (analysis.TokenFrequency sizes
+	// its map for every token), later slabs as large as the one before.
+	n := 1 + strings.Count(s, " ")
+	rv := make(index.TokenFrequencies, n/4)
+	slab := make([]index.TokenFreq, max(16, n/4))
+	used, count := 0, 0
+	emit := func(start, end int) {
+		count++
+		term := s[start:end]
+		if tf, ok := rv[term]; ok {
+			if !skipFreq {
+				tf.SetFrequency(tf.Frequency() + 1)
+			}
+			return
+		}
+		var tf *index.TokenFreq
+		if used < len(slab) {
+			tf = &slab[used]
+			used++
+		} else {
+			slab, used = make([]index.TokenFreq, max(16, len(slab))), 1
+			tf = &slab[0]
+		}
+		tf.Term = unsafe.Slice(unsafe.StringData(term), len(term))
+		if !skipFreq {
+			tf.SetFrequency(1)
+		}
+		rv[term] = tf
+	}
+	offset, start, end := 0, 0, 0
+	for offset < len(s) {
+		c := s[offset]
+		size := 1
+		var isToken bool
+		if c < utf8.RuneSelf {
+			isToken = !(c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r')
+		} else {
+			r, sz := utf8.DecodeRuneInString(s[offset:])
+			if r == utf8.RuneError {
+				break // where Bleve's tokenizer stops
+			}
+			size = sz
+			isToken = !unicode.IsSpace(r)
+		}
+		if isToken {
+			end = offset + size
+		} else {
+			if end-start > 0 {
+				emit(start, end)
+			}
+			start = offset + size
+			end = start
+		}
+		offset += size
+	}
+	if end-start > 0 {
+		emit(start, end)
+	}
+	return rv, count
 }
