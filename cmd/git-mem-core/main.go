@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 )
 
@@ -45,6 +46,7 @@ func heapPeaks() {
 // it is set: how the figures in docs/BENCHMARKS.md were taken apart.
 func profiled(f func() int) int {
 	heapPeaks()
+	defer traced()()
 	p := os.Getenv("GIT_MEM_CPUPROFILE")
 	if p == "" {
 		return f()
@@ -61,4 +63,28 @@ func profiled(f func() int) int {
 	}
 	defer pprof.StopCPUProfile()
 	return f()
+}
+
+// traced writes an execution trace (runtime/trace) to $GIT_MEM_TRACE when
+// it is set, until the returned func is called: where the cores of an add
+// idle (`go tool trace FILE`).
+func traced() (stop func()) {
+	p := os.Getenv("GIT_MEM_TRACE")
+	if p == "" {
+		return func() {}
+	}
+	out, err := os.Create(p)
+	if err != nil {
+		os.Stderr.WriteString("git mem: GIT_MEM_TRACE: " + err.Error() + "\n")
+		return func() {}
+	}
+	if err := trace.Start(out); err != nil {
+		os.Stderr.WriteString("git mem: GIT_MEM_TRACE: " + err.Error() + "\n")
+		out.Close()
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
+		out.Close()
+	}
 }

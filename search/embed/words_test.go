@@ -79,7 +79,8 @@ func TestWordsIsRef(t *testing.T) {
 	r := rand.New(rand.NewSource(seed))
 	pieces := []string{"a", "Z", "9", "_", ".", "/", "-", ":", " ", "\n", "\t", ",", "(", "authMiddleware", "HTTPServer",
 		"x86_64", "pkg/errors", "é", "É", "ß", "İ", "\u212a", "٣", "中文", "ｆｕｌｌ", "\xff", "\xe2\x82", "\u00a0",
-		"\u2028", "\ufffd", "src/auth/middleware.ts", strings.Repeat("ab", 40), strings.Repeat("9", 70), "getHTTPResponseCode2"}
+		"\u2028", "\ufffd", "src/auth/middleware.ts", strings.Repeat("ab", 40), strings.Repeat("9", 70), "getHTTPResponseCode2",
+		"The", "tests", "Q", "Running"} // the last: plain words, which Words does not split
 	texts := []string{"", "a", ".", "a.", ".a", "a..b", "a.-b", "é.b", "a/\xff", strings.Repeat("x", 65), strings.Repeat("x", 64)}
 	for range 20000 {
 		var b strings.Builder

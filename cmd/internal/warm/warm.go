@@ -71,8 +71,8 @@ var EnvNames = []string{
 }
 
 // ColdEnvNames make a search run cold whatever their value: they ask for
-// a profile of the search process itself.
-var ColdEnvNames = []string{"GIT_MEM_CPUPROFILE", "GIT_MEM_HEAPPROFILE"}
+// a profile (or trace) of the search process itself.
+var ColdEnvNames = []string{"GIT_MEM_CPUPROFILE", "GIT_MEM_HEAPPROFILE", "GIT_MEM_TRACE"}
 
 // EnvDigest is a hash (SHA-256) of EnvNames' values, set or not, under
 // lookup.
