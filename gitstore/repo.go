@@ -323,30 +323,32 @@ func (s *objectStore) memoTree(h plumbing.Hash) (*object.Tree, bool) {
 	} else if typ, data, z, ok = s.packSet(nil).readStored(h); !ok {
 		return nil, false // fastTree, which lists the packs again if need be
 	}
-	mo, ok := treeObject(typ, data, ok)
-	if !ok {
+	if typ != plumbing.TreeObject {
 		return nil, false
 	}
-	t, ok := s.decodeTree(h, mo)
+	var t *object.Tree
+	if es, fast := decodeTreeEntries(data); fast {
+		t, ok = treeFromEntries(s, h, es)
+	} else {
+		mo, _ := treeObject(typ, data, true)
+		t, ok = s.decodeTree(h, mo)
+	}
 	if ok {
 		s.memo.keep(t, len(data), z)
 	}
 	return t, ok
 }
 
-// keepTree puts tree t, encoded as obj and just written by the sync (the
-// union merge's), in the memo, so that the push's walk does not read it
-// back; a no-op on any other store.
-func (s *objectStore) keepTree(h plumbing.Hash, obj plumbing.EncodedObject) {
+// keepTree puts tree h, just written by the sync (the union merge's) with
+// entries (sorted, as written) in size bytes, in the memo, so that the
+// push's walk does not read it back; a no-op on any other store.
+func (s *objectStore) keepTree(h plumbing.Hash, entries []object.TreeEntry, size int) {
 	if s.memo == nil {
 		return
 	}
-	t, err := object.DecodeTree(s, obj)
-	if err != nil {
-		return
+	if t, ok := treeFromEntries(s, h, entries); ok {
+		s.memo.keep(t, size, nil)
 	}
-	t.Hash = h
-	s.memo.keep(t, int(obj.Size()), nil)
 }
 
 // getTree is object.GetTree, reading the tree from the mapped packs when
