@@ -103,6 +103,12 @@ type objectStore struct {
 // last level holds ~250 files (a 23 KB tree), and the ~3,000 such trees a
 // merge of 1,000 on each side reads and writes passed 64 MB, so the push
 // read them all again (1.2 s of CPU; docs/BENCHMARKS.md, session 17).
+// 384 MB, not 256: since the merge and the push's walk share the memo
+// (session 19) that merge keeps ~276 MB by this count, and past 256 MB
+// ~3,200 trees were not kept and read again, most by the push's pack
+// (inflated and hashed; session 20). The count is an estimate: a
+// decoded leaf is its names in one string and its entries (~1.5× its
+// encoding, treeFromEntries).
 type readMemo struct {
 	mu    sync.Mutex
 	trees map[plumbing.Hash]*object.Tree
@@ -155,7 +161,7 @@ type storedObject struct {
 	z    []byte
 }
 
-const readMemoMax = 256 << 20
+const readMemoMax = 384 << 20
 
 func newReadMemo() *readMemo {
 	return &readMemo{trees: map[plumbing.Hash]*object.Tree{}, z: map[plumbing.Hash]storedObject{}, raw: map[plumbing.Hash]rawObject{}}
