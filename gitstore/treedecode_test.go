@@ -101,3 +101,33 @@ func TestDecodeTreeEntriesIsGoGits(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDecodeTreeEntries: whatever the bytes, a tree our decoder takes is
+// one go-git decodes to the same entries.
+func FuzzDecodeTreeEntries(f *testing.F) {
+	h0 := plumbing.ComputeHash(plumbing.BlobObject, []byte("0"))
+	f.Add([]byte("100644 a\x00" + string(h0[:]) + "40000 b\x00" + string(h0[:])))
+	f.Add([]byte("100644 a.b\x00" + string(h0[:]) + "40000 a\x00" + string(h0[:]) + "100755 a0\x00" + string(h0[:])))
+	f.Add([]byte("120000 l\x00" + string(h0[:5])))
+	f.Add([]byte{})
+	st := memory.NewStorage()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := decodeTreeEntries(data)
+		if !ok {
+			return
+		}
+		mo, _ := treeObject(plumbing.TreeObject, data, true)
+		want, err := object.DecodeTree(st, mo)
+		if err != nil {
+			t.Fatalf("go-git refuses a tree we take: %v", err)
+		}
+		if len(got) != len(want.Entries) {
+			t.Fatalf("%d entries, go-git %d", len(got), len(want.Entries))
+		}
+		for i := range got {
+			if got[i] != want.Entries[i] {
+				t.Fatalf("entry %d: %+v, go-git %+v", i, got[i], want.Entries[i])
+			}
+		}
+	})
+}
