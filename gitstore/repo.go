@@ -103,6 +103,12 @@ type objectStore struct {
 // last level holds ~250 files (a 23 KB tree), and the ~3,000 such trees a
 // merge of 1,000 on each side reads and writes passed 64 MB, so the push
 // read them all again (1.2 s of CPU; docs/BENCHMARKS.md, session 17).
+// 384 MB, not 256: since the merge and the push's walk share the memo
+// (session 19) that merge keeps ~276 MB by this count, and past 256 MB
+// ~3,200 trees were not kept and read again, most by the push's pack
+// (inflated and hashed; session 20). The count is an estimate: a
+// decoded leaf is its names in one string and its entries (~1.5× its
+// encoding, treeFromEntries).
 type readMemo struct {
 	mu    sync.Mutex
 	trees map[plumbing.Hash]*object.Tree
@@ -155,7 +161,7 @@ type storedObject struct {
 	z    []byte
 }
 
-const readMemoMax = 256 << 20
+const readMemoMax = 384 << 20
 
 func newReadMemo() *readMemo {
 	return &readMemo{trees: map[plumbing.Hash]*object.Tree{}, z: map[plumbing.Hash]storedObject{}, raw: map[plumbing.Hash]rawObject{}}
@@ -323,30 +329,32 @@ func (s *objectStore) memoTree(h plumbing.Hash) (*object.Tree, bool) {
 	} else if typ, data, z, ok = s.packSet(nil).readStored(h); !ok {
 		return nil, false // fastTree, which lists the packs again if need be
 	}
-	mo, ok := treeObject(typ, data, ok)
-	if !ok {
+	if typ != plumbing.TreeObject {
 		return nil, false
 	}
-	t, ok := s.decodeTree(h, mo)
+	var t *object.Tree
+	if es, fast := decodeTreeEntries(data); fast {
+		t, ok = treeFromEntries(s, h, es)
+	} else {
+		mo, _ := treeObject(typ, data, true)
+		t, ok = s.decodeTree(h, mo)
+	}
 	if ok {
 		s.memo.keep(t, len(data), z)
 	}
 	return t, ok
 }
 
-// keepTree puts tree t, encoded as obj and just written by the sync (the
-// union merge's), in the memo, so that the push's walk does not read it
-// back; a no-op on any other store.
-func (s *objectStore) keepTree(h plumbing.Hash, obj plumbing.EncodedObject) {
+// keepTree puts tree h, just written by the sync (the union merge's) with
+// entries (sorted, as written) in size bytes, in the memo, so that the
+// push's walk does not read it back; a no-op on any other store.
+func (s *objectStore) keepTree(h plumbing.Hash, entries []object.TreeEntry, size int) {
 	if s.memo == nil {
 		return
 	}
-	t, err := object.DecodeTree(s, obj)
-	if err != nil {
-		return
+	if t, ok := treeFromEntries(s, h, entries); ok {
+		s.memo.keep(t, size, nil)
 	}
-	t.Hash = h
-	s.memo.keep(t, int(obj.Size()), nil)
 }
 
 // getTree is object.GetTree, reading the tree from the mapped packs when

@@ -282,6 +282,10 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	var lastAnc commitSet
 	var early *earlyWalk // the push's walk of ours, beside the merge
 	defer func() { early.wait() }()
+	var moves [][2]plumbing.Hash // main's moves whose new records are not counted yet
+	var side *besidePush         // that count, the pushed records' and the ancestry cache, beside the push
+	defer func() { side.wait() }()
+	var savedTip plumbing.Hash // the ancestry cache written beside a push
 	for round := 1; ; round++ {
 		res.Rounds = round
 		if err := ctx.Err(); err != nil {
@@ -422,11 +426,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 					// the sync comes before any indexing, as it did.)
 					opt.MainMoved(next)
 				}
-				m, err := r.countNewPaths(ours, next)
-				if err != nil {
-					return res, err
-				}
-				res.Merged += m
+				moves = append(moves, [2]plumbing.Hash{ours, next})
 			}
 			head, lastTip = next, next
 			switch next {
@@ -478,18 +478,32 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			// holds the tombstones that explain it.
 			updates = append([]refUpdate{{Name: TombstoneRef, Old: tl.remoteTomb, New: tl.union}}, updates...)
 		}
+		var saveTip plumbing.Hash
+		if !lastTip.IsZero() && lastTip != cacheTip && lastTip != savedTip {
+			saveTip = lastTip
+		}
+		side = r.startBeside(moves, commits, saveTip, lastAnc)
+		moves = nil
 		if len(updates) == 0 {
+			merged, _, err := side.wait()
+			if err != nil {
+				return res, err
+			}
+			res.Merged += merged
+			savedTip = saveTip
 			res.RemoteHead = remoteTip
 			break
 		}
 		if testHookBeforePush != nil {
 			testHookBeforePush()
 		}
-		pushed, err := r.countRecords(commits, nil)
-		if err != nil {
-			return res, err
-		}
 		sent, err := r.pushRefs(ctx, a, updates, objs)
+		merged, pushed, serr := side.wait()
+		if serr != nil {
+			return res, serr
+		}
+		res.Merged += merged
+		savedTip = saveTip
 		res.BytesSent += sent
 		if errors.Is(err, errPushRejected) && round < opt.Retries {
 			// Another machine pushed in between: fetch, merge and push again.
@@ -516,7 +530,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		}
 		break
 	}
-	if !lastTip.IsZero() && lastTip != cacheTip {
+	if !lastTip.IsZero() && lastTip != cacheTip && lastTip != savedTip {
 		r.saveAncestry(lastTip, lastAnc)
 	}
 	res.UpToDate = res.Fetched == 0 && res.Merged == 0 && res.Pushed == 0 && res.Before == res.Head
@@ -524,6 +538,54 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		r.maybeRepack()
 	}
 	return res, nil
+}
+
+// besidePush is what a sync works out for its report and its cache but
+// not for its push, run on a goroutine while the push waits on the remote
+// (its receive-pack took ~1.7 s of CPU at 1,000,000 exchanges): the
+// records each move of main brought in (countNewPaths), the records the
+// push sends (countRecords) and the ancestry cache (saveAncestry: ~20 MB
+// written and hashed at 1,000,000). In series after the merge they were
+// 0.3–0.9 s of the merge side's wall at 1,000,000 (docs/BENCHMARKS.md,
+// session 20). They only read objects the sync holds, under its locks.
+type besidePush struct {
+	done           chan struct{}
+	merged, pushed int
+	err            error
+}
+
+// startBeside counts the new records of moves (each main's old and new
+// value) and the records of pushed, and saves the ancestry cache for
+// saveTip (its ancestry anc) unless saveTip is zero.
+func (r *Repo) startBeside(moves [][2]plumbing.Hash, pushed []plumbing.Hash, saveTip plumbing.Hash, anc commitSet) *besidePush {
+	b := &besidePush{done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		if !saveTip.IsZero() {
+			// The ancestry of saveTip is so whether or not the push
+			// goes through: the cache only spares the next sync a walk.
+			r.saveAncestry(saveTip, anc)
+		}
+		for _, m := range moves {
+			n, err := r.countNewPaths(m[0], m[1])
+			if err != nil {
+				b.err = err
+				return
+			}
+			b.merged += n
+		}
+		b.pushed, b.err = r.countRecords(pushed, nil)
+	}()
+	return b
+}
+
+// wait returns what startBeside found, once it is done (nil: nothing).
+func (b *besidePush) wait() (merged, pushed int, err error) {
+	if b == nil {
+		return 0, 0, nil
+	}
+	<-b.done
+	return b.merged, b.pushed, b.err
 }
 
 // testHookBeforePush lets a test push from elsewhere between our fetch

@@ -223,7 +223,7 @@ func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put fun
 	}
 	h, err := put(obj)
 	if err == nil {
-		r.st.keepTree(h, obj)
+		r.st.keepTree(h, out, int(obj.Size()))
 	}
 	return h, err
 }

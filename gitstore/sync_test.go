@@ -896,3 +896,78 @@ func TestSyncStoreReadsTreesFromManyGoroutines(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncCountsAndCacheBesidePush: the records a sync brought in and sent
+// (worked out beside the push, besidePush) and the ancestry cache (saved
+// beside it) are those of main as the sync left it, in each kind of sync,
+// a push race included (two moves of main counted, the cache of the last).
+func TestSyncCountsAndCacheBesidePush(t *testing.T) {
+	cases := []struct {
+		name string
+		// setup returns the memory to sync; race, when set, runs in the
+		// push race hook (once).
+		setup                        func(t *testing.T, url string) (r *Repo, race func())
+		merged, pushed, rounds       int
+		fastForward, merge, upToDate bool
+	}{
+		{"push only", func(t *testing.T, url string) (*Repo, func()) {
+			return memWith(t, url, ids("a", 3)...), nil
+		}, 0, 3, 1, false, false, false},
+		{"fast-forward", func(t *testing.T, url string) (*Repo, func()) {
+			mustSync(t, memWith(t, url, ids("a", 3)...))
+			return memWith(t, url), nil
+		}, 3, 0, 1, true, false, false},
+		{"merge", func(t *testing.T, url string) (*Repo, func()) {
+			mustSync(t, memWith(t, url, ids("a", 2)...))
+			return memWith(t, url, ids("b", 3)...), nil
+		}, 2, 3, 1, false, true, false},
+		{"push race", func(t *testing.T, url string) (*Repo, func()) {
+			mustSync(t, memWith(t, url, ids("a", 2)...))
+			other := memWith(t, url, ids("c", 4)...)
+			return memWith(t, url, ids("b", 3)...), func() { mustSync(t, other) }
+		}, 6, 3, 2, false, true, false},
+		{"up to date", func(t *testing.T, url string) (*Repo, func()) {
+			r := memWith(t, url, ids("a", 2)...)
+			mustSync(t, r)
+			return r, nil
+		}, 0, 0, 1, false, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			url := bareRemote(t, t.TempDir(), "remote.git")
+			r, race := c.setup(t, url)
+			if race != nil {
+				testHookBeforePush = func() {
+					testHookBeforePush = nil
+					race()
+				}
+				t.Cleanup(func() { testHookBeforePush = nil })
+			}
+			before := len(exchangeSet(t, r.Dir()))
+			res := mustSync(t, r)
+			if res.Merged != c.merged || res.Pushed != c.pushed || res.Rounds != c.rounds ||
+				res.FastForward != c.fastForward || res.MergeCommit.IsZero() == c.merge || res.UpToDate != c.upToDate {
+				t.Fatalf("got %+v", res)
+			}
+			if got := len(exchangeSet(t, r.Dir())); got != before+c.merged {
+				t.Fatalf("main holds %d exchanges, %d before and %d merged", got, before, c.merged)
+			}
+			head := mustHead(t, r)
+			if res.Head != head || res.RemoteHead != head {
+				t.Fatalf("head %s, report %+v", head, res)
+			}
+			tip, set, ok := r.loadAncestry()
+			if !ok || tip != head || !set.has(head) {
+				t.Fatalf("ancestry cache: tip %s ok %v, main %s", tip, ok, head)
+			}
+			want, err := r.ancestry(head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := set.all(); len(got) != len(want.all()) {
+				t.Fatalf("ancestry cache holds %d commits, main's history %d", len(got), len(want.all()))
+			}
+			fsck(t, url)
+		})
+	}
+}
