@@ -664,26 +664,6 @@ const (
 // keeps memory flat without losing throughput).
 var BatchSize = 500
 
-// While an index holds fewer than SmallIndexRows documents, a Bleve batch
-// takes up to SmallBatchSize of them: a fresh memory of the 3,099 coding
-// exchanges is two segments that nothing merges instead of seven that
-// scorch's merger merged during the add (0.54 CPU-s of its 7.4). Larger
-// indexes keep BatchSize: a 100,000 reindex in batches of 2,000 ended with
-// 14–15 segments instead of 10–12, and its searches took 26 MB more
-// (docs/BENCHMARKS.md, session 20).
-var (
-	SmallBatchSize = 2000
-	SmallIndexRows = 10_000
-)
-
-// batchSize is the size of the next Bleve batch of an Add.
-func (ix *Index) batchSize() int {
-	if len(ix.seqs) < SmallIndexRows {
-		return max(SmallBatchSize, BatchSize)
-	}
-	return BatchSize
-}
-
 // Add indexes docs (a new ID is appended, a known ID replaced). Batches are
 // Bleve's safe batches; the tables are written by SetLastCommit and Close.
 func (ix *Index) Add(docs []Doc) error {
@@ -691,8 +671,8 @@ func (ix *Index) Add(docs []Doc) error {
 		return ErrReadOnly
 	}
 	var bl bleveBatches
-	for start, end := 0, 0; start < len(docs); start = end {
-		end = min(start+ix.batchSize(), len(docs))
+	for start := 0; start < len(docs); start += BatchSize {
+		end := min(start+BatchSize, len(docs))
 		if err := ix.addBatch(&bl, docs[start:end], nil); err != nil {
 			ix.endBatches(&bl)
 			return err
@@ -739,8 +719,8 @@ func (ix *Index) AddPrepared(p *Prepared) error {
 		return ErrReadOnly
 	}
 	var bl bleveBatches
-	for start, end := 0, 0; start < len(p.docs); start = end {
-		end = min(start+ix.batchSize(), len(p.docs))
+	for start := 0; start < len(p.docs); start += BatchSize {
+		end := min(start+BatchSize, len(p.docs))
 		if err := ix.addBatch(&bl, p.docs[start:end], p.preps[start:end]); err != nil {
 			ix.endBatches(&bl)
 			return err

@@ -43,10 +43,8 @@ func TestOverlappedBleveBatches(t *testing.T) {
 				count   int
 			}
 			build := func(overlap bool) built {
-				defer func(b, r int, o bool, h func(string)) {
-					BatchSize, SmallIndexRows, OverlapBleveBatches, segmentBuilt = b, r, o, h
-				}(BatchSize, SmallIndexRows, OverlapBleveBatches, segmentBuilt)
-				BatchSize, SmallIndexRows, OverlapBleveBatches = tc.batch, 0, overlap
+				defer func(b int, o bool, h func(string)) { BatchSize, OverlapBleveBatches, segmentBuilt = b, o, h }(BatchSize, OverlapBleveBatches, segmentBuilt)
+				BatchSize, OverlapBleveBatches = tc.batch, overlap
 				var mu sync.Mutex
 				var b built
 				segmentBuilt = func(id string) {
@@ -120,97 +118,4 @@ func marker(i int) string {
 		b = append(b, byte('a'+c-'0'))
 	}
 	return string(b)
-}
-
-// TestSmallIndexBatches: while the index holds fewer than SmallIndexRows
-// documents an Add's Bleve batches take SmallBatchSize of them, then
-// BatchSize; the searches and tables are those of batches all of
-// BatchSize.
-func TestSmallIndexBatches(t *testing.T) {
-	docs := synthDocs(40, 40)
-	for i := range docs {
-		docs[i].Verbatim += " " + marker(i)
-	}
-	for _, tc := range []struct {
-		name      string
-		smallRows int
-		adds      []int // documents per Add
-		segments  int
-	}{
-		{"all batches of BatchSize", 0, []int{40}, 10},
-		{"small index first", 20, []int{40}, 2 + 5},
-		{"a second add past the small size", 20, []int{25, 15}, 4 + 4}, // 10, 10, 4, 1; 4, 4, 4, 3
-		{"small index never left", 100, []int{40}, 4},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			defer func(b, s, r int, h func(string)) {
-				BatchSize, SmallBatchSize, SmallIndexRows, segmentBuilt = b, s, r, h
-			}(BatchSize, SmallBatchSize, SmallIndexRows, segmentBuilt)
-			BatchSize, SmallBatchSize, SmallIndexRows = 4, 10, tc.smallRows
-			var mu sync.Mutex
-			built := 0
-			segmentBuilt = func(string) { mu.Lock(); built++; mu.Unlock() }
-			dir := filepath.Join(t.TempDir(), "index")
-			ix, err := Open(dir, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			at := 0
-			for _, n := range tc.adds {
-				if err := ix.Add(docs[at : at+n]); err != nil {
-					t.Fatal(err)
-				}
-				at += n
-			}
-			last := docs[len(docs)-1]
-			if err := ix.SetLastCommit(last.Commit, last.Seq); err != nil {
-				t.Fatal(err)
-			}
-			if err := ix.Close(); err != nil {
-				t.Fatal(err)
-			}
-			segmentBuilt = nil
-			if built != tc.segments {
-				t.Errorf("%d segments built, want %d", built, tc.segments)
-			}
-			ro, err := OpenReadOnly(dir, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ro.Close()
-			if err := ro.Verify(); err != nil {
-				t.Fatal(err)
-			}
-			queries := []string{"retry timeout", "parseConfig panic nil pointer", "deploy helm chart"}
-			for i := range docs {
-				queries = append(queries, marker(i))
-			}
-			got := allModesResults(t, ro, queries)
-			if ro.Count() != len(docs) {
-				t.Errorf("%d documents, want %d", ro.Count(), len(docs))
-			}
-			if ref := smallBatchRef(t, docs, queries); !reflect.DeepEqual(got, ref) {
-				t.Error("searches differ from the build in batches of BatchSize")
-			}
-		})
-	}
-}
-
-// smallBatchRef is the searches of docs indexed in one Add with every
-// Bleve batch of BatchSize.
-func smallBatchRef(t *testing.T, docs []Doc, queries []string) map[string][]string {
-	t.Helper()
-	defer func(r int) { SmallIndexRows = r }(SmallIndexRows)
-	SmallIndexRows = 0
-	dir := filepath.Join(t.TempDir(), "ref")
-	ix := buildIndex(t, dir, docs)
-	if err := ix.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ro, err := OpenReadOnly(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	return allModesResults(t, ro, queries)
 }
