@@ -48,36 +48,8 @@ func (termsAnalyzer) Analyze(input []byte) analysis.TokenStream {
 		*t = analysis.Token{Term: input[start:end], Start: start, End: end, Position: len(rv) + 1, Type: analysis.AlphaNumeric}
 		rv = append(rv, t)
 	}
-	offset, start, end := 0, 0, 0
-	for offset < len(input) {
-		c := input[offset]
-		size := 1
-		var isToken bool
-		if c < utf8.RuneSelf {
-			// unicode.IsSpace below 0x80.
-			isToken = !(c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r')
-		} else {
-			r, sz := utf8.DecodeRune(input[offset:])
-			if r == utf8.RuneError {
-				break // where Bleve's tokenizer stops
-			}
-			size = sz
-			isToken = !unicode.IsSpace(r)
-		}
-		if isToken {
-			end = offset + size
-		} else {
-			if end-start > 0 {
-				emit(start, end)
-			}
-			start = offset + size
-			end = start
-		}
-		offset += size
-	}
-	if end-start > 0 {
-		emit(start, end)
-	}
+	// input is only read while Analyze runs: a string over its bytes.
+	whitespaceTokens(unsafe.String(unsafe.SliceData(input), len(input)), emit)
 	return rv
 }
 
@@ -225,8 +197,8 @@ func (f *termsField) Analyze() {
 }
 
 // countTerms is analysis.TokenFrequency(termsAnalyzer{}.Analyze(s)) without
-// term vectors, and the number of tokens: the tokenizer's loop as in
-// termsAnalyzer.Analyze (same tokens, same stop at invalid UTF-8 or
+// term vectors, and the number of tokens: the tokenizer's loop of
+// termsAnalyzer.Analyze, whitespaceTokens (same tokens, same stop at invalid UTF-8 or
 // U+FFFD), each token counted as it is found. A TokenFreq's Term is the
 // term's bytes in s, read only.
 func countTerms(s string, skipFreq bool) (index.TokenFrequencies, int) {
@@ -262,12 +234,22 @@ func countTerms(s string, skipFreq bool) (index.TokenFrequencies, int) {
 		}
 		rv[term] = tf
 	}
+	whitespaceTokens(s, emit)
+	return rv, count
+}
+
+// whitespaceTokens calls emit with the byte range of each token of s as
+// Bleve's whitespace tokenizer finds them: runs of bytes that are not
+// Unicode space, up to the first invalid UTF-8 byte or U+FFFD, where it
+// stops. Bytes below 0x80 are tested without decoding.
+func whitespaceTokens(s string, emit func(start, end int)) {
 	offset, start, end := 0, 0, 0
 	for offset < len(s) {
 		c := s[offset]
 		size := 1
 		var isToken bool
 		if c < utf8.RuneSelf {
+			// unicode.IsSpace below 0x80.
 			isToken = !(c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r')
 		} else {
 			r, sz := utf8.DecodeRuneInString(s[offset:])
@@ -291,5 +273,4 @@ func countTerms(s string, skipFreq bool) (index.TokenFrequencies, int) {
 	if end-start > 0 {
 		emit(start, end)
 	}
-	return rv, count
 }
