@@ -467,23 +467,8 @@ func mayGeneric(s, l string) bool {
 
 // genericAt lists, by first byte, the keywords of generic-api-key
 // (genericWords) and the runes of foldsToASCII, whose presence alone makes
-// mayGeneric true.
-var genericAt = func() (t [256][]string) {
-	for _, w := range append([]string{"\u212a", "\u017f"}, genericWords...) {
-		t[w[0]] = append(t[w[0]], w)
-	}
-	return t
-}()
-
-// genericPairs holds the first two bytes of genericAt's keywords and runes.
-var genericPairs = func() (t pairSet) {
-	for _, ws := range genericAt {
-		for _, w := range ws {
-			t.add(w[0], w[1])
-		}
-	}
-	return t
-}()
+// mayGeneric true; genericPairs holds their first two bytes.
+var genericAt, genericPairs = byFirstByte(append([]string{"\u212a", "\u017f"}, genericWords...))
 
 // genericTail reports whether what follows a keyword ending at e may be
 // the rest of a generic-api-key match (mayGeneric, above).

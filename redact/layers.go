@@ -253,23 +253,8 @@ func hasSecretWordLower(lower string) bool {
 var secretEnds = []string{"password", "passwd", "passphrase", "pwd", "pw", "secret", "token", "key"}
 
 // secretAt lists, by first byte, secretEnds and the runes of foldsToASCII
-// (each at least two bytes long).
-var secretAt = func() (t [256][]string) {
-	for _, w := range append(slices.Clone(secretEnds), "\u212a", "\u017f") {
-		t[w[0]] = append(t[w[0]], w)
-	}
-	return t
-}()
-
-// secretPairs holds the first two bytes of secretAt's words.
-var secretPairs = func() (t pairSet) {
-	for _, ws := range secretAt {
-		for _, w := range ws {
-			t.add(w[0], w[1])
-		}
-	}
-	return t
-}()
+// (each at least two bytes long); secretPairs holds their first two bytes.
+var secretAt, secretPairs = byFirstByte(append(slices.Clone(secretEnds), "\u212a", "\u017f"))
 
 // keyHead reports whether head, the text before a "key", ends with one of
 // keyHeads and at most one of " _-".

@@ -23,6 +23,16 @@ func (p *pairSet) has(a, b byte) bool {
 	return p[k>>6]&(1<<(k&63)) != 0
 }
 
+// byFirstByte lists words (each at least two bytes long) by their first
+// byte, in the order given, with the set of their first two bytes.
+func byFirstByte(words []string) (at [256][]string, pairs pairSet) {
+	for _, w := range words {
+		at[w[0]] = append(at[w[0]], w)
+		pairs.add(w[0], w[1])
+	}
+	return at, pairs
+}
+
 // litSet finds which of a set of literals occur in a string, in one pass:
 // the same answer as strings.Contains for each literal. A literal occurs at
 // i only if its first two bytes are s[i:i+2] (its pair is in pairs) or it
