@@ -132,6 +132,10 @@ func TestOpenAI(t *testing.T) {
 		mod       func(*OpenAIConfig)
 		wantErr   string
 		wantCalls int32
+		// minCalls, when set, lets the server see fewer requests than the
+		// client sent: a request the client's deadline cancels before the
+		// server's handler runs (a loaded machine) is never counted there.
+		minCalls  int32
 		wantWaits []time.Duration
 	}{
 		{name: "success in 3 batches", dims: 8, wantCalls: 3},
@@ -156,7 +160,7 @@ func TestOpenAI(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			return false
 		}, mod: func(c *OpenAIConfig) { c.Timeout = 50 * time.Millisecond; c.MaxRetries = 1; c.Concurrency = 1 },
-			wantErr: "deadline exceeded", wantCalls: 2},
+			wantErr: "after 2 attempts", wantCalls: 2, minCalls: 1},
 		{name: "wrong dims", dims: 5, mod: func(c *OpenAIConfig) { c.Concurrency = 1 }, wantErr: "returned 5 dims, configured 8", wantCalls: 1},
 	}
 	for _, tc := range tests {
@@ -178,8 +182,10 @@ func TestOpenAI(t *testing.T) {
 					}
 				}
 			}
-			if got := atomic.LoadInt32(calls); got != tc.wantCalls {
+			if got := atomic.LoadInt32(calls); tc.minCalls == 0 && got != tc.wantCalls {
 				t.Errorf("calls = %d, want %d", got, tc.wantCalls)
+			} else if tc.minCalls > 0 && (got < tc.minCalls || got > tc.wantCalls) {
+				t.Errorf("calls = %d, want %d to %d", got, tc.minCalls, tc.wantCalls)
 			}
 			if tc.wantWaits != nil && !reflect.DeepEqual(*waits, tc.wantWaits) {
 				t.Errorf("waits = %v, want %v", *waits, tc.wantWaits)
