@@ -911,7 +911,9 @@ type sessionScorer struct {
 	buf        []rowFreq
 	cardBuf    []cardPosting
 	// titleBuf and promptBuf keep the head postings term gathers for the
-	// title and prompt parts, reused by the scorer's next term.
+	// title and prompt parts, reused by the scorer's next term: grown from
+	// nil for each term they were 3.8 % of the busier worker's time at
+	// 1,000,000 exchanges (docs/BENCHMARKS.md, session 21).
 	titleBuf, promptBuf []rowFreq
 	mem                 *scratch // where the arrays above come from (nil: the heap)
 	// sized: buf and cardBuf start with room for bufCap and cardCap
@@ -1132,7 +1134,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 }
 
 // disableHeadBufs gathers each term's title and prompt postings in fresh
-// slices (measured against).
+// slices, as before titleBuf and promptBuf (tests compare).
 var disableHeadBufs = false
 
 // disableTitleScore scores titles through add and scoreB (tests compare).
