@@ -910,7 +910,12 @@ type sessionScorer struct {
 	eff        []int32 // rows with f'(t,row) > 0 for the current term
 	buf        []rowFreq
 	cardBuf    []cardPosting
-	mem        *scratch // where the arrays above come from (nil: the heap)
+	// titleBuf and promptBuf keep the head postings term gathers for the
+	// title and prompt parts, reused by the scorer's next term: grown from
+	// nil for each term they were 3.8 % of the busier worker's time at
+	// 1,000,000 exchanges (docs/BENCHMARKS.md, session 21).
+	titleBuf, promptBuf []rowFreq
+	mem                 *scratch // where the arrays above come from (nil: the heap)
 	// sized: buf and cardBuf start with room for bufCap and cardCap
 	// postings (termCosts), else for a posting per row; either grows
 	// (reserve) when a term has more.
@@ -922,8 +927,8 @@ type sessionScorer struct {
 // and posting buffers of bufCap and cardCap postings.
 func scorerScratch(n, bufCap, cardCap int) int {
 	per := 2*unsafe.Sizeof(float64(0)) + unsafe.Sizeof(false) + 2*unsafe.Sizeof(int32(0))
-	return n*int(per) + bufCap*int(unsafe.Sizeof(rowFreq{})) + cardCap*int(unsafe.Sizeof(cardPosting{})) +
-		7*8 // and each array's alignment
+	return n*int(per) + 3*bufCap*int(unsafe.Sizeof(rowFreq{})) + cardCap*int(unsafe.Sizeof(cardPosting{})) +
+		9*8 // and each array's alignment
 }
 
 // cardPosting is a posting of the card field with the card's length.
@@ -1001,6 +1006,9 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 			bufCap, cardCap = s.bufCap, s.cardCap
 		}
 		s.buf, s.cardBuf = scratchSlice[rowFreq](s.mem, 0, bufCap), scratchSlice[cardPosting](s.mem, 0, cardCap)
+		if !disableHeadBufs {
+			s.titleBuf, s.promptBuf = scratchSlice[rowFreq](s.mem, 0, bufCap), scratchSlice[rowFreq](s.mem, 0, bufCap)
+		}
 	}
 	if s.pr == nil {
 		s.pr = newPostingReader(s.ix, s.r, s.cache)
@@ -1063,7 +1071,10 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		}
 	}
 	s.eff = eff
-	var titles, prompts []rowFreq
+	titles, prompts := s.titleBuf[:0], s.promptBuf[:0]
+	if disableHeadBufs {
+		titles, prompts = nil, nil
+	}
 	if err := s.scan(ctx, fieldHead, t, func(ps []rowFreq) {
 		if PromptWeight > 0 && s.prompt {
 			prompts = append(prompts, ps...)
@@ -1088,6 +1099,7 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		return err
 	}
 	s.score(1, sc.dl, sc.avgdl)
+	s.titleBuf, s.promptBuf = titles[:0], prompts[:0]
 	s.promptScore(prompts)
 	if len(titles) > 0 {
 		sc.titles()
@@ -1120,6 +1132,10 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	s.scoreB(OutputWeight, sc.outDL, sc.outAvg, OutputB)
 	return nil
 }
+
+// disableHeadBufs gathers each term's title and prompt postings in fresh
+// slices, as before titleBuf and promptBuf (tests compare).
+var disableHeadBufs = false
 
 // disableTitleScore scores titles through add and scoreB (tests compare).
 var disableTitleScore = false

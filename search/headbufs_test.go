@@ -1,0 +1,122 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"reflect"
+	"testing"
+)
+
+// TestHeadBufsSameScores: a scorer that keeps its title and prompt postings
+// in buffers reused term after term (from the scratch, which a kept one
+// hands out holding an earlier query's data) sums every row's score to the
+// same bits, touches the rows in the same order, and the session layer
+// ranks the same, as with fresh slices per term.
+func TestHeadBufsSameScores(t *testing.T) {
+	seed := postingsSeed(t)
+	r := rand.New(rand.NewSource(seed))
+	docs := synthDocs(600, seed)
+	sessions := 1 + r.Intn(120)
+	for i := range docs {
+		switch r.Intn(10) {
+		case 0:
+			docs[i].Session = ""
+		case 1:
+			docs[i].Session = fmt.Sprintf("one-%d", i)
+		default:
+			docs[i].Session = fmt.Sprintf("s%03d", r.Intn(sessions))
+		}
+		docs[i].Seq = r.Intn(40)
+	}
+	ix := buildIndex(t, t.TempDir(), docs)
+	var gone []string
+	for range 20 {
+		gone = append(gone, docs[r.Intn(len(docs))].ID)
+	}
+	if _, err := ix.ForgetDocs(gone, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sc, err := ix.ensureContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ix.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	n := len(ix.seqs)
+	vocab := vocabulary(docs)
+	// score sums terms with one scorer; dirty: its arrays come from a
+	// scratch that held other data (as a kept one does).
+	score := func(terms []string, fresh, dirty bool) *sessionScorer {
+		disableHeadBufs = fresh
+		defer func() { disableHeadBufs = false }()
+		var mem *scratch
+		if dirty {
+			mem = newScratch(scorerScratch(n, n, n))
+			if mem == nil {
+				t.Skip("no scratch mapping here")
+			}
+			t.Cleanup(mem.release)
+			for i := range mem.b {
+				mem.b[i] = 0x5a
+			}
+			mem.used = true
+		}
+		s := &sessionScorer{ix: ix, r: rd, sc: sc, cache: map[uint64]int32{}, n: n, prompt: true, mem: mem,
+			distAvg: float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)}
+		for k, term := range terms {
+			s.k, s.tw = int32(k+1), []float64{1, 0.5}[k%2]
+			if err := s.term(ctx, term); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}
+	var queries []string
+	for range 30 {
+		terms := []string{"error"}
+		for range 2 + r.Intn(5) {
+			terms = append(terms, vocab[r.Intn(len(vocab))])
+		}
+		r.Shuffle(len(terms), func(i, j int) { terms[i], terms[j] = terms[j], terms[i] })
+		want := score(terms, true, false)
+		if len(want.touched) == 0 {
+			t.Fatalf("%q: no row scored (the test would show nothing)", terms)
+		}
+		for _, dirty := range []bool{false, true} {
+			got := score(terms, false, dirty)
+			for row := range n {
+				if math.Float64bits(got.scores[row]) != math.Float64bits(want.scores[row]) {
+					t.Fatalf("seed %d, %q, dirty %v: row %d scores %v, fresh slices %v", seed, terms, dirty, row, got.scores[row], want.scores[row])
+				}
+			}
+			if !reflect.DeepEqual(got.touched, want.touched) {
+				t.Fatalf("seed %d, %q, dirty %v: rows touched in another order", seed, terms, dirty)
+			}
+		}
+		queries = append(queries, fmt.Sprint(terms))
+	}
+	// The layer: scratch kept from query to query, and the heap.
+	rank := func(q string, fresh, heap bool) []cand {
+		disableHeadBufs, disableScratch = fresh, heap
+		defer func() { disableHeadBufs, disableScratch = false, false }()
+		cs, err := ix.sessionBM25Layer(ctx, q, nil, 30, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	for _, q := range queries {
+		want := rank(q, true, true)
+		for _, heap := range []bool{false, true, false} {
+			if got := rank(q, false, heap); !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d, %q, heap %v: ranked %v, fresh slices %v", seed, q, heap, got, want)
+			}
+		}
+	}
+}
