@@ -183,6 +183,7 @@ type interimStoredField struct {
 type interimFreqNorm struct {
 	freq    uint64
 	norm    float32
+	docNum  uint32 // git mem: the document (gitmem_build.go)
 	numLocs int
 }
 

@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"sort"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -493,8 +492,13 @@ func (io *invertedIndexOpaque) writeDicts(w *FileWriter) error {
 
 		dict := io.Dicts[fieldID]
 
-		for _, term := range terms { // terms are already sorted
-			pid := dict[term] - 1
+		for k, term := range terms { // terms are already sorted
+			var pid uint64
+			if gitmemUpstream {
+				pid = dict[term] - 1
+			} else {
+				pid = uint64(io.dictPids[fieldID][k]) // git mem: gitmem_build.go
+			}
 
 			postingsBS := io.Postings[pid]
 
@@ -504,10 +508,8 @@ func (io *invertedIndexOpaque) writeDicts(w *FileWriter) error {
 			locs := io.Locs[pid]
 			locOffset := 0
 
-			var cardinality uint64
-			if postingsBS != nil {
-				cardinality = postingsBS.GetCardinality()
-			}
+			// git mem: the documents are freqNorms' (gitmem_build.go)
+			cardinality := uint64(len(freqNorms))
 			chunkSize, err := getChunkSize(io.chunkMode, cardinality, uint64(len(io.results)))
 			if err != nil {
 				return err
@@ -515,11 +517,11 @@ func (io *invertedIndexOpaque) writeDicts(w *FileWriter) error {
 			tfEncoder.SetChunkSize(chunkSize, uint64(len(io.results)-1))
 			locEncoder.SetChunkSize(chunkSize, uint64(len(io.results)-1))
 
-			postingsItr := postingsBS.Iterator()
-			for postingsItr.HasNext() {
-				docNum := uint64(postingsItr.Next())
-
+			io.docNums = io.docNums[:0]
+			for range freqNorms {
 				freqNorm := freqNorms[freqNormOffset]
+				docNum := uint64(freqNorm.docNum)
+				io.docNums = append(io.docNums, freqNorm.docNum)
 
 				// check if freq/norm is enabled
 				if freqNorm.freq > 0 {
@@ -575,6 +577,9 @@ func (io *invertedIndexOpaque) writeDicts(w *FileWriter) error {
 			io.incrementBytesWritten(locEncoder.getBytesWritten())
 			io.incrementBytesWritten(tfEncoder.getBytesWritten())
 
+			if !gitmemUpstream {
+				postingsBS.AddMany(io.docNums)
+			}
 			postingsOffset, err :=
 				writePostings(postingsBS, tfEncoder, locEncoder, nil, w, buf)
 			if err != nil {
@@ -707,19 +712,24 @@ func (io *invertedIndexOpaque) process(field index.Field, fieldID uint16, docNum
 	// if the fieldID is MaxUint16, it's mainly indicated that the caller has
 	// finished invoking the process() for every field on that doc.
 	if fieldID == math.MaxUint16 {
+		if io.processRecorded(docNum) {
+			return
+		}
 		for fid, tfs := range io.reusableFieldTFs {
 			dict := io.Dicts[fid]
 			norm := math.Float32frombits(uint32(io.reusableFieldLens[fid]))
 
 			for term, tf := range tfs {
 				pid := dict[term] - 1
-				bs := io.Postings[pid]
-				bs.Add(uint32(docNum))
+				if gitmemUpstream {
+					io.Postings[pid].Add(uint32(docNum))
+				}
 
 				io.FreqNorms[pid] = append(io.FreqNorms[pid],
 					interimFreqNorm{
 						freq:    uint64(tf.Frequency()),
 						norm:    norm,
+						docNum:  docNum,
 						numLocs: len(tf.Locations),
 					})
 
@@ -809,6 +819,7 @@ func (i *invertedIndexOpaque) realloc() {
 
 	visitField := func(field index.Field, docNum int) {
 		fieldID := uint16(i.getOrDefineField(field.Name()))
+		i.recordField(docNum, fieldID)
 
 		dict := i.Dicts[fieldID]
 		dictKeys := i.DictKeys[fieldID]
@@ -822,12 +833,14 @@ func (i *invertedIndexOpaque) realloc() {
 
 				dict[term] = pidPlus1
 				dictKeys = append(dictKeys, term)
+				i.recordKey(fieldID, uint32(pidNext-1))
 
 				i.numTermsPerPostingsList = append(i.numTermsPerPostingsList, 0)
 				i.numLocsPerPostingsList = append(i.numLocsPerPostingsList, 0)
 			}
 
 			pid := pidPlus1 - 1
+			i.recorded = append(i.recorded, recordedPosting{pid: uint32(pid), fieldID: fieldID, tf: tf})
 
 			i.numTermsPerPostingsList[pid] += 1
 			i.numLocsPerPostingsList[pid] += len(tf.Locations)
@@ -860,7 +873,9 @@ func (i *invertedIndexOpaque) realloc() {
 		i.extraDocValues = map[int]map[uint16][][]byte{}
 	}
 
+	i.startRecording()
 	for docNum, result := range i.results {
+		i.recordDoc()
 		// walk each composite field
 		result.VisitComposite(func(field index.CompositeField) {
 			visitField(field, docNum)
@@ -872,6 +887,7 @@ func (i *invertedIndexOpaque) realloc() {
 		})
 	}
 
+	i.recordDoc()
 	numPostingsLists := pidNext
 
 	if cap(i.Postings) >= numPostingsLists {
@@ -923,9 +939,7 @@ func (i *invertedIndexOpaque) realloc() {
 		locsBacking = locsBacking[numLocs:]
 	}
 
-	for _, dict := range i.DictKeys {
-		sort.Strings(dict)
-	}
+	i.sortDictKeys() // git mem: sort.Strings of each field's, and their ids
 
 	if cap(i.reusableFieldTFs) >= len(i.FieldsInv) {
 		i.reusableFieldTFs = i.reusableFieldTFs[:len(i.FieldsInv)]
@@ -1043,6 +1057,8 @@ type invertedIndexOpaque struct {
 
 	fieldAddrs map[int]int
 
+	gitmemBuild // git mem: gitmem_build.go
+
 	fieldsSame bool
 	numDocs    uint64
 }
@@ -1092,6 +1108,7 @@ func (io *invertedIndexOpaque) Reset() (err error) {
 	io.reusableFieldTFs = io.reusableFieldTFs[:0]
 
 	io.tmp0 = io.tmp0[:0]
+	io.resetGitmemBuild()
 	io.extraDocValues = nil
 	atomic.StoreUint64(&io.bytesWritten, 0)
 	io.fieldsSame = false
