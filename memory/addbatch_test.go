@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,37 @@ func TestRebuildGCTarget(t *testing.T) {
 		if got != c.want || set != c.set {
 			t.Errorf("rebuildGCTarget(%d, %q) = %d, %v; want %d, %v", c.commits, c.gogc, got, set, c.want, c.set)
 		}
+	}
+}
+
+// TestStoreGC: the store phase's collector target and soft limit are set
+// and then restored, unless the user set GOGC or GOMEMLIMIT.
+func TestStoreGC(t *testing.T) {
+	cases := []struct {
+		name, gogc, memlimit string
+		set                  bool
+	}{
+		{"default", "", "", true},
+		{"user GOGC", "150", "", false},
+		{"user GOMEMLIMIT", "", "2GiB", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOGC", tc.gogc)
+			t.Setenv("GOMEMLIMIT", tc.memlimit)
+			pct := debug.SetGCPercent(100)
+			defer debug.SetGCPercent(pct)
+			limit := debug.SetMemoryLimit(-1)
+			restore := storeGC()
+			gotPct, gotLimit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
+			debug.SetGCPercent(gotPct)
+			if tc.set != (gotPct == storeGCPercent && gotLimit == storeMemLimit) {
+				t.Fatalf("during: GC %d, limit %d; want set %v", gotPct, gotLimit, tc.set)
+			}
+			restore()
+			if got, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); got != 100 || l != limit {
+				t.Fatalf("after: GC %d, limit %d; want 100, %d", got, l, limit)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"time"
@@ -204,7 +205,9 @@ func (m *Memory) catchUpInPlace(ctx context.Context) (IndexReport, error) {
 		if err != nil {
 			return rep, fmt.Errorf("update the search index: %w", err)
 		}
+		r := trace.StartRegion(ctx, "catchUpBatch")
 		done, err := m.catchUpBatchLocked(ctx, opt, &rep)
+		r.End()
 		l.Unlock()
 		if err != nil || done {
 			return rep, err
@@ -241,7 +244,9 @@ func (m *Memory) catchUpBatchLocked(ctx context.Context, opt search.Options, rep
 	if ix.LastCommit() == head.String() {
 		return true, nil
 	}
+	r := trace.StartRegion(ctx, "pendingCommits")
 	pending, reached, err := m.pendingCommits(head, ix.LastCommit())
+	r.End()
 	if err != nil {
 		return false, err
 	}
@@ -407,7 +412,9 @@ func (m *Memory) rebuild(ctx context.Context, reason string, replace string) (In
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	gen := filepath.Join(m.IndexDir(), fmt.Sprintf("g-%d-%s", time.Now().UnixNano(), hex.EncodeToString(rnd[:])))
+	r := trace.StartRegion(ctx, "search.Open")
 	ix, err := search.Open(gen, opt)
+	r.End()
 	if err != nil {
 		return rep, err
 	}
@@ -452,7 +459,10 @@ func (m *Memory) rebuild(ctx context.Context, reason string, replace string) (In
 		rep.Indexed += len(pending)
 	}
 	rep.Docs = ix.Count()
-	if err := ix.Close(); err != nil {
+	r = trace.StartRegion(ctx, "ix.Close")
+	err = ix.Close()
+	r.End()
+	if err != nil {
 		os.RemoveAll(gen)
 		return rep, err
 	}
@@ -494,7 +504,9 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	// The commits are read a batch at a time: a million of them decoded up
 	// front held 3.8 GB before the first was indexed. Without git, the
 	// go-git walk reads them all first, as before.
+	r := trace.StartRegion(ctx, "CommitHashesSince")
 	hashes, _, err := m.Repo.CommitHashesSince(head, plumbing.ZeroHash)
+	r.End()
 	var pending []*object.Commit
 	switch {
 	case err == nil:
@@ -515,22 +527,26 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	// ~80 % of its indexing (docs/BENCHMARKS.md, session 14). Batches
 	// still go in one after the other, each kept or not by indexCommits'
 	// rule as it goes in.
-	type ahead struct {
+	type batchAhead struct {
 		commits []*object.Commit
 		seq     int
 		events  []search.Event
 		prep    *search.Prepared
 		done    chan struct{}
 	}
-	var prev *ahead
+	var prev *batchAhead
 	finish := func() error {
 		a := prev
 		if a == nil {
 			return nil
 		}
 		prev = nil
+		r := trace.StartRegion(ctx, "waitPrepare")
 		<-a.done
+		r.End()
+		r = trace.StartRegion(ctx, "indexPrepared")
 		last, err := m.indexPrepared(ix, head, a.prep, a.events, a.seq, len(a.commits))
+		r.End()
 		if err != nil {
 			return err
 		}
@@ -553,16 +569,23 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		r := trace.StartRegion(ctx, "docsOf")
 		docs, events, err := m.docsOf(batch, next)
+		r.End()
 		if err != nil {
 			return err
 		}
-		a := &ahead{commits: batch, seq: next, events: events, done: make(chan struct{})}
+		a := &batchAhead{commits: batch, seq: next, events: events, done: make(chan struct{})}
 		next += len(batch)
-		go func() {
-			defer close(a.done)
-			a.prep = search.Prepare(docs)
-		}()
+		if a.prep = m.aheadFor(docs); a.prep != nil {
+			close(a.done)
+		} else {
+			go func() {
+				defer close(a.done)
+				defer trace.StartRegion(ctx, "Prepare").End()
+				a.prep = search.Prepare(docs)
+			}()
+		}
 		if err := finish(); err != nil {
 			<-a.done
 			return err
@@ -678,9 +701,14 @@ func (m *Memory) indexCommits(ctx context.Context, ix *search.Index, head plumbi
 	if err := ctx.Err(); err != nil {
 		return seq - 1, err
 	}
+	r := trace.StartRegion(ctx, "docsOf")
 	docs, events, err := m.docsOf(commits, seq)
+	r.End()
 	if err != nil {
 		return seq - 1, err
+	}
+	if p := m.aheadFor(docs); p != nil {
+		return m.indexPrepared(ix, head, p, events, seq, len(commits))
 	}
 	keep, err := m.keepDocs(ix, head, docs)
 	if err != nil {
@@ -692,7 +720,10 @@ func (m *Memory) indexCommits(ctx context.Context, ix *search.Index, head plumbi
 			kept = append(kept, d)
 		}
 	}
-	if err := ix.Add(kept); err != nil {
+	r = trace.StartRegion(ctx, "ix.Add")
+	err = ix.Add(kept)
+	r.End()
+	if err != nil {
 		return seq - 1, fmt.Errorf("index: %w", err)
 	}
 	if err := ix.AddEvents(events); err != nil { // pins and stated links (links.go)

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/gitmem/git-mem/exchange"
@@ -57,6 +58,8 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 	}
 	each := opt
 	each.NoIndex = true
+	restoreGC := storeGC()
+	defer func() { restoreGC() }()
 	for _, p := range paths {
 		var rep AddReport
 		if p == StdinPath {
@@ -69,6 +72,8 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 			return total, err
 		}
 	}
+	restoreGC()
+	restoreGC = func() {}
 	if !opt.NoIndex && total.Added > 0 {
 		if _, err := m.UpdateIndex(ctx); err != nil {
 			total.IndexErr = err.Error()
@@ -314,5 +319,32 @@ func mergeReport(dst *AddReport, src AddReport) {
 	dst.Indexed = dst.Indexed || src.Indexed
 	if src.IndexErr != "" {
 		dst.IndexErr = src.IndexErr
+	}
+}
+
+// storeGCPercent and storeMemLimit are the collector's target while AddFiles
+// parses, redacts, distills and stores (not while it indexes): the heap may
+// grow to 5× what is live instead of 2×, up to a soft limit of 1 GiB. What
+// is live there is a batch of addBatch exchanges, their blobs and the
+// handoff (at most handoffMax), a few hundred MB at most, so the limit is
+// never what the collector aims at for long; most of what those steps
+// allocate is garbage at once (decoded JSON, redaction's copies, rendered
+// text). The coding corpus' add: see docs/BENCHMARKS.md, session 21.
+const (
+	storeGCPercent = 400
+	storeMemLimit  = 1 << 30
+)
+
+// storeGC sets storeGCPercent and storeMemLimit and returns what restores
+// the collector as it was. GOGC or GOMEMLIMIT set by the user win.
+func storeGC() (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	limit := debug.SetMemoryLimit(storeMemLimit)
+	pct := debug.SetGCPercent(storeGCPercent)
+	return func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"runtime/trace"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
 	"github.com/gitmem/git-mem/redact"
+	"github.com/gitmem/git-mem/search"
 )
 
 // Memory is an open memory repo with its settings.
@@ -134,6 +137,7 @@ func (m *Memory) Add(ctx context.Context, exs []*exchange.Exchange, opt AddOptio
 // reads nothing of the memory (addJSONL does it for the next batch while
 // the last one is stored).
 func prepareAdd(exs []*exchange.Exchange, opt AddOptions) []*prepared {
+	defer trace.StartRegion(context.Background(), "prepareAdd").End()
 	items := make([]*prepared, 0, len(exs))
 	for _, ex := range exs {
 		if opt.Project != "" {
@@ -176,6 +180,7 @@ func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions
 // stores is then Present here, as when looked up after it; and Append
 // finds again, under the lock, anything stored meanwhile.
 func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[string]bool) ([]*prepared, AddReport, error) {
+	defer trace.StartRegion(ctx, "lookupItems").End()
 	var rep AddReport
 	// An interrupted forget is finished before anything is stored (it may
 	// be about to store one of the exchanges it forgot).
@@ -227,6 +232,7 @@ func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[st
 // storeItems commits the items lookupItems found new, one commit each,
 // and hands them to the indexer; rep is lookupItems' report.
 func (m *Memory) storeItems(ctx context.Context, todo []*prepared, rep AddReport, opt AddOptions) (AddReport, error) {
+	r := trace.StartRegion(ctx, "entries")
 	entries := make([]gitstore.Entry, len(todo))
 	now := time.Now()
 	for i, p := range todo {
@@ -240,7 +246,10 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, rep AddReport
 			When: p.ex.When(now),
 		}
 	}
+	r.End()
+	r = trace.StartRegion(ctx, "Append")
 	res, err := m.Repo.Append(entries, m.LockTimeout)
+	r.End()
 	if err != nil {
 		return rep, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
 	}
@@ -257,6 +266,7 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, rep AddReport
 		defer m.startHandoff()()
 	}
 	if h := m.handoff.Load(); h != nil {
+		defer trace.StartRegion(ctx, "handoff").End()
 		talks := make([]*talk, len(todo))
 		parallel(len(todo), func(i int) {
 			if !res.Commits[i].IsZero() {
@@ -270,8 +280,12 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, rep AddReport
 				h.keep(c, todo[i].blob, talks[i])
 			}
 		}
+		if prepareAheadOn && h.startAhead() {
+			m.prepareAhead(h, todo, entries, res.Commits, talks)
+		}
 	}
 	if !opt.NoIndex && rep.Added > 0 {
+		defer trace.StartRegion(ctx, "UpdateIndex").End()
 		if _, err := m.UpdateIndex(ctx); err != nil {
 			rep.IndexErr = err.Error()
 		} else {
@@ -293,6 +307,10 @@ type handoff struct {
 	mu    sync.Mutex
 	blobs map[plumbing.Hash]handed
 	size  int
+	// ahead is the first batch's documents analysed while the add goes
+	// on (prepareAhead); aheadStarted says it was started.
+	ahead        *ahead
+	aheadStarted bool
 }
 
 // handed is a blob, or what the indexer takes of it.
@@ -366,3 +384,127 @@ func parallel(n int, fn func(i int)) {
 
 // IndexDir is where the disposable search indexes live.
 func (m *Memory) IndexDir() string { return filepath.Join(m.Repo.MemDir(), "index") }
+
+// ahead is search.Prepare of an add's first documents, made while the add
+// stores its next batches: the index update that follows the add starts
+// with exactly those documents, and analysing them there left a core idle
+// between the last pack and the first Bleve batch (docs/BENCHMARKS.md,
+// session 21). The documents are made from what the commits will hold
+// (their messages, author dates and the handed-off blobs); the indexer
+// uses the result only where the documents it reads from the commits are
+// the same in every field but Seq and Commit, which search.Prepare does
+// not read (aheadFor).
+type ahead struct {
+	docs []search.Doc
+	done chan struct{}
+	prep *search.Prepared
+}
+
+// prepareAheadOn turns prepareAhead on (tests compare with it off);
+// aheadUsed counts the index batches that took what it analysed.
+var (
+	prepareAheadOn = true
+	aheadUsed      atomic.Int64
+)
+
+// startAhead reports whether the caller is the first batch of this
+// handoff, which prepares ahead.
+func (h *handoff) startAhead() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.aheadStarted {
+		return false
+	}
+	h.aheadStarted = true
+	return true
+}
+
+// prepareAhead starts search.Prepare of the documents of the first items
+// added: as many as the index update's first batch takes (a catch-up's
+// catchUpBatch, or a rebuild's rebuildBatch when there is no index yet).
+func (m *Memory) prepareAhead(h *handoff, todo []*prepared, entries []gitstore.Entry, commits []plumbing.Hash, talks []*talk) {
+	n := rebuildBatch
+	if m.currentGen() != "" {
+		n = catchUpBatch
+	}
+	var docs []search.Doc
+	for i, c := range commits {
+		if len(docs) == n {
+			break
+		}
+		if c.IsZero() || talks[i] == nil || entries[i].When.IsZero() {
+			continue // present already, or no talk at hand: left to the indexer
+		}
+		msg := exchange.ParseMessage(entries[i].Message)
+		tk := talks[i]
+		docs = append(docs, search.Doc{
+			ID: msg.Trailers.Exchange, Time: entries[i].When,
+			Core: msg.Card.Core, Context: msg.Card.Context,
+			Rooms: exchange.RoomStrings(msg.Card.Rooms), Files: nonNil(msg.Card.Files),
+			Project: msg.Trailers.Project, Agent: msg.Trailers.Agent, Session: msg.Trailers.Session,
+			Verbatim: tk.verbatim, Output: tk.output, Head: tk.head, Tail: tk.tail,
+		})
+	}
+	if len(docs) == 0 {
+		return
+	}
+	a := &ahead{docs: docs, done: make(chan struct{})}
+	h.mu.Lock()
+	h.ahead = a
+	h.mu.Unlock()
+	go func() {
+		defer close(a.done)
+		a.prep = search.Prepare(slices.Clone(docs))
+	}()
+}
+
+// aheadFor returns the documents analysed ahead with docs in their place,
+// when docs, less those the add did not make, are those documents in
+// order (every field but Seq and Commit equal, the author date to the
+// second and its zone offset, as a commit keeps it); else nil. Either
+// way what was analysed ahead is let go: it serves one index batch.
+func (m *Memory) aheadFor(docs []search.Doc) *search.Prepared {
+	h := m.handoff.Load()
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	a := h.ahead
+	h.ahead = nil
+	h.mu.Unlock()
+	if a == nil || len(docs) > len(a.docs) {
+		return nil
+	}
+	keep := make([]bool, len(a.docs))
+	j := 0
+	for i := range a.docs {
+		if j < len(docs) && sameDoc(&a.docs[i], &docs[j]) {
+			keep[i] = true
+			j++
+		}
+	}
+	if j < len(docs) {
+		trace.Log(context.Background(), "prepareAhead", "not used: other documents")
+		return nil
+	}
+	trace.Log(context.Background(), "prepareAhead", fmt.Sprintf("used for %d of %d documents", j, len(a.docs)))
+	aheadUsed.Add(1)
+	<-a.done
+	p := a.prep
+	p.Keep(keep)
+	copy(p.Docs(), docs)
+	return p
+}
+
+// sameDoc: a and b are the same document but for Seq and Commit; a's
+// time is an add's, b's as the commit keeps it (whole seconds, the zone
+// offset).
+func sameDoc(a, b *search.Doc) bool {
+	_, ao := a.Time.Zone()
+	_, bo := b.Time.Zone()
+	return a.ID == b.ID && a.Time.Unix() == b.Time.Unix() && ao == bo &&
+		a.Core == b.Core && a.Context == b.Context &&
+		slices.Equal(a.Rooms, b.Rooms) && slices.Equal(a.Files, b.Files) &&
+		a.Project == b.Project && a.Agent == b.Agent && a.Session == b.Session &&
+		a.Verbatim == b.Verbatim && a.Output == b.Output && a.Head == b.Head && a.Tail == b.Tail
+}
