@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +157,17 @@ func TestSameDoc(t *testing.T) {
 		tc.edit(&d)
 		if got := sameDoc(&base, &d); got != tc.same {
 			t.Errorf("%s: sameDoc %v, want %v", tc.name, got, tc.same)
+		}
+	}
+	// A field added to search.Doc must be compared by sameDoc (and get a
+	// case above), or an analysis made ahead could be used for a document
+	// that differs in it.
+	covered := []string{"Seq", "Commit", "ID", "Time", "Core", "Context", "Rooms", "Files",
+		"Project", "Agent", "Session", "Verbatim", "Output", "Head", "Tail"}
+	ty := reflect.TypeOf(search.Doc{})
+	for i := range ty.NumField() {
+		if name := ty.Field(i).Name; !slices.Contains(covered, name) {
+			t.Errorf("search.Doc.%s is not compared by sameDoc", name)
 		}
 	}
 }
