@@ -185,6 +185,13 @@ func (m *readMemo) rawObject(h plumbing.Hash) (rawObject, bool) {
 	return o, ok
 }
 
+// used is what the memo keeps, by its count.
+func (m *readMemo) used() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.size
+}
+
 func (m *readMemo) tree(h plumbing.Hash) *object.Tree {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -569,6 +569,9 @@ type treeWalker struct {
 	// comparing).
 	bases map[plumbing.Hash]map[string]object.TreeEntry
 	out   []plumbing.Hash
+	// stop, when set, ends the walk with errWarmStopped once it says so
+	// (the warm-up during a fetch).
+	stop func() bool
 }
 
 func (w *treeWalker) baseEntries(h plumbing.Hash) (map[string]object.TreeEntry, error) {
@@ -592,6 +595,9 @@ func (w *treeWalker) baseEntries(h plumbing.Hash) (map[string]object.TreeEntry, 
 func (w *treeWalker) markNew(t, base plumbing.Hash) error {
 	if t == base || w.known[t] {
 		return nil
+	}
+	if w.stop != nil && w.stop() {
+		return errWarmStopped
 	}
 	w.known[t] = true
 	w.out = append(w.out, t)
