@@ -390,6 +390,21 @@ func (s *objectStore) getTree(h plumbing.Hash) (*object.Tree, error) {
 	return object.GetTree(s, h)
 }
 
+// readUnclaimed is getTree without the memo's claim: no other reader
+// waits for this one (the warm-up's, whose thread runs at the lowest
+// priority); at worst a tree is read by both.
+func (s *objectStore) readUnclaimed(h plumbing.Hash) (*object.Tree, error) {
+	if s.memo != nil {
+		if t := s.memo.tree(h); t != nil {
+			return t, nil
+		}
+		if t, ok := s.memoTree(h); ok {
+			return t, nil
+		}
+	}
+	return s.getTree(h)
+}
+
 // read takes the read lock, loading the pack list first if need be.
 func (s *objectStore) read() (unlock func()) {
 	if !s.listed.Load() || s.stale.Load() {

@@ -301,6 +301,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		if round == 1 && !opt.noWarm {
 			// Our new trees are read while the remote prepares its pack.
 			warm = r.startWarm(res.Before, known, cacheTip, cache)
+			defer warm.wait()
 		}
 		remoteTip, got, err := r.fetch(ctx, remote, a)
 		warm.end()

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -47,6 +48,14 @@ func (r *Repo) startWarm(ours, known plumbing.Hash, cacheTip plumbing.Hash, cach
 	w := &warmUp{done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
+		// The warm-up has its own thread at the lowest priority: it takes
+		// only a core nothing else wants, never the remote's (a local
+		// remote's git, or other work on this machine; at load 7–12 it
+		// doubled the remote's pack-objects at normal priority). The
+		// thread is never unlocked: it ends with the goroutine, and its
+		// priority with it.
+		runtime.LockOSThread()
+		lowerThreadPriority()
 		r.warm(&w.stop, ours, known, cacheTip, cache)
 	}()
 	return w
@@ -79,13 +88,21 @@ func (r *Repo) warm(stop *atomic.Bool, ours, known plumbing.Hash, cacheTip plumb
 	}
 }
 
-// end stops the warm-up and returns once it has (it reads the sync's store).
+// end stops the warm-up: it reads no tree after the one under way, which
+// no other read waits for (readUnclaimed).
 func (w *warmUp) end() {
-	if w == nil {
-		return
+	if w != nil {
+		w.stop.Store(true)
 	}
-	w.stop.Store(true)
-	<-w.done
+}
+
+// wait returns once the warm-up is over (the sync does not close its store
+// while the warm-up reads it).
+func (w *warmUp) wait() {
+	if w != nil {
+		w.stop.Store(true)
+		<-w.done
+	}
 }
 
 // warmCommits is only(ours, have) without its boundary, given up (ok
