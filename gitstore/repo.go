@@ -391,8 +391,8 @@ func (s *objectStore) getTree(h plumbing.Hash) (*object.Tree, error) {
 }
 
 // readUnclaimed is getTree without the memo's claim: no other reader
-// waits for this one (the warm-up's, whose thread runs at the lowest
-// priority); at worst a tree is read by both.
+// waits for this one (the warm-up's, which the sync stops without waiting
+// for it); at worst a tree is read by both.
 func (s *objectStore) readUnclaimed(h plumbing.Hash) (*object.Tree, error) {
 	if s.memo != nil {
 		if t := s.memo.tree(h); t != nil {

@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"errors"
-	"runtime"
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -48,14 +47,6 @@ func (r *Repo) startWarm(ours, known plumbing.Hash, cacheTip plumbing.Hash, cach
 	w := &warmUp{done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		// The warm-up has its own thread at the lowest priority: it takes
-		// only a core nothing else wants, never the remote's (a local
-		// remote's git, or other work on this machine; at load 7–12 it
-		// doubled the remote's pack-objects at normal priority). The
-		// thread is never unlocked: it ends with the goroutine, and its
-		// priority with it.
-		runtime.LockOSThread()
-		lowerThreadPriority()
 		r.warm(&w.stop, ours, known, cacheTip, cache)
 	}()
 	return w
