@@ -402,7 +402,10 @@ func (s *objectStore) readUnclaimed(h plumbing.Hash) (*object.Tree, error) {
 			return t, nil
 		}
 	}
-	return s.getTree(h)
+	if t, ok := s.fastTree(h); ok {
+		return t, nil
+	}
+	return object.GetTree(s, h)
 }
 
 // read takes the read lock, loading the pack list first if need be.
