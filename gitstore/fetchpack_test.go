@@ -192,3 +192,65 @@ func TestSyncFetchIndexesPackItself(t *testing.T) {
 		t.Fatalf("%d exchanges after the sync, want 35", got)
 	}
 }
+
+// TestFetchPackWriterIndexesAsItArrives: a pack written to the fetch's
+// writer in chunks of any size (scanPack reads the objects as they come)
+// is installed with git's index; a stream cut anywhere — in the header, in
+// an object, in the checksum — is refused, nothing installed or left.
+func TestFetchPackWriterIndexesAsItArrives(t *testing.T) {
+	src := roundsRepo(t, 40)
+	pack, want, _ := gitPack(t, src, true)
+	cases := []struct {
+		name  string
+		chunk int // bytes per Write
+		cut   int // bytes dropped from the end
+	}{
+		{name: "one write", chunk: len(pack)},
+		{name: "byte by byte", chunk: 1},
+		{name: "chunks of 7", chunk: 7},
+		{name: "chunks of 4096", chunk: 4096},
+		{name: "cut in the checksum", chunk: 1000, cut: 1},
+		{name: "cut before the checksum", chunk: 1000, cut: 20},
+		{name: "cut in an object", chunk: 1000, cut: len(pack) / 2},
+		{name: "cut in the header", chunk: 5, cut: len(pack) - 9},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRepo(t)
+			w, err := r.st.PackfileWriter()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := pack[:len(pack)-c.cut]
+			for len(b) > 0 {
+				k := min(c.chunk, len(b))
+				if _, err := w.Write(b[:k]); err != nil {
+					t.Fatal(err)
+				}
+				b = b[k:]
+			}
+			err = w.Close()
+			dir := filepath.Join(r.Dir(), "objects", "pack")
+			if left, _ := filepath.Glob(filepath.Join(dir, "tmp_*")); len(left) > 0 {
+				t.Fatalf("temporary files left: %v", left)
+			}
+			idxs, _ := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+			if c.cut > 0 {
+				if err == nil || len(idxs) > 0 {
+					t.Fatalf("a pack cut by %d bytes: err %v, %d indexes installed", c.cut, err, len(idxs))
+				}
+				return
+			}
+			if err != nil || len(idxs) != 1 {
+				t.Fatalf("err %v, %d indexes installed", err, len(idxs))
+			}
+			got, err := os.ReadFile(idxs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("index differs from git's (%d and %d bytes)", len(got), len(want))
+			}
+		})
+	}
+}

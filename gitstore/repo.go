@@ -185,6 +185,13 @@ func (m *readMemo) rawObject(h plumbing.Hash) (rawObject, bool) {
 	return o, ok
 }
 
+// used is what the memo keeps, by its count.
+func (m *readMemo) used() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.size
+}
+
 func (m *readMemo) tree(h plumbing.Hash) *object.Tree {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -375,6 +382,24 @@ func (s *objectStore) getTree(h plumbing.Hash) (*object.Tree, error) {
 			if ok {
 				return t, nil
 			}
+		}
+	}
+	if t, ok := s.fastTree(h); ok {
+		return t, nil
+	}
+	return object.GetTree(s, h)
+}
+
+// readUnclaimed is getTree without the memo's claim: no other reader
+// waits for this one (the warm-up's, which the sync stops without waiting
+// for it); at worst a tree is read by both.
+func (s *objectStore) readUnclaimed(h plumbing.Hash) (*object.Tree, error) {
+	if s.memo != nil {
+		if t := s.memo.tree(h); t != nil {
+			return t, nil
+		}
+		if t, ok := s.memoTree(h); ok {
+			return t, nil
 		}
 	}
 	if t, ok := s.fastTree(h); ok {

@@ -62,6 +62,8 @@ type SyncOptions struct {
 	// beside the push). After a push race main may move again: it is
 	// called for every move.
 	MainMoved func(head plumbing.Hash)
+	// noWarm turns the warm-up during the fetch off (tests compare both).
+	noWarm bool
 }
 
 // SyncResult says what a sync did. Counts are of record commits (merges
@@ -295,7 +297,14 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		if err != nil {
 			return res, err
 		}
+		var warm *warmUp
+		if round == 1 && !opt.noWarm {
+			// Our new trees are read while the remote prepares its pack.
+			warm = r.startWarm(res.Before, known, cacheTip, cache)
+			defer warm.wait()
+		}
 		remoteTip, got, err := r.fetch(ctx, remote, a)
+		warm.end()
 		res.BytesReceived += got
 		if err != nil {
 			return res, err

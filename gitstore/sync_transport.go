@@ -569,13 +569,24 @@ type treeWalker struct {
 	// comparing).
 	bases map[plumbing.Hash]map[string]object.TreeEntry
 	out   []plumbing.Hash
+	// stop, when set, ends the walk with errWarmStopped once it says so,
+	// and the walk reads trees without claiming them (readUnclaimed): the
+	// warm-up during a fetch, which no other read is to wait for.
+	stop func() bool
+}
+
+func (w *treeWalker) getTree(h plumbing.Hash) (*object.Tree, error) {
+	if w.stop != nil {
+		return w.r.st.readUnclaimed(h)
+	}
+	return w.r.st.getTree(h)
 }
 
 func (w *treeWalker) baseEntries(h plumbing.Hash) (map[string]object.TreeEntry, error) {
 	if m, ok := w.bases[h]; ok {
 		return m, nil
 	}
-	t, err := w.r.st.getTree(h)
+	t, err := w.getTree(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
@@ -593,9 +604,12 @@ func (w *treeWalker) markNew(t, base plumbing.Hash) error {
 	if t == base || w.known[t] {
 		return nil
 	}
+	if w.stop != nil && w.stop() {
+		return errWarmStopped
+	}
 	w.known[t] = true
 	w.out = append(w.out, t)
-	tree, err := w.r.st.getTree(t)
+	tree, err := w.getTree(t)
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", t, err)
 	}
