@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -70,4 +72,43 @@ func BenchmarkPrepareCoding(b *testing.B) {
 		prepare(docs)
 	}
 	b.ReportMetric((cputime.Self()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/op")
+}
+
+// TestPrepareKeptAnalyzers: prepare gives the same analysis whether its
+// Analyzers are new or kept from the calls before, and when calls run at
+// once (as a writer's next batch is analysed while the last goes in), on
+// generated documents and on the coding corpus when it is present.
+func TestPrepareKeptAnalyzers(t *testing.T) {
+	check := func(t *testing.T, docs []Doc, rounds, calls int) {
+		analyzers.Lock()
+		analyzers.free = nil // new Analyzers
+		analyzers.Unlock()
+		want := prepare(docs)
+		for round := range rounds {
+			var wg sync.WaitGroup
+			got := make([][]prep, calls)
+			for i := range got {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					got[i] = prepare(docs)
+				}()
+			}
+			wg.Wait()
+			for i := range got {
+				for j := range docs {
+					if !reflect.DeepEqual(got[i][j], want[j]) {
+						t.Fatalf("round %d, call %d: doc %d (%s) analysed differently", round, i, j, docs[j].ID)
+					}
+				}
+			}
+		}
+		analyzers.Lock()
+		defer analyzers.Unlock()
+		if n := len(analyzers.free); n == 0 || n > runtime.GOMAXPROCS(0) {
+			t.Errorf("%d Analyzers kept", n)
+		}
+	}
+	check(t, synthDocs(600, 5), 2, 3)
+	t.Run("coding", func(t *testing.T) { check(t, codingDocs(t), 1, 2) })
 }
