@@ -34,6 +34,47 @@ var errorRules = sync.OnceValue(func() []errorRule {
 	}
 })
 
+// errorCues lists every cue of errorRules by its first two bytes (none
+// is shorter): cueAt[p] for the pair p, and cuePairs[p>>3]&(1<<(p&7)) set
+// for the pairs that have any.
+var errorCues = sync.OnceValue(func() (c struct {
+	cuePairs [1 << 13]byte
+	cueAt    map[uint16][]string
+}) {
+	c.cueAt = map[uint16][]string{}
+	for _, r := range errorRules() {
+		for _, cue := range r.cues {
+			p := uint16(cue[0])<<8 | uint16(cue[1])
+			c.cuePairs[p>>3] |= 1 << (p & 7)
+			c.cueAt[p] = append(c.cueAt[p], cue)
+		}
+	}
+	return c
+})
+
+// hasErrorCue reports whether line holds a cue of some errorRule: when it
+// holds none, errorStart is -1 without asking each rule (errorScore asks
+// of every line of every tool's output until one is an error: the 17
+// strings.Contains of the cues and isCodeLine's checks were a sixth of the
+// heuristic distiller's time on the coding corpus; docs/BENCHMARKS.md,
+// session 21). One pass that stops only where a cue's first two bytes
+// are.
+func hasErrorCue(line string) bool {
+	c := errorCues()
+	for i := 0; i+1 < len(line); i++ {
+		p := uint16(line[i])<<8 | uint16(line[i+1])
+		if c.cuePairs[p>>3]&(1<<(p&7)) == 0 {
+			continue
+		}
+		for _, cue := range c.cueAt[p] {
+			if strings.HasPrefix(line[i:], cue) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // errorStart returns the offset where the error's specific part begins, or
 // -1 when the line holds no error.
 func errorStart(line string) int {
@@ -68,6 +109,9 @@ func errorScore(line string) int {
 	}
 	if len(line) > 400 {
 		line = line[:400]
+	}
+	if !hasErrorCue(line) {
+		return 0 // errorStart would be -1
 	}
 	if isCodeLine(line) {
 		return 0

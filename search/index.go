@@ -975,7 +975,8 @@ func prepare(docs []Doc) []prep {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			a := embed.NewAnalyzer()
+			a := takeAnalyzer()
+			defer putAnalyzer(a)
 			for i := w; i < len(docs); i += workers {
 				d := &docs[i]
 				p := &out[i]

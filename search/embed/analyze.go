@@ -1,10 +1,13 @@
 package embed
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -241,9 +244,14 @@ func Analyze(text string) []string {
 // cost and coding vocabulary repeats). Not safe for concurrent use: give each
 // goroutine its own.
 type Analyzer struct {
-	memo map[string]string
-	buf  []byte // Joined's, reused
+	memo  map[string]string
+	buf   []byte      // Joined's, reused
+	front []frontSlot // Joined's front of the memo, made by it
 }
+
+// memoMax bounds an Analyzer's memo: one that reaches it is emptied (a
+// variable for the tests).
+var memoMax = 200_000
 
 // NewAnalyzer returns an Analyzer with an empty memo.
 func NewAnalyzer() *Analyzer { return &Analyzer{memo: map[string]string{}} }
@@ -263,11 +271,49 @@ func (a *Analyzer) Analyze(text string) []string {
 // turn, one list) with single spaces, and how many terms there are: what
 // the index stores of a field, without a slice of the terms (growing it was
 // most of what the index's analysis allocated in `git mem add`).
+//
+// Words of up to frontKeyBytes go through a front before the memo: a
+// direct-mapped table whose slot holds the word's bytes and its term, one
+// load and two compares where a hit in the memo's map hashed the word,
+// probed a group and compared the key's bytes at another address (5.2 M
+// hits, ~0.3 s of the coding add's analysis; docs/BENCHMARKS.md, session
+// 21). The front is our own code because a map cannot keep its keys and
+// values inline; it holds only what the memo would answer (a slot is
+// overwritten, never trusted for another word: frontKey names the word).
 func (a *Analyzer) Joined(texts ...string) (string, int) {
+	if a.front == nil {
+		a.front = make([]frontSlot, frontSlots)
+	}
+	front, mask := a.front, uint64(len(a.front)-1)
 	b := a.buf[:0]
 	n := 0
 	for _, text := range texts {
 		Words(text, func(w string, part bool) {
+			if len(w) <= frontKeyBytes {
+				k0, k1 := frontKey(w)
+				s := &front[frontHash(k0, k1, len(w))&mask]
+				if s.klen != uint8(len(w)) || s.k0 != k0 || s.k1 != k1 {
+					t := a.Term(w)
+					if len(t) > len(s.terms) {
+						if n > 0 {
+							b = append(b, ' ')
+						}
+						b = append(b, t...)
+						n++
+						return
+					}
+					s.k0, s.k1, s.klen, s.tlen = k0, k1, uint8(len(w)), uint8(len(t))
+					copy(s.terms[:], t)
+				}
+				if s.tlen > 0 {
+					if n > 0 {
+						b = append(b, ' ')
+					}
+					b = append(b, s.terms[:s.tlen]...)
+					n++
+				}
+				return
+			}
 			if t := a.Term(w); t != "" {
 				if n > 0 {
 					b = append(b, ' ')
@@ -279,6 +325,43 @@ func (a *Analyzer) Joined(texts ...string) (string, int) {
 	}
 	a.buf = b
 	return string(b), n
+}
+
+// frontSlot is one entry of Joined's front of the term memo: a word of at
+// most frontKeyBytes (its bytes in k0 and k1, see frontKey, and its
+// length; klen 0 is an empty slot) and its term, held in the slot (tlen 0:
+// the word is dropped). 48 bytes.
+type frontSlot struct {
+	k0, k1 uint64
+	klen   uint8
+	tlen   uint8
+	terms  [30]byte
+}
+
+// frontKeyBytes is the longest word the front holds; frontSlots its size
+// (a power of two; a variable for the tests).
+const frontKeyBytes = 16
+
+var frontSlots = 8192
+
+// frontKey is a word of 1–16 bytes as two words: its first 8 bytes and its
+// last 8 (overlapping below 16) or, below 8 bytes, its bytes and 0. With
+// the length they name the word: every byte is in one of them.
+func frontKey(w string) (k0, k1 uint64) {
+	if len(w) >= 8 {
+		b := unsafe.Slice(unsafe.StringData(w), len(w))
+		return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[len(b)-8:])
+	}
+	for i := len(w) - 1; i >= 0; i-- {
+		k0 = k0<<8 | uint64(w[i])
+	}
+	return k0, 0
+}
+
+// frontHash spreads a key over the front.
+func frontHash(k0, k1 uint64, n int) uint64 {
+	h := (k0 ^ bits.RotateLeft64(k1, 29) ^ uint64(n)) * 0x9e3779b97f4a7c15
+	return h>>40 ^ h>>20
 }
 
 // Term is the package-level Term, memoised.
@@ -294,7 +377,7 @@ func (a *Analyzer) Term(w string) string {
 	// the copy itself, or part of it, where it keeps the word's bytes.
 	w = strings.Clone(w)
 	t := Term(w)
-	if len(a.memo) >= 200_000 {
+	if len(a.memo) >= memoMax {
 		clear(a.memo)
 	}
 	a.memo[w] = t
