@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand"
 	"reflect"
 	"testing"
 )
@@ -15,29 +14,7 @@ import (
 // same bits, touches the rows in the same order, and the session layer
 // ranks the same, as with fresh slices per term.
 func TestHeadBufsSameScores(t *testing.T) {
-	seed := postingsSeed(t)
-	r := rand.New(rand.NewSource(seed))
-	docs := synthDocs(600, seed)
-	sessions := 1 + r.Intn(120)
-	for i := range docs {
-		switch r.Intn(10) {
-		case 0:
-			docs[i].Session = ""
-		case 1:
-			docs[i].Session = fmt.Sprintf("one-%d", i)
-		default:
-			docs[i].Session = fmt.Sprintf("s%03d", r.Intn(sessions))
-		}
-		docs[i].Seq = r.Intn(40)
-	}
-	ix := buildIndex(t, t.TempDir(), docs)
-	var gone []string
-	for range 20 {
-		gone = append(gone, docs[r.Intn(len(docs))].ID)
-	}
-	if _, err := ix.ForgetDocs(gone, nil); err != nil {
-		t.Fatal(err)
-	}
+	ix, docs, r, seed := sessionMemory(t, 600, 120, 40, 20)
 	ctx := context.Background()
 	sc, err := ix.ensureContext()
 	if err != nil {

@@ -15,30 +15,7 @@ import (
 // scoreB, and wants every row's score bit for bit, the rows touched in the
 // same order, and the ranking the same, with the title's b default and set.
 func TestTitleScoreSameScores(t *testing.T) {
-	seed := postingsSeed(t)
-	r := rand.New(rand.NewSource(seed))
-	docs := synthDocs(700, seed)
-	sessions := 1 + r.Intn(150)
-	for i := range docs {
-		switch r.Intn(10) {
-		case 0:
-			docs[i].Session = "" // its own session
-		case 1:
-			docs[i].Session = fmt.Sprintf("one-%d", i)
-		default:
-			docs[i].Session = fmt.Sprintf("s%03d", r.Intn(sessions))
-		}
-		docs[i].Seq = r.Intn(50) // sessions ordered by Seq, ties by row
-	}
-	dir := t.TempDir()
-	ix := buildIndex(t, dir, docs)
-	var gone []string
-	for range 30 {
-		gone = append(gone, docs[r.Intn(len(docs))].ID)
-	}
-	if _, err := ix.ForgetDocs(gone, nil); err != nil {
-		t.Fatal(err)
-	}
+	ix, docs, r, _ := sessionMemory(t, 700, 150, 50, 30)
 	ctx := context.Background()
 	sc, err := ix.ensureContext()
 	if err != nil {
@@ -132,4 +109,37 @@ func TestTitleScoreRefusesBrokenChains(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sessionMemory builds a generated memory of n exchanges for the scoring
+// tests: sessions of up to maxSessions interleaved in row order, some of
+// one exchange, some exchanges without a session, Seq below maxSeq
+// (sessions ordered by Seq, ties by row), and forgets rows forgotten. The
+// seed is logged (postingsSeed).
+func sessionMemory(t *testing.T, n, maxSessions, maxSeq, forgets int) (*Index, []Doc, *rand.Rand, int64) {
+	t.Helper()
+	seed := postingsSeed(t)
+	r := rand.New(rand.NewSource(seed))
+	docs := synthDocs(n, seed)
+	sessions := 1 + r.Intn(maxSessions)
+	for i := range docs {
+		switch r.Intn(10) {
+		case 0:
+			docs[i].Session = "" // its own session
+		case 1:
+			docs[i].Session = fmt.Sprintf("one-%d", i)
+		default:
+			docs[i].Session = fmt.Sprintf("s%03d", r.Intn(sessions))
+		}
+		docs[i].Seq = r.Intn(maxSeq)
+	}
+	ix := buildIndex(t, t.TempDir(), docs)
+	var gone []string
+	for range forgets {
+		gone = append(gone, docs[r.Intn(len(docs))].ID)
+	}
+	if _, err := ix.ForgetDocs(gone, nil); err != nil {
+		t.Fatal(err)
+	}
+	return ix, docs, r, seed
 }
