@@ -14,19 +14,9 @@ import (
 // same bits, touches the rows in the same order, and the session layer
 // ranks the same, as with fresh slices per term.
 func TestHeadBufsSameScores(t *testing.T) {
-	ix, docs, r, seed := sessionMemory(t, 600, 120, 40, 20)
+	f := sessionMemory(t, 600, 120, 40, 20)
+	ix, r, seed, n, vocab := f.ix, f.r, f.seed, f.n, f.vocab
 	ctx := context.Background()
-	sc, err := ix.ensureContext()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := ix.reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	n := len(ix.seqs)
-	vocab := vocabulary(docs)
 	// score sums terms with one scorer; dirty: its arrays come from a
 	// scratch that held other data (as a kept one does).
 	score := func(terms []string, fresh, dirty bool) *sessionScorer {
@@ -44,15 +34,7 @@ func TestHeadBufsSameScores(t *testing.T) {
 			}
 			mem.used = true
 		}
-		s := &sessionScorer{ix: ix, r: rd, sc: sc, cache: map[uint64]int32{}, n: n, prompt: true, mem: mem,
-			distAvg: float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)}
-		for k, term := range terms {
-			s.k, s.tw = int32(k+1), []float64{1, 0.5}[k%2]
-			if err := s.term(ctx, term); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return s
+		return f.sumTerms(t, terms, mem)
 	}
 	var queries []string
 	for range 30 {

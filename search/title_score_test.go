@@ -7,6 +7,8 @@ import (
 	"math/rand"
 	"reflect"
 	"testing"
+
+	bleveindex "github.com/blevesearch/bleve_index_api"
 )
 
 // TestTitleScoreSameScores scores random terms of generated memories
@@ -15,33 +17,15 @@ import (
 // scoreB, and wants every row's score bit for bit, the rows touched in the
 // same order, and the ranking the same, with the title's b default and set.
 func TestTitleScoreSameScores(t *testing.T) {
-	ix, docs, r, _ := sessionMemory(t, 700, 150, 50, 30)
+	f := sessionMemory(t, 700, 150, 50, 30)
+	ix, r, rd, n, vocab := f.ix, f.r, f.rd, f.n, f.vocab
 	ctx := context.Background()
-	sc, err := ix.ensureContext()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := ix.reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
 	cache, release := ix.rowCacheFor(rd)
 	defer release()
-	n := len(ix.seqs)
-	vocab := vocabulary(docs)
 	score := func(terms []string, off bool) *sessionScorer {
 		disableTitleScore = off
 		defer func() { disableTitleScore = false }()
-		s := &sessionScorer{ix: ix, r: rd, sc: sc, cache: map[uint64]int32{}, n: n, prompt: true,
-			distAvg: float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)}
-		for k, term := range terms {
-			s.k, s.tw = int32(k+1), []float64{1, 0.5}[k%2]
-			if err := s.term(ctx, term); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return s
+		return f.sumTerms(t, terms, nil)
 	}
 	for _, tb := range []float64{-1, 0.3} {
 		old := TitleB
@@ -111,12 +95,25 @@ func TestTitleScoreRefusesBrokenChains(t *testing.T) {
 	}
 }
 
+// sessionFixture is a generated memory of sessions for the scoring tests,
+// opened for scoring: its session context, a reader, its rows and words.
+type sessionFixture struct {
+	ix    *Index
+	docs  []Doc
+	r     *rand.Rand
+	seed  int64
+	sc    *sessionCtx
+	rd    bleveindex.IndexReader
+	n     int
+	vocab []string
+}
+
 // sessionMemory builds a generated memory of n exchanges for the scoring
 // tests: sessions of up to maxSessions interleaved in row order, some of
 // one exchange, some exchanges without a session, Seq below maxSeq
 // (sessions ordered by Seq, ties by row), and forgets rows forgotten. The
 // seed is logged (postingsSeed).
-func sessionMemory(t *testing.T, n, maxSessions, maxSeq, forgets int) (*Index, []Doc, *rand.Rand, int64) {
+func sessionMemory(t *testing.T, n, maxSessions, maxSeq, forgets int) *sessionFixture {
 	t.Helper()
 	seed := postingsSeed(t)
 	r := rand.New(rand.NewSource(seed))
@@ -141,5 +138,30 @@ func sessionMemory(t *testing.T, n, maxSessions, maxSeq, forgets int) (*Index, [
 	if _, err := ix.ForgetDocs(gone, nil); err != nil {
 		t.Fatal(err)
 	}
-	return ix, docs, r, seed
+	sc, err := ix.ensureContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ix.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+	return &sessionFixture{ix: ix, docs: docs, r: r, seed: seed, sc: sc, rd: rd, n: len(ix.seqs), vocab: vocabulary(docs)}
+}
+
+// sumTerms scores terms with one scorer (its arrays from mem, nil: the
+// heap), each term its own k and alternating weights, as the session
+// layer's workers do.
+func (f *sessionFixture) sumTerms(t *testing.T, terms []string, mem *scratch) *sessionScorer {
+	t.Helper()
+	s := &sessionScorer{ix: f.ix, r: f.rd, sc: f.sc, cache: map[uint64]int32{}, n: f.n, prompt: true, mem: mem,
+		distAvg: float64(f.ix.man.BM25.FieldLen[fieldDistilled]) / float64(f.n)}
+	for k, term := range terms {
+		s.k, s.tw = int32(k+1), []float64{1, 0.5}[k%2]
+		if err := s.term(context.Background(), term); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
