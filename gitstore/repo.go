@@ -366,12 +366,28 @@ func (s *objectStore) keepTree(h plumbing.Hash, entries []object.TreeEntry, size
 
 // getTree is object.GetTree, reading the tree from the mapped packs when
 // they can give it.
-func (s *objectStore) getTree(h plumbing.Hash) (*object.Tree, error) {
+func (s *objectStore) getTree(h plumbing.Hash) (*object.Tree, error) { return s.readTree(h, true) }
+
+// readUnclaimed is getTree without the memo's claim: no other reader
+// waits for this one (the warm-up's, which the sync stops without waiting
+// for it); at worst a tree is read by both.
+func (s *objectStore) readUnclaimed(h plumbing.Hash) (*object.Tree, error) {
+	return s.readTree(h, false)
+}
+
+// readTree reads tree h from the memo, the mapped packs or go-git. With
+// claim, a reader that finds h being read by another waits for it, and
+// others wait for this one.
+func (s *objectStore) readTree(h plumbing.Hash, claim bool) (*object.Tree, error) {
 	if s.memo != nil {
 		if t := s.memo.tree(h); t != nil {
 			return t, nil
 		}
-		if wait := s.memo.claim(h); wait != nil {
+		if !claim {
+			if t, ok := s.memoTree(h); ok {
+				return t, nil
+			}
+		} else if wait := s.memo.claim(h); wait != nil {
 			<-wait
 			if t := s.memo.tree(h); t != nil {
 				return t, nil
@@ -382,24 +398,6 @@ func (s *objectStore) getTree(h plumbing.Hash) (*object.Tree, error) {
 			if ok {
 				return t, nil
 			}
-		}
-	}
-	if t, ok := s.fastTree(h); ok {
-		return t, nil
-	}
-	return object.GetTree(s, h)
-}
-
-// readUnclaimed is getTree without the memo's claim: no other reader
-// waits for this one (the warm-up's, which the sync stops without waiting
-// for it); at worst a tree is read by both.
-func (s *objectStore) readUnclaimed(h plumbing.Hash) (*object.Tree, error) {
-	if s.memo != nil {
-		if t := s.memo.tree(h); t != nil {
-			return t, nil
-		}
-		if t, ok := s.memoTree(h); ok {
-			return t, nil
 		}
 	}
 	if t, ok := s.fastTree(h); ok {
