@@ -13,6 +13,10 @@ import "golang.org/x/sys/cpu"
 // hasMinHashAVX512: the CPU and the OS support the instructions used.
 var hasMinHashAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 
+// hasMinHashAVX2: the same for minHashAVX2, the code for CPUs without
+// AVX-512 (AMD before Zen 4, Intel client cores).
+var hasMinHashAVX2 = cpu.X86.HasAVX2
+
 // minHashConsts is what minHashAVX512 reads besides its arguments: the
 // functions' keys, then splitmix64's increment and multipliers.
 type minHashConsts struct {
@@ -33,10 +37,24 @@ var minHashC = func() (c minHashConsts) {
 //go:noescape
 func minHashAVX512(sig *[sigLen]uint32, hs *uint64, n int, c *minHashConsts)
 
-// minHashes is minHashesGo, in AVX-512 where the CPU has it.
+// minHashAVX2 is minHashesGo(sig, hs[:n]) in AVX2, four functions to a
+// vector. AVX2 has no 64-bit multiply, so each is three 32-bit ones
+// (VPMULUDQ); still ~3x the scalar loop on an AMD EPYC without AVX-512
+// (BenchmarkMinHashes), where the scalar MinHash was ~0.3 CPU-s of the
+// coding add (docs/BENCHMARKS.md, session 22).
+//
+//go:noescape
+func minHashAVX2(sig *[sigLen]uint32, hs *uint64, n int, c *minHashConsts)
+
+// minHashes is minHashesGo, in AVX-512 or AVX2 where the CPU has it.
 func minHashes(sig *[sigLen]uint32, hs []uint64) {
-	if hasMinHashAVX512 && len(hs) > 0 {
+	switch {
+	case len(hs) == 0:
+	case hasMinHashAVX512:
 		minHashAVX512(sig, &hs[0], len(hs), &minHashC)
+		return
+	case hasMinHashAVX2:
+		minHashAVX2(sig, &hs[0], len(hs), &minHashC)
 		return
 	}
 	minHashesGo(sig, hs)

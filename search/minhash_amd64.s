@@ -141,3 +141,80 @@ loop:
 	VMOVDQU Y15, 224(DI)
 	VZEROUPPER
 	RET
+
+// MULQ64(x, mlo, mhi, a, b): x = x * m, the low 64 bits in each 64-bit
+// lane, where mlo holds m (VPMULUDQ reads a lane's low 32 bits) and mhi
+// m>>32. AVX2 has no 64-bit multiply: x*m = xlo*mlo + (xhi*mlo + xlo*mhi)<<32.
+#define MULQ64(x, mlo, mhi, a, b) \
+	VPSRLQ $32, x, a \
+	VPMULUDQ mlo, a, a \
+	VPMULUDQ mhi, x, b \
+	VPADDQ b, a, a \
+	VPSLLQ $32, a, a \
+	VPMULUDQ mlo, x, x \
+	VPADDQ a, x, x
+
+// MIX(x, a, b): x = mix(x ^ key) of four lanes (Y5: their keys).
+#define MIX(x, a, b) \
+	VPXOR Y5, x, x \
+	VPADDQ Y0, x, x \
+	VPSRLQ $30, x, a \
+	VPXOR a, x, x \
+	MULQ64(x, Y1, Y2, a, b) \
+	VPSRLQ $27, x, a \
+	VPXOR a, x, x \
+	MULQ64(x, Y3, Y4, a, b) \
+	VPSRLQ $31, x, a \
+	VPXOR a, x, x
+
+// func minHashAVX2(sig *[64]uint32, hs *uint64, n int, c *minHashConsts)
+//
+// Four functions at a time (sixteen groups), each group over all n
+// hashes, two per step: Y5 the group's keys, Y6 its signature as the
+// low 32 bits of four 64-bit lanes (VPMINUD's odd lanes are ignored);
+// Y0 gamma, Y1/Y2 m1 and m1>>32, Y3/Y4 m2 and m2>>32 (broadcast).
+TEXT ·minHashAVX2(SB), NOSPLIT, $0-32
+	MOVQ sig+0(FP), DI
+	MOVQ hs+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ c+24(FP), DX
+	VPBROADCASTQ 512(DX), Y0
+	VPBROADCASTQ 520(DX), Y1
+	VPSRLQ $32, Y1, Y2
+	VPBROADCASTQ 528(DX), Y3
+	VPSRLQ $32, Y3, Y4
+	MOVQ $16, R8
+group:
+	VMOVDQU (DX), Y5
+	VPMOVZXDQ (DI), Y6
+	MOVQ SI, R9
+	MOVQ CX, R10
+	CMPQ R10, $2
+	JLT one
+pair:
+	VPBROADCASTQ (R9), Y7
+	VPBROADCASTQ 8(R9), Y10
+	MIX(Y7, Y8, Y9)
+	MIX(Y10, Y11, Y12)
+	VPMINUD Y7, Y6, Y6
+	VPMINUD Y10, Y6, Y6
+	ADDQ $16, R9
+	SUBQ $2, R10
+	CMPQ R10, $2
+	JGE pair
+one:
+	TESTQ R10, R10
+	JZ store
+	VPBROADCASTQ (R9), Y7
+	MIX(Y7, Y8, Y9)
+	VPMINUD Y7, Y6, Y6
+store:
+	VPSHUFD $0x08, Y6, Y6
+	VPERMQ $0x08, Y6, Y6
+	VMOVDQU X6, (DI)
+	ADDQ $32, DX
+	ADDQ $16, DI
+	DECQ R8
+	JNZ group
+	VZEROUPPER
+	RET
