@@ -72,6 +72,17 @@ var catchUpBatch = 1000
 // peak RSS the same 3.41 GB (docs/BENCHMARKS.md, session 17).
 var rebuildBatch = 2000
 
+// smallRebuildBatches: a rebuild of at most this many rebuildBatches of
+// commits indexes each with one Bleve batch (one segment) instead of one
+// per search.BatchSize documents: a
+// fresh memory's first add of a few thousand exchanges (the coding corpus,
+// 3,099) was seven segments of 500 that scorch merged again and again
+// during the add; now it is two, which its merge policy leaves as they are.
+// Only that small: at 100,000, batches of 2,000 left a reindex with more
+// segments than batches of 500 do (docs/BENCHMARKS.md, session 20), and
+// two rebuild batches are never more segments than before.
+const smallRebuildBatches = 2
+
 // rebuildSpill is how many rows a rebuild adds between writing its tables
 // and letting go of those rows' records, vectors and links
 // (search.Index.Spill): a reindex of 1,000,000 held them all, 5.8 GB.
@@ -428,7 +439,13 @@ func (m *Memory) rebuild(ctx context.Context, reason string, replace string) (In
 	if err != nil {
 		return fail(err)
 	}
-	if rep.Indexed, err = m.indexAll(ctx, ix, head, lowGC); err != nil {
+	sized := func(commits int) {
+		lowGC(commits)
+		if commits <= smallRebuildBatches*rebuildBatch {
+			ix.SetBleveBatch(rebuildBatch)
+		}
+	}
+	if rep.Indexed, err = m.indexAll(ctx, ix, head, sized); err != nil {
 		return fail(err)
 	}
 	// The switch: catch up with what came meanwhile, name the new folder in

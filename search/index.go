@@ -198,6 +198,9 @@ type Index struct {
 	graph     *vector.HNSW // nil below the crossover
 	dirty     bool
 	broken    error // a failed batch: the tables must not be written
+	// bleveBatch: documents per Bleve batch of this Index's Adds (0:
+	// BatchSize); see SetBleveBatch.
+	bleveBatch int
 	// touched: a record loaded from tab may have changed (replaced,
 	// emptied, moved, given link meta), so flush encodes every row again
 	// instead of copying the loaded rows' bytes (writeTable's keep).
@@ -664,6 +667,22 @@ const (
 // keeps memory flat without losing throughput).
 var BatchSize = 500
 
+// SetBleveBatch makes each Bleve batch of this Index's later Adds up to n
+// documents (n ≤ 0: BatchSize). Each batch is a segment that scorch's
+// merger then merges with the others as they come; a caller that knows the
+// whole build is small (a rebuild of a few thousand commits) gives a
+// larger n, for a few segments that need no merging. Same documents and
+// postings either way; only the segments differ.
+func (ix *Index) SetBleveBatch(n int) { ix.bleveBatch = n }
+
+// batchSize is the documents per Bleve batch (SetBleveBatch).
+func (ix *Index) batchSize() int {
+	if ix.bleveBatch > 0 {
+		return ix.bleveBatch
+	}
+	return BatchSize
+}
+
 // Add indexes docs (a new ID is appended, a known ID replaced). Batches are
 // Bleve's safe batches; the tables are written by SetLastCommit and Close.
 func (ix *Index) Add(docs []Doc) error {
@@ -671,8 +690,9 @@ func (ix *Index) Add(docs []Doc) error {
 		return ErrReadOnly
 	}
 	var bl bleveBatches
-	for start := 0; start < len(docs); start += BatchSize {
-		end := min(start+BatchSize, len(docs))
+	size := ix.batchSize()
+	for start := 0; start < len(docs); start += size {
+		end := min(start+size, len(docs))
 		if err := ix.addBatch(&bl, docs[start:end], nil); err != nil {
 			ix.endBatches(&bl)
 			return err
@@ -719,8 +739,9 @@ func (ix *Index) AddPrepared(p *Prepared) error {
 		return ErrReadOnly
 	}
 	var bl bleveBatches
-	for start := 0; start < len(p.docs); start += BatchSize {
-		end := min(start+BatchSize, len(p.docs))
+	size := ix.batchSize()
+	for start := 0; start < len(p.docs); start += size {
+		end := min(start+size, len(p.docs))
 		if err := ix.addBatch(&bl, p.docs[start:end], p.preps[start:end]); err != nil {
 			ix.endBatches(&bl)
 			return err

@@ -119,3 +119,99 @@ func marker(i int) string {
 	}
 	return string(b)
 }
+
+// TestSetBleveBatch: an Index given larger Bleve batches (SetBleveBatch,
+// as a small rebuild does) builds one segment per batch of that size, in
+// Add and AddPrepared, and its searches in every mode, tables and count
+// are those of the default batches; a document replaced within a batch or
+// by a later one is gone as before.
+func TestSetBleveBatch(t *testing.T) {
+	defer func(b int, h func(string)) { BatchSize, segmentBuilt = b, h }(BatchSize, segmentBuilt)
+	BatchSize = 16
+	docs := synthDocs(160, 160)
+	for i, j := range map[int]int{17: 3, 40: 39, 150: 17, 159: 100} {
+		docs[i].ID = docs[j].ID
+	}
+	for i := range docs {
+		docs[i].Verbatim += " " + marker(i)
+	}
+	var queries []string
+	for i := range docs {
+		queries = append(queries, marker(i))
+	}
+	queries = append(queries, "retry timeout", "parseConfig panic nil pointer", "deploy helm chart")
+	type built struct {
+		results  map[string][]string
+		docs     map[string]string
+		count    int
+		segments int
+	}
+	build := func(size int, prepared bool) built {
+		var mu sync.Mutex
+		var b built
+		segmentBuilt = func(string) {
+			mu.Lock()
+			b.segments++
+			mu.Unlock()
+		}
+		defer func() { segmentBuilt = nil }()
+		dir := filepath.Join(t.TempDir(), "index")
+		ix, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.SetBleveBatch(size)
+		if prepared {
+			err = ix.AddPrepared(Prepare(docs[:100]))
+			if err == nil {
+				err = ix.AddPrepared(Prepare(docs[100:]))
+			}
+		} else {
+			err = ix.Add(docs)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := docs[len(docs)-1]
+		if err := ix.SetLastCommit(last.Commit, last.Seq); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ro, err := OpenReadOnly(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		if err := ro.Verify(); err != nil {
+			t.Fatalf("batches of %d: %v", size, err)
+		}
+		b.results = allModesResults(t, ro, queries)
+		if b.docs, err = ro.Docs(); err != nil {
+			t.Fatal(err)
+		}
+		b.count = ro.Count()
+		return b
+	}
+	def := build(0, false)
+	if def.segments != 10 {
+		t.Fatalf("default: %d segments, want 10", def.segments)
+	}
+	for _, tc := range []struct {
+		size     int
+		prepared bool
+		segments int
+	}{{64, false, 3}, {1000, false, 1}, {64, true, 2 + 1}, {1000, true, 2}} {
+		got := build(tc.size, tc.prepared)
+		if got.segments != tc.segments {
+			t.Errorf("batches of %d (prepared %v): %d segments, want %d", tc.size, tc.prepared, got.segments, tc.segments)
+		}
+		if !reflect.DeepEqual(got.results, def.results) {
+			t.Errorf("batches of %d (prepared %v): searches differ from the default batches'", tc.size, tc.prepared)
+		}
+		if !reflect.DeepEqual(got.docs, def.docs) || got.count != def.count {
+			t.Errorf("batches of %d (prepared %v): tables differ (%d / %d documents)", tc.size, tc.prepared, got.count, def.count)
+		}
+	}
+}
