@@ -627,7 +627,7 @@ func (p *postingReader) within(lo, hi int32) bool {
 	if !p.direct || disableBulkPostings {
 		return false
 	}
-	p.inEnd, p.inWhole = make([]uint32, len(p.segs)), make([]bool, len(p.segs))
+	p.inEnd = make([]uint32, len(p.segs))
 	p.inAllRows = true
 	for i := range p.segs {
 		p.inAllRows = p.inAllRows && p.allRows(i)
@@ -637,9 +637,7 @@ func (p *postingReader) within(lo, hi int32) bool {
 			continue
 		}
 		// The documents whose rows are lo to hi-1: read up to the last.
-		p.inWhole[i] = true
 		for _, r := range runs {
-			p.inWhole[i] = p.inWhole[i] && int64(r.start)+int64(r.delta) >= int64(lo) && int64(r.end)+int64(r.delta) <= int64(hi)
 			a := max(int64(r.start), int64(lo)-int64(r.delta))
 			b := min(int64(r.end), int64(hi)-int64(r.delta))
 			if a < b {
@@ -712,16 +710,6 @@ func (p *postingReader) nextIn() ([]rowFreq, error) {
 			return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
 		}
 		i := p.scanSeg
-		if p.inWhole[i] {
-			// Every row of the segment is in the range: rowsOf's rows.
-			if k == 0 {
-				if err := p.nextSegIn(); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			return p.rowsOf(p.batch[:0], k, i, p.scanField, p.scanTerm)
-		}
 		end, runs := p.inEnd[i], p.runs(i)
 		out, done := p.batch[:0], k == 0
 		var run rowRun

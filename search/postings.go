@@ -58,8 +58,7 @@ type postingReader struct {
 	// each segment up to its document inEnd[i] (0: none of them there).
 	inLo, inHi int32
 	inEnd      []uint32
-	inWhole    []bool // every document of segment i is a row of the range
-	inAllRows  bool   // every document of every segment maps to a row
+	inAllRows  bool // every document of every segment maps to a row
 }
 
 // rowRun says that the documents start to end-1 of a segment are the rows
