@@ -259,12 +259,7 @@ func (ix *Index) halvesLayer(ctx context.Context, sc *sessionCtx, r bleveindex.I
 	// g0 (n floats), g1 and tf side by side (2n: the candidates' room at
 	// the end), seen, touched and eff (n each, split at the cut), and each
 	// half's title and prompt buffers.
-	prompt := !PromptFirstPerson || firstPerson(text)
-	bufs := 2 // title and prompt postings
-	if !prompt || PromptWeight <= 0 {
-		bufs = 1
-	}
-	size := 8*n + 16*n + n + 4*n + 4*n + 2*bufs*bufCap*int(unsafe.Sizeof(rowFreq{})) + 12*8
+	size := 8*n + 16*n + n + 4*n + 4*n + 2*2*bufCap*int(unsafe.Sizeof(rowFreq{})) + 12*8
 	var mem *scratch
 	if !disableScratch {
 		mem = reuseScratch(size)
@@ -277,15 +272,13 @@ func (ix *Index) halvesLayer(ctx context.Context, sc *sessionCtx, r bleveindex.I
 	touchedAll := scratchSlice[int32](mem, 0, n)
 	effAll := scratchSlice[int32](mem, 0, n)
 	x := newHalfSync()
+	prompt := !PromptFirstPerson || firstPerson(text)
 	var hs [2]*halfScorer
 	for h := range hs {
 		lo, hi := bounds[h], bounds[h+1]
 		s := &sessionScorer{ix: ix, r: r, sc: sc, cache: prs[h].cache, pr: prs[h], n: n, distAvg: distAvg, prompt: prompt,
 			tf: tf, seen: seen, touched: touchedAll[lo:lo:hi], eff: effAll[lo:lo:hi],
-			titleBuf: scratchSlice[rowFreq](mem, 0, bufCap)}
-		if bufs > 1 {
-			s.promptBuf = scratchSlice[rowFreq](mem, 0, bufCap)
-		}
+			titleBuf: scratchSlice[rowFreq](mem, 0, bufCap), promptBuf: scratchSlice[rowFreq](mem, 0, bufCap)}
 		hs[h] = &halfScorer{sessionScorer: s, h: h, lo: lo, hi: hi, sums: [2][]float64{g0, g1}, x: x, heldK: make([]int, len(terms))}
 	}
 	run := func(f func(s *halfScorer) error) error {
