@@ -170,9 +170,6 @@ type sessionCtx struct {
 
 	promptOnce sync.Once
 	prompt     *promptLens // the rows' own first turns (rank_prompt.go)
-
-	halfOnce sync.Once
-	half     halfPlan // where the rows split in two (halves.go)
 }
 
 // link is a row's previous and next row in its session (-1 for none). The
@@ -589,14 +586,6 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	// lists): sized for every row, they were most of the scratch, and in a
 	// search process each huge page of it touched is one the kernel zeroes
 	// (17 % of a cold search's time at 100,000 exchanges).
-	if halvesFit(plain, exact) && n >= halvesMinRows {
-		if cut := sc.halves(ix.seqs); cut > 0 {
-			cs, ok, err := ix.halvesLayer(ctx, sc, r, cache, text, len(qterms), terms, groups, most, cards, distAvg, cut, allowed, limit)
-			if ok || err != nil {
-				return cs, err
-			}
-		}
-	}
 	bufs := make([][2]int, workers)
 	size := 0
 	if workers < 2 {
@@ -672,9 +661,6 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		if touched, err = ix.coocExpand(ctx, ws[0], qterms, scores, touched, seen); err != nil {
 			return nil, err
 		}
-	}
-	if layerSums != nil {
-		layerSums(scores, touched)
 	}
 	// The candidates go where the second worker's sums and frequencies
 	// were, no longer read (2n floats: room for n candidates): in a cold
@@ -1170,49 +1156,27 @@ var disableTitleScore = false
 // then no row is reached twice, as a table linkSessions made ensures, and
 // the rows walked are the rows scoreB would score, each once.
 func (s *sessionScorer) titleScore(titles []rowFreq) bool {
-	ends, ok := s.titleRows(titles)
-	if !ok {
-		return false
-	}
-	s.titleApply(titles, ends, len(s.eff))
-	return true
-}
-
-// titleRows gathers in s.eff the rows titleScore scores for titles, each
-// posting's session in turn, and returns where each posting's session
-// ends in s.eff; ok is false (s.eff then left empty) where a session does
-// not link back.
-func (s *sessionScorer) titleRows(titles []rowFreq) (ends []int, ok bool) {
 	links := s.sc.links
 	eff := s.eff[:0]
-	ends = make([]int, len(titles))
+	ends := make([]int, len(titles)) // where each posting's session ends in eff
 	for i, p := range titles {
 		if p.f() > 0 { // add skips a weight of 0
 			for j := p.row; j >= 0; {
 				eff = append(eff, j)
 				next := links[j].next
 				if next >= 0 && links[next].prev != j {
-					return nil, false
+					return false
 				}
 				j = next
 			}
 		}
 		ends[i] = len(eff)
 	}
-	s.eff = eff
-	return ends, true
-}
-
-// titleApply adds the title part of the rows titleRows gathered, with n
-// as the part's df′, and empties s.eff.
-func (s *sessionScorer) titleApply(titles []rowFreq, ends []int, n int) {
-	eff := s.eff
-	s.eff = s.eff[:0]
 	avgdl := s.sc.titleAvg
-	if n == 0 || len(eff) == 0 || avgdl == 0 {
-		return
+	if len(eff) == 0 || avgdl == 0 {
+		return true
 	}
-	df := float64(n)
+	df := float64(len(eff))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
 	k1, b := s.bm25(TitleB)
 	weight, dl := TitleWeight, s.sc.titleDL
@@ -1233,6 +1197,7 @@ func (s *sessionScorer) titleApply(titles []rowFreq, ends []int, n int) {
 		}
 		start = ends[i]
 	}
+	return true
 }
 
 // cardTerm adds CardWeight × the BM25 of t over the distilled cards, with
@@ -1334,20 +1299,14 @@ func (s *sessionScorer) score(weight float64, dl []float64, avgdl float64) {
 
 // scoreB is score with BM25's b set to b when b ≥ 0.
 func (s *sessionScorer) scoreB(weight float64, dl []float64, avgdl, bOver float64) {
-	s.scoreDF(weight, dl, avgdl, bOver, len(s.eff))
-}
-
-// scoreDF is scoreB with the part's df′ given: len(s.eff) for a scorer of
-// every row, the sum of both halves' for a half (halves.go).
-func (s *sessionScorer) scoreDF(weight float64, dl []float64, avgdl, bOver float64, n int) {
-	if n == 0 || len(s.eff) == 0 || avgdl == 0 {
+	if len(s.eff) == 0 || avgdl == 0 {
 		for _, row := range s.eff {
 			s.tf[row] = 0
 		}
 		s.eff = s.eff[:0]
 		return
 	}
-	df := float64(n)
+	df := float64(len(s.eff))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
 	k1, b := s.bm25(bOver)
 	for _, row := range s.eff {

@@ -54,11 +54,6 @@ type postingReader struct {
 	// and rowRuns[i] tells which (allRows, runs).
 	rowsOK  []int8
 	rowRuns [][]rowRun
-	// A half's scans (within, halves.go): rows inLo to inHi-1, read from
-	// each segment up to its document inEnd[i] (0: none of them there).
-	inLo, inHi int32
-	inEnd      []uint32
-	inAllRows  bool // every document of every segment maps to a row
 }
 
 // rowRun says that the documents start to end-1 of a segment are the rows

@@ -49,47 +49,28 @@ func typoEdits(n int) int {
 // TypoWeight, through s. A correction that is itself a query term is not
 // scored twice.
 func correctTypos(ctx context.Context, s *sessionScorer, terms []weightedTerm, missing []bool) error {
-	fixes, err := typoFixes(ctx, s.r, terms, missing)
-	if err != nil {
-		return err
-	}
-	for _, f := range fixes {
-		s.k, s.tw = f.k, TypoWeight
-		if err := s.term(ctx, f.t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// typoFix is a correction to score: the word, and the scorer's k for it.
-type typoFix struct {
-	t string
-	k int32
-}
-
-// typoFixes is the corrections correctTypos scores, in its order.
-func typoFixes(ctx context.Context, r bleveindex.IndexReader, terms []weightedTerm, missing []bool) ([]typoFix, error) {
 	seen := make(map[string]bool, len(terms))
 	for _, t := range terms {
 		seen[t.t] = true
 	}
-	var fixes []typoFix
 	for k, t := range terms {
 		if !missing[k] || t.w != 1 || utf8.RuneCountInString(t.t) < TypoMinLen {
 			continue
 		}
-		best, err := nearestTerm(ctx, r, fieldVerbatim, t.t, typoEdits(utf8.RuneCountInString(t.t)))
+		best, err := nearestTerm(ctx, s.r, fieldVerbatim, t.t, typoEdits(utf8.RuneCountInString(t.t)))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if best == "" || seen[best] {
 			continue
 		}
 		seen[best] = true
-		fixes = append(fixes, typoFix{best, int32(len(terms) + k + 1)})
+		s.k, s.tw = int32(len(terms)+k+1), TypoWeight
+		if err := s.term(ctx, best); err != nil {
+			return err
+		}
 	}
-	return fixes, nil
+	return nil
 }
 
 // nearestTerm is the word of field fewest edits (at most edits) from t,
