@@ -831,6 +831,98 @@ func TestWalkBesideMergeIsMissingObjects(t *testing.T) {
 	}
 }
 
+// TestMissingObjectsSendsOnlyWhatTheRemoteLacks: the push's list holds
+// every object of head the remote lacks, once, and none it has, also
+// where ours's first commit still holds the base's version of a folder
+// the remote changed since (the remote's tip no longer names it; the
+// boundary commit's tree does).
+func TestMissingObjectsSendsOnlyWhatTheRemoteLacks(t *testing.T) {
+	at := func(prefix, dirs string, n int) []Entry {
+		var es []Entry
+		for i := range n {
+			d := string(dirs[i%len(dirs)])
+			p := fmt.Sprintf("ex/%s/%s/%s-%d.json", d, string(dirs[(i/len(dirs))%len(dirs)]), prefix, i)
+			es = append(es, Entry{Path: p, Blob: []byte(`{"id":"` + p + `"}`), Message: "m\n\nExchange: " + p + "\n"})
+		}
+		return es
+	}
+	cases := []struct {
+		name         string
+		ours, theirs []Entry // after the base
+		merge        bool    // head is the merge of ours and theirs; else ours
+		remoteAtBase bool    // the remote is at the base (a fast-forward push)
+	}{
+		{name: "merge, folders apart", ours: at("o", "ab", 9), theirs: at("t", "cd", 7), merge: true},
+		{name: "merge, folders shared", ours: at("o", "abc", 12), theirs: at("t", "bcd", 10), merge: true},
+		{name: "merge, ours added nothing", theirs: at("t", "ab", 5), merge: true},
+		{name: "fast-forward push", ours: at("o", "abc", 8), remoteAtBase: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, _, err := Init(filepath.Join(t.TempDir(), "mem.git"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Append(at("base", "abcde", 60), 0); err != nil {
+				t.Fatal(err)
+			}
+			base := mustHead(t, r)
+			theirs := branchFrom(t, r, base, c.theirs)
+			head := branchFrom(t, r, base, c.ours)
+			if c.merge {
+				if head, err = r.mergeCommit(head, theirs, "Merge memory from origin\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			remoteTip := theirs
+			if c.remoteAtBase {
+				remoteTip = base
+			}
+			have, err := r.ancestry(remoteTip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, _, err := r.missingObjects(head, remoteTip, have)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objects := func(args ...string) map[string]bool {
+				m := map[string]bool{}
+				for _, l := range strings.Split(gitOut(t, append([]string{"--git-dir", r.Dir(), "rev-list", "--objects"}, args...)...), "\n") {
+					if id, _, _ := strings.Cut(l, " "); id != "" {
+						m[id] = true
+					}
+				}
+				return m
+			}
+			remote := objects(remoteTip.String())
+			lacks := objects(head.String(), "--not", remoteTip.String())
+			for id := range remote {
+				delete(lacks, id) // (--not spares what the edge trees name; older trees are the remote's too)
+			}
+			sent := map[string]bool{}
+			for _, h := range objs {
+				id := h.String()
+				switch {
+				case sent[id]:
+					t.Fatalf("%s listed twice", id)
+				case remote[id]:
+					t.Fatalf("%s listed, the remote has it (%d listed, %d lacked)", id, len(objs), len(lacks))
+				}
+				sent[id] = true
+			}
+			for id := range lacks {
+				if !sent[id] {
+					t.Fatalf("%s lacked by the remote, not listed", id)
+				}
+			}
+			if len(sent) != len(lacks) {
+				t.Fatalf("%d listed, the remote lacks %d", len(sent), len(lacks))
+			}
+		})
+	}
+}
+
 // TestSyncStoreReadsTreesFromManyGoroutines: goroutines reading the same
 // trees from a sync's store at once (one reads, the others wait for it)
 // all get each tree whole, and the store keeps each once.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -447,12 +448,17 @@ func writePack(w io.Writer, st *objectStore, objs []plumbing.Hash) (int64, error
 }
 
 // missingObjects lists the objects reachable from local that a remote at
-// remoteTip lacks: the new commits, and of their trees what is not in the
-// remote tip's tree. Trees are compared path by path with the tip's, so
-// only the folders on changed paths are read, never the whole history (the
-// remote's trees only grow: everything in an older tree of the remote is in
-// its tip's, or is sent again, which git accepts). have is the ancestry of
-// remoteTip.
+// remoteTip lacks: the new commits, and of their trees what is in neither
+// the remote tip's tree nor the tree of a boundary commit (a commit the
+// remote holds that a new one descends from directly). Trees are compared
+// path by path with those, so only the folders on changed paths are read,
+// never the whole history; anything else of an older tree of the remote is
+// sent again, which git accepts. The boundary's trees matter after a
+// merge: our first new commit holds the base's version of every leaf the
+// remote changed since, which the remote has but its tip no longer names
+// (at 1,000,000 exchanges ~1,000 leaf trees of ~23 KB, half the pack the
+// merge side pushed, each indexed and checked again by the remote:
+// docs/BENCHMARKS.md, session 22). have is the ancestry of remoteTip.
 func (r *Repo) missingObjects(local, remoteTip plumbing.Hash, have commitSet) (objs, commits []plumbing.Hash, err error) {
 	_, objs, commits, err = r.walkMissing(local, remoteTip, have)
 	return objs, commits, err
@@ -461,26 +467,50 @@ func (r *Repo) missingObjects(local, remoteTip plumbing.Hash, have commitSet) (o
 // walkMissing is missingObjects, also returning its walker (nil when
 // nothing is missing) for missingAfterMerge.
 func (r *Repo) walkMissing(local, remoteTip plumbing.Hash, have commitSet) (w *treeWalker, objs, commits []plumbing.Hash, err error) {
-	commits, _, err = r.only(local, have)
+	commits, boundary, err := r.only(local, have)
 	if err != nil || len(commits) == 0 {
 		return nil, nil, nil, err
 	}
-	base, err := r.treeOf(remoteTip)
+	bases, err := r.baseTrees(nil, append([]plumbing.Hash{remoteTip}, boundary...))
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	w = r.newTreeWalker()
+	w.roots = bases
 	for i := len(commits) - 1; i >= 0; i-- { // oldest first
 		w.out = append(w.out, commits[i])
 		t, err := r.treeOf(commits[i])
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if err := w.markNew(t, base); err != nil {
+		if err := w.markNew(t, bases); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	return w, w.out, commits, nil
+}
+
+// maxBaseTrees bounds the trees a walk compares each new tree with: the
+// remote tip's and the boundary's, usually one or two. Past it, what the
+// others would have spared is sent again (git accepts it).
+const maxBaseTrees = 8
+
+// baseTrees adds the trees of commits (zero ones left out) to bases,
+// each once, up to maxBaseTrees.
+func (r *Repo) baseTrees(bases []plumbing.Hash, commits []plumbing.Hash) ([]plumbing.Hash, error) {
+	for _, c := range commits {
+		if len(bases) >= maxBaseTrees {
+			break
+		}
+		t, err := r.treeOf(c)
+		if err != nil {
+			return nil, err
+		}
+		if !t.IsZero() && !slices.Contains(bases, t) {
+			bases = append(bases, t)
+		}
+	}
+	return bases, nil
 }
 
 // earlyWalk is the push's walk of ours (what a remote at remoteTip lacks
@@ -519,8 +549,8 @@ func (e *earlyWalk) wait() {
 // objects in the same order, as missingObjects lists a commit's parents'
 // objects before its own (only(head) is head, then only(e.ours): the
 // second parent is in have). ok is false when head is not such a merge
-// (main moved on since, or theirs is not the remote's): the caller walks
-// as before.
+// (main moved on since, or theirs is not the remote's), or when the walk
+// of ours did not compare with theirs's tree: the caller walks as before.
 func (r *Repo) missingAfterMerge(e *earlyWalk, head plumbing.Hash) (objs, commits []plumbing.Hash, ok bool, err error) {
 	if e == nil {
 		return nil, nil, false, nil
@@ -539,17 +569,28 @@ func (r *Repo) missingAfterMerge(e *earlyWalk, head plumbing.Hash) (objs, commit
 	if len(c.ParentHashes) != 2 || c.ParentHashes[0] != e.ours || !e.have.has(c.ParentHashes[1]) {
 		return nil, nil, false, nil
 	}
-	base, err := r.treeOf(e.remoteTip)
+	theirs, err := r.treeOf(c.ParentHashes[1])
 	if err != nil {
 		return nil, nil, false, err
 	}
-	w := e.w
+	w, bases := e.w, []plumbing.Hash(nil)
 	if w == nil { // the remote held ours
 		w = r.newTreeWalker()
+		if bases, err = r.baseTrees(nil, []plumbing.Hash{e.remoteTip, c.ParentHashes[1], e.ours}); err != nil {
+			return nil, nil, false, err
+		}
+	} else {
+		// walkMissing(head) compares ours's commits with theirs's tree as
+		// well (theirs is on its boundary): the same walk only when ours's
+		// had it already (the remote tip's tree, or a boundary commit's).
+		if !slices.Contains(w.roots, theirs) || len(w.roots) >= maxBaseTrees {
+			return nil, nil, false, nil
+		}
+		bases = w.roots
 	}
 	w.out = append(w.out[:0:0], e.objs...)
 	w.out = append(w.out, head)
-	if err := w.markNew(c.TreeHash, base); err != nil {
+	if err := w.markNew(c.TreeHash, bases); err != nil {
 		return nil, nil, false, err
 	}
 	return w.out, append([]plumbing.Hash{head}, e.commits...), true, nil
@@ -563,6 +604,9 @@ func (r *Repo) newTreeWalker() *treeWalker {
 type treeWalker struct {
 	r     *Repo
 	known map[plumbing.Hash]bool
+	// roots: the trees the walk compares each new commit's tree with
+	// (walkMissing's bases), for missingAfterMerge.
+	roots []plumbing.Hash
 	// bases: the entries of the remote tip's trees by name, each made once
 	// (the leaf folder a commit adds to is compared with one base per
 	// commit: building its map each time was most of the walk's
@@ -598,10 +642,11 @@ func (w *treeWalker) baseEntries(h plumbing.Hash) (map[string]object.TreeEntry, 
 	return m, nil
 }
 
-// markNew adds tree t and what under it differs from base (the remote's
-// tree at the same path; zero when it has none).
-func (w *treeWalker) markNew(t, base plumbing.Hash) error {
-	if t == base || w.known[t] {
+// markNew adds tree t and what under it differs from every one of bases
+// (trees the remote holds at the same path; none: every entry is new).
+// An entry equal to a base's is the remote's, with all under it.
+func (w *treeWalker) markNew(t plumbing.Hash, bases []plumbing.Hash) error {
+	if w.known[t] || slices.Contains(bases, t) {
 		return nil
 	}
 	if w.stop != nil && w.stop() {
@@ -613,22 +658,33 @@ func (w *treeWalker) markNew(t, base plumbing.Hash) error {
 	if err != nil {
 		return fmt.Errorf("read tree %s: %w", t, err)
 	}
-	var old map[string]object.TreeEntry // nil: no base, every entry is new
-	if !base.IsZero() {
-		if old, err = w.baseEntries(base); err != nil {
+	olds := make([]map[string]object.TreeEntry, 0, len(bases))
+	for _, b := range bases {
+		m, err := w.baseEntries(b)
+		if err != nil {
 			return err
 		}
+		olds = append(olds, m)
 	}
+	var subs []plumbing.Hash
 	for _, e := range tree.Entries {
-		o, ok := old[e.Name]
-		switch {
-		case ok && o.Hash == e.Hash:
-		case e.Mode == filemode.Dir:
-			var sub plumbing.Hash
-			if ok && o.Mode == filemode.Dir {
-				sub = o.Hash
+		same := false
+		subs = subs[:0]
+		for _, old := range olds {
+			o, ok := old[e.Name]
+			if ok && o.Hash == e.Hash {
+				same = true
+				break
 			}
-			if err := w.markNew(e.Hash, sub); err != nil {
+			if ok && o.Mode == filemode.Dir && !slices.Contains(subs, o.Hash) {
+				subs = append(subs, o.Hash)
+			}
+		}
+		switch {
+		case same:
+		case e.Mode == filemode.Dir:
+			// (subs is reused: markNew keeps no reference to it.)
+			if err := w.markNew(e.Hash, subs); err != nil {
 				return err
 			}
 		case e.Mode == filemode.Submodule:

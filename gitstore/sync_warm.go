@@ -73,7 +73,7 @@ func (r *Repo) warm(stop *atomic.Bool, ours, known plumbing.Hash, cacheTip plumb
 	// Newest first: the tip's trees are the ones the merge reads.
 	for _, c := range commits {
 		t, err := r.treeOf(c)
-		if err != nil || tw.markNew(t, base) != nil {
+		if err != nil || tw.markNew(t, []plumbing.Hash{base}) != nil {
 			return
 		}
 	}
