@@ -142,14 +142,7 @@ func FromMap(obj map[string]any) (*Exchange, error) {
 				if !ok && v != nil {
 					return nil, fmt.Errorf("turn %d: field %q must be a string", i+1, k)
 				}
-				switch k {
-				case "role":
-					t.Role = s
-				case "text":
-					t.Text = s
-				case "name":
-					t.Name = s
-				}
+				*t.stringField(k) = s
 			case "input":
 				t.Input = v
 			default:
@@ -170,6 +163,37 @@ func FromMap(obj map[string]any) (*Exchange, error) {
 		}
 	}
 	return ex, nil
+}
+
+// stringField is the string field of ex that a record's name holds, nil
+// for none: one list for FromMap and parseFast.
+func (ex *Exchange) stringField(name string) *string {
+	switch name {
+	case "id":
+		return &ex.ID
+	case "session":
+		return &ex.Session
+	case "time":
+		return &ex.Time
+	case "project":
+		return &ex.Project
+	case "agent":
+		return &ex.Agent
+	}
+	return nil
+}
+
+// stringField is Exchange.stringField for a turn's fields.
+func (t *Turn) stringField(name string) *string {
+	switch name {
+	case "role":
+		return &t.Role
+	case "text":
+		return &t.Text
+	case "name":
+		return &t.Name
+	}
+	return nil
 }
 
 // Validate reports the first problem that makes the exchange unstorable.

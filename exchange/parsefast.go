@@ -31,24 +31,14 @@ func parseFast(data []byte) (ex *Exchange, ok bool) {
 		if err != nil {
 			return nil, false
 		}
-		switch name := tok.String(); name {
-		case "id", "session", "time", "project", "agent":
-			s, ok := readFastString(dec)
-			if !ok {
+		name := tok.String()
+		if f := ex.stringField(name); f != nil {
+			if *f, ok = readFastString(dec); !ok {
 				return nil, false
 			}
-			switch name {
-			case "id":
-				ex.ID = s
-			case "session":
-				ex.Session = s
-			case "time":
-				ex.Time = s
-			case "project":
-				ex.Project = s
-			case "agent":
-				ex.Agent = s
-			}
+			continue
+		}
+		switch name {
 		case "turns":
 			if !readFastTurns(dec, ex) {
 				return nil, false
@@ -116,34 +106,27 @@ func readFastTurns(dec *jsontext.Decoder, ex *Exchange) bool {
 			if err != nil {
 				return false
 			}
-			switch name := tok.String(); name {
-			case "role", "text", "name":
+			name := tok.String()
+			if f := t.stringField(name); f != nil {
 				s, ok := readFastString(dec)
 				if !ok {
 					return false
 				}
-				switch name {
-				case "role":
-					t.Role = s
-				case "text":
-					t.Text = s
-				case "name":
-					t.Name = s
-				}
-			default:
-				v, ok := readFastAny(dec, 3)
-				if !ok {
-					return false
-				}
-				if name == "input" {
-					t.Input = v
-					continue
-				}
-				if t.Extra == nil {
-					t.Extra = map[string]any{}
-				}
-				t.Extra[name] = v
+				*f = s
+				continue
 			}
+			v, ok := readFastAny(dec, 3)
+			if !ok {
+				return false
+			}
+			if name == "input" {
+				t.Input = v
+				continue
+			}
+			if t.Extra == nil {
+				t.Extra = map[string]any{}
+			}
+			t.Extra[name] = v
 		}
 		if _, err := dec.ReadToken(); err != nil {
 			return false
