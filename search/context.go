@@ -587,19 +587,15 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	// search process each huge page of it touched is one the kernel zeroes
 	// (17 % of a cold search's time at 100,000 exchanges).
 	bufs := make([][2]int, workers)
-	dense := make([]bool, workers)
 	size := 0
 	if workers < 2 {
 		size = n*int(unsafe.Sizeof(cand{})) + 8 // the candidates (below)
 	}
 	for w, g := range groups {
-		postings := 0
 		for _, k := range g {
 			bufs[w][0], bufs[w][1] = max(bufs[w][0], most[k]), max(bufs[w][1], cards[k])
-			postings += costs[k]
 		}
 		size += scorerScratch(n, bufs[w][0], bufs[w][1])
-		dense[w] = postings >= n/denseShare
 	}
 	ws := make([]*sessionScorer, workers)
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
@@ -617,7 +613,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	for w := range ws {
 		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
 			prompt: !PromptFirstPerson || firstPerson(text), mem: mem.sub(scorerScratch(n, bufs[w][0], bufs[w][1])),
-			sized: true, bufCap: bufs[w][0], cardCap: bufs[w][1], dense: dense[w]}
+			sized: true, bufCap: bufs[w][0], cardCap: bufs[w][1]}
 		if w > 0 {
 			// rowOf caches misses in the map: one per worker.
 			ws[w].cache = map[uint64]int32{}
@@ -925,22 +921,7 @@ type sessionScorer struct {
 	// (reserve) when a term has more.
 	sized           bool
 	bufCap, cardCap int
-	// dense: the scorer's terms have at least n/denseShare postings in
-	// the fields it reads (termCosts), so their rows are spread over
-	// every page of its per-row arrays, which it then faults in at once
-	// (prefault). Fewer (a rare word, a word no row holds) may leave
-	// pages of them untouched, which prefault would only make the
-	// kernel zero: at 1,000,000 exchanges a worker whose terms no row
-	// held took 10 MB more.
-	dense bool
 }
-
-// denseShare: a scorer's terms are dense with n/denseShare postings or
-// more (sessionScorer.dense). One huge page of a per-row float64 array
-// holds 262,144 rows; 1/16 of the rows' worth of postings falls on each
-// such page thousands of times when spread, and on all of them unless
-// the postings sit in a few runs of rows.
-const denseShare = 16
 
 // scorerScratch is the scratch one sessionScorer's arrays take for n rows
 // and posting buffers of bufCap and cardCap postings.
@@ -1013,12 +994,6 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 		// worker's pair holds the candidates (sessionBM25Layer).
 		s.pair = scratchSlice[float64](s.mem, 2*s.n, 2*s.n)
 		s.scores, s.tf, s.seen = s.pair[:s.n:s.n], s.pair[s.n:], scratchSlice[bool](s.mem, s.n, s.n)
-		if s.dense {
-			// Its terms' postings reach rows all over both: faulted in
-			// at once (prefault), by this worker, beside the other one.
-			prefault(s.mem, s.pair)
-			prefault(s.mem, s.seen)
-		}
 		// touched and eff list each row once at most: sized for all of
 		// them, they are never copied as they grow (their doublings were
 		// a third of a search's allocation at 100,000 exchanges). So are

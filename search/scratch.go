@@ -137,27 +137,6 @@ func scratchSlice[T any](s *scratch, ln, n int) []T {
 	return make([]T, ln, n)
 }
 
-// prefault faults in, for writing and in one call, the pages of a, an
-// array taken from a fresh s whose every page the caller writes (per-row
-// arrays indexed by row). Left to fault in on first use, each huge page
-// of them was first read (the kernel maps its shared zero page), then
-// written (a second fault, which allocates and zeroes the page and
-// flushes the zero page's mapping from the other core's TLB by an
-// interrupt): two faults and a cross-core flush per huge page, where one
-// write fault does. Nothing is done for a kept scratch (its pages are
-// in), an array from the heap, or off Linux.
-func prefault[T any](s *scratch, a []T) {
-	if s == nil || s.used || cap(a) == 0 {
-		return
-	}
-	var zero T
-	p, size := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(cap(a))*unsafe.Sizeof(zero)
-	if lo := uintptrOf(s.b); p < lo || p+size > lo+uintptr(len(s.b)) {
-		return // from the heap
-	}
-	populateWrite(unsafe.Pointer(unsafe.SliceData(a)), size)
-}
-
 // sub carves size bytes off s as a scratch of its own (for one goroutine),
 // nil when s has no room left.
 func (s *scratch) sub(size int) *scratch {

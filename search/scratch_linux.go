@@ -1,9 +1,6 @@
 package search
 
-import (
-	"syscall"
-	"unsafe"
-)
+import "syscall"
 
 // newScratch maps size bytes (rounded up to whole huge pages) of zeroed
 // memory and asks for transparent huge pages (MADV_HUGEPAGE: honoured when
@@ -28,16 +25,4 @@ func newScratch(size int) *scratch {
 	used := b[skip : skip+size]
 	_ = syscall.Madvise(used, syscall.MADV_HUGEPAGE)
 	return &scratch{b: used, free: func() { _ = syscall.Munmap(b) }}
-}
-
-// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14), which the
-// syscall package does not name.
-const madvPopulateWrite = 0x17
-
-// populateWrite faults in the pages of [p, p+size) for writing in one
-// call (see prefault). An error (an older kernel) leaves them to fault in
-// on first use, as before.
-func populateWrite(p unsafe.Pointer, size uintptr) {
-	start := uintptr(p) &^ 4095
-	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, start, uintptr(p)+size-start, madvPopulateWrite)
 }
