@@ -45,6 +45,12 @@ const packThreshold = 16
 // entries already present (by path) are skipped, also within the batch. A
 // crash at any point leaves main at the old or the new tip.
 func (r *Repo) Append(entries []Entry, timeout time.Duration) (AppendResult, error) {
+	return r.AppendLooked(entries, timeout, nil)
+}
+
+// AppendLooked is Append taking the trees it needs from looked (a
+// HasLooked's, may be nil) before it reads them from the packs.
+func (r *Repo) AppendLooked(entries []Entry, timeout time.Duration, looked *Looked) (AppendResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
@@ -54,7 +60,7 @@ func (r *Repo) Append(entries []Entry, timeout time.Duration) (AppendResult, err
 	}
 	defer l.Unlock()
 	for attempt := 0; ; attempt++ {
-		res, err := r.appendLocked(entries, timeout)
+		res, err := r.appendLocked(entries, timeout, looked)
 		if errors.Is(err, errRefMoved) && attempt < 5 {
 			continue // plain git moved main: rebuild on the new tip
 		}
@@ -71,7 +77,7 @@ func (r *Repo) Append(entries []Entry, timeout time.Duration) (AppendResult, err
 	}
 }
 
-func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResult, error) {
+func (r *Repo) appendLocked(entries []Entry, timeout time.Duration, looked *Looked) (AppendResult, error) {
 	res := AppendResult{Commits: make([]plumbing.Hash, len(entries))}
 	head, err := r.Head()
 	if err != nil {
@@ -101,7 +107,12 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration) (AppendResul
 	b := newBatch()
 	put := b.put
 	ed := newTreeEditor(overlay{mem: b.mem, disk: r}, put, rootTree)
-	ed.fast = r.st.tree
+	ed.fast = func(h plumbing.Hash) ([]object.TreeEntry, bool) {
+		if es, ok := looked.tree(h); ok {
+			return es, true
+		}
+		return r.st.tree(h)
+	}
 	parent := head
 	now := time.Now()
 	for i, e := range entries {

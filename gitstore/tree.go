@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -164,12 +165,43 @@ func SortTreeEntries(ents []object.TreeEntry) {
 }
 
 func (e *treeEditor) writeTree(ents []object.TreeEntry) (plumbing.Hash, error) {
-	obj := &plumbing.MemoryObject{}
-	t := &object.Tree{Entries: ents}
-	if err := t.Encode(obj); err != nil {
+	obj, err := encodeTree(ents)
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return e.write(obj)
+}
+
+// encodeTree is go-git's object.Tree.Encode into a new object, the same
+// bytes and the same refusals, built in one buffer: Encode writes each
+// entry with fmt.Fprintf into a growing object, and an add of 1,000 at
+// 1,000,000 exchanges rewrites ~1,000 leaf trees of ~244 entries
+// (docs/BENCHMARKS.md, session 23).
+func encodeTree(ents []object.TreeEntry) (*plumbing.MemoryObject, error) {
+	n := 0
+	for i, en := range ents {
+		if i > 0 && treeOrderLess(en, ents[i-1]) {
+			return nil, object.ErrEntriesNotSorted
+		}
+		if strings.IndexByte(en.Name, 0) != -1 {
+			return nil, fmt.Errorf("malformed filename %q", en.Name)
+		}
+		n += 7 + len(en.Name) + 1 + len(en.Hash)
+	}
+	buf := make([]byte, 0, n)
+	for _, en := range ents {
+		buf = strconv.AppendUint(buf, uint64(en.Mode), 8)
+		buf = append(buf, ' ')
+		buf = append(buf, en.Name...)
+		buf = append(buf, 0)
+		buf = append(buf, en.Hash[:]...)
+	}
+	obj := &plumbing.MemoryObject{}
+	obj.SetType(plumbing.TreeObject)
+	if _, err := obj.Write(buf); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // blobObject makes an in-memory blob object.

@@ -274,7 +274,7 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 		}
 		items := prepareAdd(batch, opt)
 		batch = batch[:0]
-		todo, rep, lerr := m.lookupItems(ctx, items, seen)
+		todo, looked, rep, lerr := m.lookupItems(ctx, items, seen)
 		if err := wait(); err != nil {
 			return err
 		}
@@ -284,7 +284,7 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 		}
 		storing = make(chan stored, 1)
 		go func(done chan<- stored) {
-			rep, err := m.storeItems(ctx, todo, rep, opt)
+			rep, err := m.storeItems(ctx, todo, looked, rep, opt)
 			done <- stored{rep, err}
 		}(storing)
 		return nil

@@ -166,11 +166,11 @@ func prepareAdd(exs []*exchange.Exchange, opt AddOptions) []*prepared {
 
 // addItems is Add of the exchanges prepareAdd made ready.
 func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions) (AddReport, error) {
-	todo, rep, err := m.lookupItems(ctx, items, map[string]bool{})
+	todo, looked, rep, err := m.lookupItems(ctx, items, map[string]bool{})
 	if err != nil {
 		return rep, err
 	}
-	return m.storeItems(ctx, todo, rep, opt)
+	return m.storeItems(ctx, todo, looked, rep, opt)
 }
 
 // lookupItems finds which items are new (not stored, not forgotten, not
@@ -178,27 +178,28 @@ func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions
 // it writes anything. addJSONL runs it for a batch while the batch before
 // it is stored, with the keys of that batch in seen: what that batch
 // stores is then Present here, as when looked up after it; and Append
-// finds again, under the lock, anything stored meanwhile.
-func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[string]bool) ([]*prepared, AddReport, error) {
+// finds again, under the lock, anything stored meanwhile. The trees it
+// read are returned for storeItems' Append (gitstore.Looked).
+func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[string]bool) ([]*prepared, *gitstore.Looked, AddReport, error) {
 	defer trace.StartRegion(ctx, "lookupItems").End()
 	var rep AddReport
 	// An interrupted forget is finished before anything is stored (it may
 	// be about to store one of the exchanges it forgot).
 	if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
-		return nil, rep, err
+		return nil, nil, rep, err
 	}
 	paths := make([]string, len(items))
 	for i, p := range items {
 		paths[i] = p.path
 	}
-	has, err := m.Repo.Has(paths)
+	has, looked, err := m.Repo.HasLooked(paths)
 	if err != nil {
-		return nil, rep, fmt.Errorf("look up stored exchanges: %w", err)
+		return nil, nil, rep, fmt.Errorf("look up stored exchanges: %w", err)
 	}
 	// An exchange once forgotten is never stored again (re-import, hook).
 	dead, err := m.Repo.Tombstoned(paths)
 	if err != nil {
-		return nil, rep, fmt.Errorf("look up forgotten exchanges: %w", err)
+		return nil, nil, rep, fmt.Errorf("look up forgotten exchanges: %w", err)
 	}
 	var todo []*prepared
 	for i, p := range items {
@@ -224,14 +225,15 @@ func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[st
 		p.card = card
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, rep, err
+		return nil, nil, rep, err
 	}
-	return todo, rep, nil
+	return todo, looked, rep, nil
 }
 
 // storeItems commits the items lookupItems found new, one commit each,
-// and hands them to the indexer; rep is lookupItems' report.
-func (m *Memory) storeItems(ctx context.Context, todo []*prepared, rep AddReport, opt AddOptions) (AddReport, error) {
+// and hands them to the indexer; looked and rep are lookupItems' trees and
+// report.
+func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitstore.Looked, rep AddReport, opt AddOptions) (AddReport, error) {
 	r := trace.StartRegion(ctx, "entries")
 	entries := make([]gitstore.Entry, len(todo))
 	now := time.Now()
@@ -248,7 +250,7 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, rep AddReport
 	}
 	r.End()
 	r = trace.StartRegion(ctx, "Append")
-	res, err := m.Repo.Append(entries, m.LockTimeout)
+	res, err := m.Repo.AppendLooked(entries, m.LockTimeout, looked)
 	r.End()
 	if err != nil {
 		return rep, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
