@@ -80,9 +80,10 @@ type linkState struct {
 	feats   []*linkFeat        // by row; nil until computed
 	// may is, by row, what mayLink reads of feats[row] (mayKnown|mayChange|
 	// mayFacts), 0 while feats[row] is nil: deriveLinks refuses most of
-	// a row's ~600 candidates from this byte, where reading each one's
-	// linkFeat was a cache miss (~4 of a 100,000 reindex's 95 CPU-s).
+	// a row's ~600 candidates from this byte and proj, where reading each
+	// one's linkFeat was a cache miss (~4 of a 100,000 reindex's 95 CPU-s).
 	may      []uint8
+	proj     []uint32            // by row: feats[row].project, where may[row] is not 0
 	terms    termIDs             // the numbers of linkFeat's strings
 	files    map[string][]uint32 // a file path's terms, by terms' numbers (linkSet)
 	scratch  []uint32            // linkSet's
@@ -544,11 +545,12 @@ func (st *linkState) setFeat(row int32, f *linkFeat) {
 	}
 	if n := int(row) + 1 - len(st.may); n > 0 {
 		st.may = append(st.may, make([]uint8, n)...)
+		st.proj = append(st.proj, make([]uint32, n)...)
 	}
 	st.feats[row] = f
-	st.may[row] = 0
+	st.may[row], st.proj[row] = 0, 0
 	if f != nil {
-		st.may[row] = mayBits(f)
+		st.may[row], st.proj[row] = mayBits(f), f.project
 	}
 }
 
@@ -688,6 +690,7 @@ func (ix *Index) ensureLinkState() error {
 	st.buckets = map[string][]int32{}
 	st.feats = make([]*linkFeat, len(ix.seqs))
 	st.may = make([]uint8, len(ix.seqs))
+	st.proj = make([]uint32, len(ix.seqs))
 	st.terms = termIDs{}
 	st.files = map[string][]uint32{}
 	st.projects = map[uint64]bool{}
@@ -801,8 +804,14 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) error 
 		// up only for a pair they do not refuse (~1 in 10 of the ~600
 		// candidates of each of 1,000 new rows at 100,000), and most are
 		// refused by its may bits without reading the features.
-		if linkPrefilter && refused(fa, st.mayOf(r)) {
-			continue
+		if b := st.mayOf(r); linkPrefilter && b != 0 {
+			if refused(fa, b) {
+				continue
+			}
+			key := uint64(fa.project)<<32 | uint64(st.proj[r]) // projectKey(fa, fb)
+			if same, known := st.projects[key]; known && !same {
+				continue
+			}
 		}
 		var o *docRec
 		fb := st.cached(r)
