@@ -803,7 +803,8 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) error 
 		// A row compared before keeps its features: its record is looked
 		// up only for a pair they do not refuse (~1 in 10 of the ~600
 		// candidates of each of 1,000 new rows at 100,000), and most are
-		// refused by its may bits without reading the features.
+		// refused by its may bits or project number (may, proj) without
+		// reading the features.
 		if b := st.mayOf(r); linkPrefilter && b != 0 {
 			if refused(fa, b) {
 				continue
