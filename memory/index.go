@@ -538,34 +538,41 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	total := max(len(hashes), len(pending))
 	sized(total)
 	n, seq, spilled := 0, 0, 0
-	// A batch is analysed (search.Prepare) on its own goroutine while the
-	// batch before it goes into Bleve, whose segment building leaves a
-	// core idle: the add of the 3,099 coding exchanges had both cores busy
-	// ~80 % of its indexing (docs/BENCHMARKS.md, session 14). Batches
-	// still go in one after the other, each kept or not by indexCommits'
-	// rule as it goes in.
-	type batchAhead struct {
-		commits []*object.Commit
-		seq     int
-		events  []search.Event
-		prep    *search.Prepared
-		done    chan struct{}
-	}
-	var prev *batchAhead
-	finish := func() error {
-		a := prev
-		if a == nil {
-			return nil
+	// The batches are read (git cat-file, the blobs rendered) and analysed
+	// (search.Prepare) on a goroutine of their own, one batch ahead of the
+	// one going into Bleve: when the read came between two batches' Bleve
+	// work, one core was idle while git resolved the next batch's paths
+	// (docs/BENCHMARKS.md, session 23). Batches still go in one after the
+	// other, in order, each kept or not by indexCommits' rule as it goes in;
+	// at most two are held, as before (the one going in, the one read).
+	stop := make(chan struct{})
+	batches := readAhead(ctx, stop, func(each func([]*object.Commit) error) error {
+		if hashes != nil {
+			return m.Repo.EachCommitBatch(hashes, rebuildBatch, each)
 		}
-		prev = nil
-		r := trace.StartRegion(ctx, "waitPrepare")
-		<-a.done
-		r.End()
-		r = trace.StartRegion(ctx, "indexPrepared")
+		for start := 0; start < len(pending); start += rebuildBatch {
+			if err := each(pending[start:min(start+rebuildBatch, len(pending))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(ctx context.Context, batch []*object.Commit, seq int) batchRead {
+		return m.readBatch(ctx, ix, batch, seq)
+	})
+	defer func() {
+		close(stop)
+		for range batches { // the reader has ended when this returns
+		}
+	}()
+	for a := range batches {
+		if a.err != nil {
+			return n, a.err
+		}
+		r := trace.StartRegion(ctx, "indexPrepared")
 		last, err := m.indexPrepared(ix, head, a.prep, a.events, a.seq, len(a.commits))
 		r.End()
 		if err != nil {
-			return err
+			return n, err
 		}
 		// Indexed: let the commits go (each keeps its raw object; at
 		// 100,000 they held 150 MB of a reindex's heap to its end).
@@ -575,56 +582,85 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		m.progress(n, total)
 		if rows := ix.Count(); rows-spilled >= rebuildSpill {
 			if err := ix.Spill(); err != nil {
-				return err
+				return n, err
 			}
 			spilled = rows
 		}
-		return nil
-	}
-	next := 0 // the Seq of the next batch's first commit
-	index := func(batch []*object.Commit) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		r := trace.StartRegion(ctx, "docsOf")
-		docs, events, err := m.docsOf(batch, next)
-		r.End()
-		if err != nil {
-			return err
-		}
-		a := &batchAhead{commits: batch, seq: next, events: events, done: make(chan struct{})}
-		next += len(batch)
-		if a.prep = m.aheadFor(docs); a.prep != nil {
-			close(a.done)
-		} else {
-			go func() {
-				defer close(a.done)
-				defer trace.StartRegion(ctx, "Prepare").End()
-				a.prep = search.Prepare(docs)
-			}()
-		}
-		if err := finish(); err != nil {
-			<-a.done
-			return err
-		}
-		prev = a
-		return nil
-	}
-	if hashes != nil {
-		err = m.Repo.EachCommitBatch(hashes, rebuildBatch, index)
-	}
-	for start := 0; start < len(pending) && err == nil; start += rebuildBatch {
-		err = index(pending[start:min(start+rebuildBatch, len(pending))])
-	}
-	if err == nil {
-		err = finish()
-	} else if prev != nil {
-		<-prev.done
-	}
-	if err != nil {
-		return n, err
 	}
 	return n, ix.SetLastCommit(head.String(), seq-1)
+}
+
+// batchRead is one rebuild batch read and analysed (readAhead), or the
+// error that ended the reading.
+type batchRead struct {
+	commits []*object.Commit
+	seq     int // the Seq of its first commit
+	events  []search.Event
+	prep    *search.Prepared
+	err     error
+}
+
+// readAhead runs each (a walk over the batches of commits, oldest first)
+// on a goroutine that reads every batch with read and hands it on in order,
+// a batch at a time: the next is read while the caller indexes the last.
+// The channel ends after the last batch or after one carrying an error;
+// closing stop ends the reading early (the caller then drains the channel
+// to know the goroutine is done).
+func readAhead(ctx context.Context, stop <-chan struct{}, each func(func([]*object.Commit) error) error,
+	read func(ctx context.Context, batch []*object.Commit, seq int) batchRead) <-chan batchRead {
+	out := make(chan batchRead) // unbuffered: one batch read ahead, no more
+	errStopped := errors.New("stopped")
+	go func() {
+		defer close(out)
+		next := 0 // the Seq of the next batch's first commit
+		err := each(func(batch []*object.Commit) error {
+			select {
+			case <-stop: // the caller stopped (and may be draining out)
+				return errStopped
+			default:
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			b := read(ctx, batch, next)
+			if b.err != nil {
+				return b.err
+			}
+			next += len(batch)
+			select {
+			case out <- b:
+				return nil
+			case <-stop:
+				return errStopped
+			}
+		})
+		if err != nil && !errors.Is(err, errStopped) {
+			select {
+			case out <- batchRead{err: err}:
+			case <-stop:
+			}
+		}
+	}()
+	return out
+}
+
+// readBatch reads the documents and events of a rebuild batch (docsOf) and
+// analyses the documents (ix.Prepare, or what the add analysed ahead). It
+// reads only ix's embedder: it runs beside ix's writer.
+func (m *Memory) readBatch(ctx context.Context, ix *search.Index, batch []*object.Commit, seq int) batchRead {
+	r := trace.StartRegion(ctx, "docsOf")
+	docs, events, err := m.docsOf(batch, seq)
+	r.End()
+	if err != nil {
+		return batchRead{err: err}
+	}
+	b := batchRead{commits: batch, seq: seq, events: events}
+	if b.prep = m.aheadFor(docs); b.prep == nil {
+		r := trace.StartRegion(ctx, "Prepare")
+		b.prep = ix.Prepare(docs)
+		r.End()
+	}
+	return b
 }
 
 // pendingCommits lists the commits from head back to (not including) last,

@@ -693,7 +693,7 @@ func (ix *Index) Add(docs []Doc) error {
 	size := ix.batchSize()
 	for start := 0; start < len(docs); start += size {
 		end := min(start+size, len(docs))
-		if err := ix.addBatch(&bl, docs[start:end], nil); err != nil {
+		if err := ix.addBatch(&bl, docs[start:end], nil, nil); err != nil {
 			ix.endBatches(&bl)
 			return err
 		}
@@ -708,12 +708,35 @@ func (ix *Index) Add(docs []Doc) error {
 type Prepared struct {
 	docs  []Doc
 	preps []prep
+	vecs  [][]float32 // the cards' vectors (Index.Prepare), nil: embedded by AddPrepared
+	emb   string      // the name of the embedder that made vecs
 }
 
 // Prepare analyses docs for AddPrepared. It reads nothing of any Index, so
 // it may run beside an Index's methods.
 func Prepare(docs []Doc) *Prepared {
 	return &Prepared{docs: docs, preps: prepare(docs)}
+}
+
+// Prepare is the package's Prepare that also embeds the cards when the
+// index's embedder is the builtin one (a pure function of the text, that
+// never fails): at 100,000 exchanges that embedding was 12 of a reindex's
+// 95 CPU-s, run by AddPrepared on the goroutine that feeds Bleve, while a
+// rebuild prepares the next batch on another (docs/BENCHMARKS.md, session
+// 23). Other embedders (a network service) still embed in AddPrepared. It
+// reads only the embedder, set at Open: it may run beside the Index's
+// writer.
+func (ix *Index) Prepare(docs []Doc) *Prepared {
+	p := Prepare(docs)
+	if b, ok := ix.emb.(embed.Builtin); ok {
+		texts := make([]string, len(docs))
+		for i := range docs {
+			texts[i] = docs[i].Distilled()
+		}
+		p.vecs, _ = b.Embed(contextBackground(), texts) // never fails
+		p.emb = b.Name()
+	}
+	return p
 }
 
 // Docs are the documents, in the order given to Prepare.
@@ -725,12 +748,19 @@ func (p *Prepared) Keep(keep []bool) {
 	for i := range p.docs {
 		if keep[i] {
 			p.docs[n], p.preps[n] = p.docs[i], p.preps[i]
+			if p.vecs != nil {
+				p.vecs[n] = p.vecs[i]
+			}
 			n++
 		}
 	}
 	clear(p.docs[n:])
 	clear(p.preps[n:])
 	p.docs, p.preps = p.docs[:n], p.preps[:n]
+	if p.vecs != nil {
+		clear(p.vecs[n:])
+		p.vecs = p.vecs[:n]
+	}
 }
 
 // AddPrepared is Add of p's documents, analysed already.
@@ -738,11 +768,19 @@ func (ix *Index) AddPrepared(p *Prepared) error {
 	if ix.readOnly {
 		return ErrReadOnly
 	}
+	vecs := p.vecs
+	if vecs != nil && (p.emb != ix.emb.Name() || len(vecs) != len(p.docs)) {
+		vecs = nil // made by another embedder: embedded again
+	}
 	var bl bleveBatches
 	size := ix.batchSize()
 	for start := 0; start < len(p.docs); start += size {
 		end := min(start+size, len(p.docs))
-		if err := ix.addBatch(&bl, p.docs[start:end], p.preps[start:end]); err != nil {
+		var v [][]float32
+		if vecs != nil {
+			v = vecs[start:end]
+		}
+		if err := ix.addBatch(&bl, p.docs[start:end], p.preps[start:end], v); err != nil {
 			ix.endBatches(&bl)
 			return err
 		}
@@ -822,19 +860,24 @@ func (bl *bleveBatches) wait() error {
 	return nil
 }
 
-// addBatch indexes docs; preps is their analysis (nil: made here). Its
-// Bleve batch may still run when it returns (bl.wait ends it).
-func (ix *Index) addBatch(bl *bleveBatches, docs []Doc, preps []prep) error {
-	texts := make([]string, len(docs))
+// addBatch indexes docs; preps is their analysis and vecs their cards'
+// vectors by the index's embedder (nil: made here). Its Bleve batch may
+// still run when it returns (bl.wait ends it).
+func (ix *Index) addBatch(bl *bleveBatches, docs []Doc, preps []prep, vecs [][]float32) error {
 	for i := range docs {
 		if docs[i].ID == "" {
 			return fmt.Errorf("index doc seq %d (commit %s): empty exchange id", docs[i].Seq, docs[i].Commit)
 		}
-		texts[i] = docs[i].Distilled()
 	}
-	vecs, err := ix.emb.Embed(contextBackground(), texts)
-	if err != nil {
-		return fmt.Errorf("embed %d cards with %s: %w", len(docs), ix.emb.Name(), err)
+	if vecs == nil {
+		texts := make([]string, len(docs))
+		for i := range docs {
+			texts[i] = docs[i].Distilled()
+		}
+		var err error
+		if vecs, err = ix.emb.Embed(contextBackground(), texts); err != nil {
+			return fmt.Errorf("embed %d cards with %s: %w", len(docs), ix.emb.Name(), err)
+		}
 	}
 	if len(vecs) != len(docs) {
 		return fmt.Errorf("embedder %s returned %d vectors for %d texts", ix.emb.Name(), len(vecs), len(docs))

@@ -236,6 +236,8 @@ func (ix *Index) Spill() error {
 	_ = old.Close()
 	if st := ix.lst; st != nil && st.loaded {
 		clear(st.feats)
+		clear(st.may)
+		clear(st.proj)
 		st.links, st.fileN, st.partial = nil, 0, true // links.bin holds them
 	}
 	return nil

@@ -76,8 +76,14 @@ type linkRec struct {
 
 // linkState is the writer's working set, built on the first Add.
 type linkState struct {
-	buckets  map[string][]int32  // room (not project:) or file → rows, in row order
-	feats    []*linkFeat         // by row; nil until computed
+	buckets map[string][]int32 // room (not project:) or file → rows, in row order
+	feats   []*linkFeat        // by row; nil until computed
+	// may is, by row, what mayLink reads of feats[row] (mayKnown|mayChange|
+	// mayFacts), 0 while feats[row] is nil: deriveLinks refuses most of
+	// a row's ~600 candidates from this byte and proj, where reading each
+	// one's linkFeat was a cache miss (~4 of a 100,000 reindex's 95 CPU-s).
+	may      []uint8
+	proj     []uint32            // by row: feats[row].project, where may[row] is not 0
 	terms    termIDs             // the numbers of linkFeat's strings
 	files    map[string][]uint32 // a file path's terms, by terms' numbers (linkSet)
 	scratch  []uint32            // linkSet's
@@ -480,7 +486,7 @@ func conflict(a, b []fact) bool {
 // sameProject is supersedes' project rule, remembered per pair of project
 // numbers (the rule is not symmetric).
 func (st *linkState) sameProject(a, b string, fa, fb *linkFeat) bool {
-	key := uint64(fa.project)<<32 | uint64(fb.project)
+	key := projectKey(fa, fb)
 	same, ok := st.projects[key]
 	if !ok {
 		same = projectRule(a, b)
@@ -488,6 +494,9 @@ func (st *linkState) sameProject(a, b string, fa, fb *linkFeat) bool {
 	}
 	return same
 }
+
+// projectKey is sameProject's key of a pair (the rule is not symmetric).
+func projectKey(fa, fb *linkFeat) uint64 { return uint64(fa.project)<<32 | uint64(fb.project) }
 
 func projectRule(a, b string) bool {
 	return a == "" && b == "" || SameProject(a, b)
@@ -497,6 +506,60 @@ func projectRule(a, b string) bool {
 // no change word in either card, a conflict needs facts in both.
 func mayLink(fa, fb *linkFeat) bool {
 	return fa.change || fb.change || len(fa.facts) > 0 && len(fb.facts) > 0
+}
+
+// linkPrefilter: deriveLinks refuses a pair from the candidate's may bits
+// and from its project pair's remembered rule before reading its features
+// or record. Off, every pair is read as before (tests compare both).
+var linkPrefilter = true
+
+// The bits of linkState.may.
+const (
+	mayKnown  uint8 = 1 << iota // the row's features are cached
+	mayChange                   // linkFeat.change
+	mayFacts                    // len(linkFeat.facts) > 0
+)
+
+// mayBits is what mayLink reads of f.
+func mayBits(f *linkFeat) uint8 {
+	b := mayKnown
+	if f.change {
+		b |= mayChange
+	}
+	if len(f.facts) > 0 {
+		b |= mayFacts
+	}
+	return b
+}
+
+// refused is mayLink(fa, fb) false, told from fb's may bits (b) alone; a
+// row whose features are not cached (b 0) is never refused here.
+func refused(fa *linkFeat, b uint8) bool {
+	return b != 0 && !fa.change && b&mayChange == 0 && (len(fa.facts) == 0 || b&mayFacts == 0)
+}
+
+// setFeat caches row's features and their may bits (nil: forgets both).
+func (st *linkState) setFeat(row int32, f *linkFeat) {
+	if n := int(row) + 1 - len(st.feats); n > 0 {
+		st.feats = append(st.feats, make([]*linkFeat, n)...)
+	}
+	if n := int(row) + 1 - len(st.may); n > 0 {
+		st.may = append(st.may, make([]uint8, n)...)
+		st.proj = append(st.proj, make([]uint32, n)...)
+	}
+	st.feats[row] = f
+	st.may[row], st.proj[row] = 0, 0
+	if f != nil {
+		st.may[row], st.proj[row] = mayBits(f), f.project
+	}
+}
+
+// mayOf is row's may bits (0: features not cached).
+func (st *linkState) mayOf(row int32) uint8 {
+	if int(row) < len(st.may) {
+		return st.may[row]
+	}
+	return 0
 }
 
 // supersedes is the rule for one pair (Supersedes), fa and fb numbered by
@@ -626,6 +689,8 @@ func (ix *Index) ensureLinkState() error {
 	}
 	st.buckets = map[string][]int32{}
 	st.feats = make([]*linkFeat, len(ix.seqs))
+	st.may = make([]uint8, len(ix.seqs))
+	st.proj = make([]uint32, len(ix.seqs))
 	st.terms = termIDs{}
 	st.files = map[string][]uint32{}
 	st.projects = map[uint64]bool{}
@@ -683,10 +748,7 @@ func (st *linkState) features(a *embed.Analyzer, row int32, r *docRec) *linkFeat
 		set, st.scratch = st.terms.linkSet(a, &c, st.files, st.scratch)
 		return set
 	}
-	if n := int(row) + 1 - len(st.feats); n > 0 {
-		st.feats = append(st.feats, make([]*linkFeat, n)...)
-	}
-	st.feats[row] = f
+	st.setFeat(row, f)
 	return f
 }
 
@@ -705,7 +767,7 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) error 
 		st.changed = true
 		st.fileN = -1
 		if int(row) < len(st.feats) {
-			st.feats[row] = nil
+			st.setFeat(row, nil)
 		}
 		kept := st.links[:0]
 		for _, l := range st.links {
@@ -740,7 +802,18 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) error 
 	for _, r := range cands {
 		// A row compared before keeps its features: its record is looked
 		// up only for a pair they do not refuse (~1 in 10 of the ~600
-		// candidates of each of 1,000 new rows at 100,000).
+		// candidates of each of 1,000 new rows at 100,000), and most are
+		// refused by its may bits or project number (may, proj) without
+		// reading the features.
+		if b := st.mayOf(r); linkPrefilter && b != 0 {
+			if refused(fa, b) {
+				continue
+			}
+			key := uint64(fa.project)<<32 | uint64(st.proj[r]) // projectKey(fa, fb)
+			if same, known := st.projects[key]; known && !same {
+				continue
+			}
+		}
 		var o *docRec
 		fb := st.cached(r)
 		if fb == nil {
@@ -751,6 +824,9 @@ func (ix *Index) deriveLinks(a *embed.Analyzer, row int32, replaced bool) error 
 		}
 		if !mayLink(fa, fb) || fa.id == fb.id {
 			continue
+		}
+		if same, known := st.projects[projectKey(fa, fb)]; linkPrefilter && known && !same {
+			continue // refused without reading the record (a cache miss a pair)
 		}
 		if o == nil {
 			if o, err = ix.recAt(r); err != nil {
@@ -1065,7 +1141,7 @@ func (ix *Index) forgetLinks(ids []string, moved map[string]string) error {
 	}
 	for r, f := range st.feats {
 		if f != nil && isDead(ix.recs[r].ID) {
-			st.feats[r] = nil
+			st.setFeat(int32(r), nil)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -32,53 +33,64 @@ func TestAddPreparedIsAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dirB := filepath.Join(t.TempDir(), "index")
-	b, err := Open(dirB, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const batch = 200
-	var prev chan *Prepared
-	var prevKeep []bool
-	for start := 0; start < len(docs); start += batch {
-		end := min(start+batch, len(docs))
-		next := make(chan *Prepared, 1)
-		go func(ds []Doc) { next <- Prepare(ds) }(append([]Doc(nil), docs[start:end]...))
-		if prev != nil {
-			p := <-prev
-			p.Keep(prevKeep)
-			if err := b.AddPrepared(p); err != nil {
+	// Prepared by the package's Prepare (AddPrepared embeds the cards) and
+	// by the index's (the cards embedded ahead, beside AddPrepared).
+	for _, byIndex := range []bool{false, true} {
+		t.Run(fmt.Sprintf("byIndex=%v", byIndex), func(t *testing.T) {
+			dirB := filepath.Join(t.TempDir(), "index")
+			b, err := Open(dirB, Options{})
+			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		prev, prevKeep = next, keep[start:end]
-	}
-	p := <-prev
-	p.Keep(prevKeep)
-	if err := b.AddPrepared(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.SetLastCommit(last.Commit, last.Seq); err != nil {
-		t.Fatal(err)
-	}
-	if got := allModesResults(t, b, queries); !reflect.DeepEqual(got, wantRes) {
-		t.Errorf("results differ:\n%v\nwant\n%v", got, wantRes)
-	}
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{sigsFile, vectorsFile} {
-		x, err := os.ReadFile(filepath.Join(dirA, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, err := os.ReadFile(filepath.Join(dirB, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(x, y) {
-			t.Errorf("%s differs", f)
-		}
+			prepare := Prepare
+			if byIndex {
+				prepare = b.Prepare
+			}
+			const batch = 200
+			var prev chan *Prepared
+			var prevKeep []bool
+			add := func(p *Prepared, keep []bool) {
+				if byIndex != (p.vecs != nil) {
+					t.Fatalf("vectors made ahead: %v, want %v", p.vecs != nil, byIndex)
+				}
+				p.Keep(keep)
+				if err := b.AddPrepared(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for start := 0; start < len(docs); start += batch {
+				end := min(start+batch, len(docs))
+				next := make(chan *Prepared, 1)
+				go func(ds []Doc) { next <- prepare(ds) }(append([]Doc(nil), docs[start:end]...))
+				if prev != nil {
+					add(<-prev, prevKeep)
+				}
+				prev, prevKeep = next, keep[start:end]
+			}
+			add(<-prev, prevKeep)
+			if err := b.SetLastCommit(last.Commit, last.Seq); err != nil {
+				t.Fatal(err)
+			}
+			if got := allModesResults(t, b, queries); !reflect.DeepEqual(got, wantRes) {
+				t.Errorf("results differ:\n%v\nwant\n%v", got, wantRes)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{sigsFile, vectorsFile} {
+				x, err := os.ReadFile(filepath.Join(dirA, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				y, err := os.ReadFile(filepath.Join(dirB, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(x, y) {
+					t.Errorf("%s differs", f)
+				}
+			}
+		})
 	}
 }
 
