@@ -19,6 +19,7 @@ import (
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
+	"github.com/gitmem/git-mem/memory/reader"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -37,10 +38,10 @@ import (
 //
 // mem/index/CURRENT names the generation folder (mem/index/g-…) in use.
 const (
-	indexLockFile = "index.lock"
-	indexGateFile = "index.gate"
+	indexLockFile = reader.IndexLockFile
+	indexGateFile = reader.IndexGateFile
 	buildLockFile = "index-build.lock"
-	currentFile   = "CURRENT"
+	currentFile   = reader.CurrentFile
 )
 
 // IndexReport says what an index update did.
@@ -50,10 +51,6 @@ type IndexReport struct {
 	Reason  string `json:"reason,omitempty"` // why it was rebuilt
 	Docs    int    `json:"docs"`
 }
-
-// indexLockTimeout bounds a wait for the index lock. A holder keeps it for
-// one batch of a catch-up (about a second) or a rebuild's switch.
-var indexLockTimeout = 30 * time.Second
 
 // catchUpBatch is how many commits a catch-up indexes per hold of the
 // exclusive lock: searches wait at most one batch. Each hold also pays a
@@ -106,46 +103,6 @@ func (m *Memory) progress(done, total int) {
 	if m.Progress != nil {
 		m.Progress(done, total)
 	}
-}
-
-// lockIndex takes the index lock. flock does not queue: searches that
-// overlap would hold the shared level without a gap and starve a writer
-// for good (measured: adds waited out the 30 s beside two searchers). So a
-// writer first closes a gate (mem/index.gate, exclusive) that every reader
-// passes (shared, for a moment) before it takes its shared level: readers
-// that come after a waiting writer wait behind it.
-func (m *Memory) lockIndex(shared bool) (*gitstore.FileLock, error) {
-	p := filepath.Join(m.Repo.MemDir(), indexLockFile)
-	gate := filepath.Join(m.Repo.MemDir(), indexGateFile)
-	if shared {
-		g, err := gitstore.LockFileShared(gate, indexLockTimeout)
-		if err != nil {
-			return nil, err
-		}
-		defer g.Unlock()
-		return gitstore.LockFileShared(p, indexLockTimeout)
-	}
-	g, err := gitstore.LockFile(gate, indexLockTimeout)
-	if err != nil {
-		return nil, err
-	}
-	l, err := gitstore.LockFile(p, indexLockTimeout)
-	if err != nil {
-		g.Unlock()
-		return nil, err
-	}
-	return l.With(g), nil
-}
-
-// currentGen is the folder of the index generation in use ("" for none).
-// The caller holds the index lock.
-func (m *Memory) currentGen() string {
-	b, err := os.ReadFile(filepath.Join(m.IndexDir(), currentFile))
-	name := strings.TrimSpace(string(b))
-	if err != nil || name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return ""
-	}
-	return filepath.Join(m.IndexDir(), name)
 }
 
 // errRebuild asks for a rebuild, with the reason.

@@ -110,7 +110,7 @@ func uniqueInputs(paths []string) ([]string, error) {
 		fi, err := os.Stat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, &wrapped{fmt.Errorf("%s: no such file: check the path (git mem add FILE…, or - for standard input)", p), ErrNotFound}
+			return nil, inClass(fmt.Errorf("%s: no such file: check the path (git mem add FILE…, or - for standard input)", p), ErrNotFound)
 		case err != nil:
 			return nil, fmt.Errorf("%s: %w", p, unwrapPath(err))
 		case fi.IsDir():
@@ -158,7 +158,7 @@ func (m *Memory) AddFile(ctx context.Context, path, format string, ro hooks.Opti
 	if format != hooks.FormatExchange {
 		res, err := hooks.ReadFile(path, format, ro)
 		if err != nil {
-			return AddReport{}, &wrapped{err, errRead}
+			return AddReport{}, inClass(err, errRead)
 		}
 		if opt.excludable {
 			if why := m.Config.Excluded(format, res.Cwd); why != "" {

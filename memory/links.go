@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
-	"github.com/gitmem/git-mem/internal/lazy"
 	"github.com/gitmem/git-mem/redact"
 	"github.com/gitmem/git-mem/search"
 )
@@ -28,25 +26,6 @@ import (
 // agree once they have synced. A writer dates its event after the last
 // word it has seen on the same thing (writeMeta), so an unpin written a
 // moment after a pin, in the same second of git's clock, still wins.
-
-// Trailers of commits that are not exchanges.
-const (
-	TrailerKind         = "Mem-Kind"
-	TrailerPinned       = "Pinned"
-	TrailerSupersedes   = "Supersedes"
-	TrailerSupersededBy = "Superseded-By"
-)
-
-// Kinds of Mem-Kind.
-const (
-	KindPin         = "pin"
-	KindUnpin       = "unpin"
-	KindSupersede   = "supersede"
-	KindUnsupersede = "unsupersede"
-)
-
-// notePrefix starts the id of a pinned note.
-const notePrefix = "note:"
 
 // MaxNoteBytes bounds a pinned note: a rule is a sentence or two.
 const MaxNoteBytes = 400
@@ -122,140 +101,6 @@ func metaPaths(msg string) []string {
 	return out
 }
 
-// Pin is a standing rule: a pinned exchange or a note.
-type Pin struct {
-	ID      string    `json:"id"`             // exchange id or note:<hex>
-	Note    string    `json:"note,omitempty"` // the rule, for a note
-	Project string    `json:"project,omitempty"`
-	Commit  string    `json:"commit"` // the pin commit
-	Time    time.Time `json:"time"`
-	// Entry is the pinned exchange's card (not for a note).
-	Entry *Entry `json:"entry,omitempty"`
-	// SupersededBy names what replaced this pin (it is then not a living rule).
-	SupersededBy []string `json:"superseded_by,omitempty"`
-}
-
-// Links is the resolved view: the living supersession links and pins.
-type Links struct {
-	SupersededBy map[string][]string // old id → newer ids
-	Supersedes   map[string][]string // new id → older ids
-	Pins         []Pin               // living pins, oldest first
-	Derived      int                 // derived links in force
-	Stated       int                 // stated links in force
-	// last is the latest event per pin target or (new, old) pair
-	// (eventKey): a new event is dated after it.
-	last map[string]search.Event
-}
-
-// eventKey names what an event speaks of: one pin target, or one
-// (new, old) pair.
-func eventKey(kind, target, newID string) string {
-	switch kind {
-	case KindPin, KindUnpin:
-		return "p\x00" + target
-	}
-	return "l\x00" + newID + "\x00" + target
-}
-
-// Superseded reports whether id was replaced.
-func (l *Links) Superseded(id string) bool { return l != nil && len(l.SupersededBy[id]) > 0 }
-
-// pinned reports whether id is a living pin.
-func (l *Links) pinned(id string) bool {
-	if l == nil {
-		return false
-	}
-	for _, p := range l.Pins {
-		if p.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
-// later orders events: author date, then commit id.
-func later(a, b search.Event) bool {
-	if !a.Time.Equal(b.Time) {
-		return a.Time.After(b.Time)
-	}
-	return a.Commit > b.Commit
-}
-
-// resolveLinks applies the rule: per pin target and per (new, old) pair,
-// the latest event wins; a derived link holds unless a stated clearing
-// is the latest word on its pair.
-func resolveLinks(derived []search.Link, events []search.Event) *Links {
-	last := map[string]search.Event{}
-	var order []string
-	for _, e := range events {
-		k := eventKey(e.Kind, e.Target, e.New)
-		if old, ok := last[k]; !ok || later(e, old) {
-			if !ok {
-				order = append(order, k)
-			}
-			last[k] = e
-		}
-	}
-	l := &Links{SupersededBy: map[string][]string{}, Supersedes: map[string][]string{}, last: last}
-	add := func(n, o string) {
-		for _, x := range l.Supersedes[n] {
-			if x == o {
-				return
-			}
-		}
-		l.Supersedes[n] = append(l.Supersedes[n], o)
-		l.SupersededBy[o] = append(l.SupersededBy[o], n)
-	}
-	for _, d := range derived {
-		if e, ok := last[eventKey(KindSupersede, d.Old, d.New)]; ok && e.Kind == KindUnsupersede {
-			continue
-		}
-		l.Derived++
-		add(d.New, d.Old)
-	}
-	for _, k := range order {
-		e := last[k]
-		switch e.Kind {
-		case KindSupersede:
-			l.Stated++
-			add(e.New, e.Target)
-		case KindPin:
-			l.Pins = append(l.Pins, Pin{ID: e.Target, Note: e.Note, Project: e.Project, Commit: e.Commit, Time: e.Time})
-		}
-	}
-	for i := range l.Pins {
-		l.Pins[i].SupersededBy = l.SupersededBy[l.Pins[i].ID]
-	}
-	sort.SliceStable(l.Pins, func(i, j int) bool { return l.Pins[i].Time.Before(l.Pins[j].Time) })
-	for _, m := range []map[string][]string{l.SupersededBy, l.Supersedes} {
-		for k := range m {
-			sort.Strings(m[k])
-		}
-	}
-	return l
-}
-
-// linksIn resolves every link of an open index (a cycle check needs them
-// all; marking a few exchanges is linksOf's job).
-func linksIn(ix *search.Index) (*Links, error) {
-	derived, events, err := ix.Links()
-	if err != nil {
-		return nil, err
-	}
-	return resolveLinks(derived, events), nil
-}
-
-// linksOf resolves the links that ids and the pinned or stated exchanges
-// take part in: for those the view is the same as linksIn's, at the cost
-// of their own links only.
-func linksOf(ix *search.Index, ids []string) (*Links, error) {
-	derived, events, err := ix.LinksOf(ids)
-	if err != nil {
-		return nil, err
-	}
-	return resolveLinks(derived, events), nil
-}
-
 // Links reads every resolved link of main (the index caught up first).
 func (m *Memory) Links(ctx context.Context) (l *Links, err error) {
 	_, err = m.withIndex(ctx, func(ix *search.Index) (err error) {
@@ -290,22 +135,11 @@ func (m *Memory) LinksIfCurrent(ids []string) (l *Links, ok bool, err error) {
 		return nil, false, err
 	}
 	defer lk.Unlock()
-	head, err := m.Repo.Head()
-	if err != nil {
+	ix, ok, err := m.OpenIfCurrent(opt)
+	if err != nil || !ok {
 		return nil, false, err
 	}
-	gen := m.currentGen()
-	if gen == "" || m.isStale(gen) {
-		return nil, false, nil
-	}
-	ix, err := search.OpenReadOnly(gen, opt)
-	if err != nil {
-		return nil, false, nil
-	}
 	defer ix.Close()
-	if ix.LastCommit() != head.String() && !(head.IsZero() && ix.Count() == 0) {
-		return nil, false, nil
-	}
 	if l, err = linksOf(ix, ids); err != nil {
 		return nil, false, nil
 	}
@@ -314,21 +148,6 @@ func (m *Memory) LinksIfCurrent(ids []string) (l *Links, ok bool, err error) {
 
 // PinsOf lists the living pins of a project from resolved links.
 func (m *Memory) PinsOf(l *Links, project string) ([]Pin, error) { return m.pinsOf(l, project) }
-
-// MarkWith fills the supersession and pin fields of entries from l.
-func MarkWith(l *Links, es []*Entry) { l.mark(es...) }
-
-// mark fills the supersession and pin fields of entries.
-func (l *Links) mark(es ...*Entry) {
-	if l == nil {
-		return
-	}
-	for _, e := range es {
-		e.SupersededBy = l.SupersededBy[e.Exchange]
-		e.Supersedes = l.Supersedes[e.Exchange]
-		e.Pinned = l.pinned(e.Exchange)
-	}
-}
 
 // Mark fills the supersession and pin fields of entries from main's links.
 func (m *Memory) Mark(ctx context.Context, es []*Entry) error {
@@ -343,7 +162,7 @@ func (m *Memory) Mark(ctx context.Context, es []*Entry) error {
 	if err != nil {
 		return err
 	}
-	l.mark(es...)
+	l.Mark(es...)
 	return nil
 }
 
@@ -415,7 +234,7 @@ func (m *Memory) Unpin(ctx context.Context, ref string) (PinReport, error) {
 		}
 	}
 	if target == "" {
-		if e, err := m.lookup(ref); err == nil && l.pinned(e.Exchange) {
+		if e, err := m.lookup(ref); err == nil && l.Pinned(e.Exchange) {
 			target = e.Exchange
 		}
 	}
@@ -452,7 +271,7 @@ func (m *Memory) pinsOf(l *Links, project string) ([]Pin, error) {
 			for _, e := range all {
 				if e.Exchange == p.ID {
 					c := *e
-					l.mark(&c)
+					l.Mark(&c)
 					p.Entry = &c
 				}
 			}
@@ -553,7 +372,7 @@ func (m *Memory) writeMeta(ctx context.Context, subject, kind string, trailers [
 		newID = trailers[1][1]
 	}
 	when := time.Now()
-	if prev, ok := l.last[eventKey(kind, trailers[0][1], newID)]; ok {
+	if prev, ok := l.LastEvent(kind, trailers[0][1], newID); ok {
 		when = datedAfter(when, prev.Time)
 	}
 	res, err := m.Repo.Append([]gitstore.Entry{{Message: b.String(), When: when}}, m.LockTimeout)
@@ -575,123 +394,3 @@ func datedAfter(now, prev time.Time) time.Time {
 	}
 	return time.Unix(prev.Unix()+1, 0).In(now.Location())
 }
-
-// Ranking of issue 20, applied over a result list. Living: a superseded
-// exchange comes right after the first result that replaced it. Recent:
-// a query that asks for the latest state ("latest", "current", "now"…)
-// boosts newer hits. Eval names them as mode suffixes: session-bm25+living.
-type Rerank struct{ Living, Recent bool }
-
-// Mode suffixes of Rerank.
-const (
-	SuffixLiving = "+living"
-	SuffixRecent = "+recent"
-)
-
-// SplitMode parses "mode+living+recent" into the mode and its reranking.
-func SplitMode(mode string) (string, Rerank) {
-	var r Rerank
-	for {
-		switch {
-		case strings.HasSuffix(mode, SuffixLiving):
-			mode, r.Living = strings.TrimSuffix(mode, SuffixLiving), true
-		case strings.HasSuffix(mode, SuffixRecent):
-			mode, r.Recent = strings.TrimSuffix(mode, SuffixRecent), true
-		default:
-			return mode, r
-		}
-	}
-}
-
-// recencyWords ask for the state of things now.
-var recencyWords = lazy.Regexp(`(?i)\b(latest|current|currently|now|nowadays|newest|most recent|these days|today|at the moment|anymore)\b`)
-
-// RecencyBoost is the largest factor the newest hit's score gains.
-const RecencyBoost = 0.25
-
-// RerankHits applies r to hits of an open index (search and eval share it).
-func RerankHits(ix *search.Index, hits []search.Hit, query string, r Rerank) ([]search.Hit, error) {
-	if r.Recent && len(hits) > 1 && recencyWords().MatchString(query) {
-		lo, hi := hits[0].Doc.Time, hits[0].Doc.Time
-		for _, h := range hits {
-			if h.Doc.Time.Before(lo) {
-				lo = h.Doc.Time
-			}
-			if h.Doc.Time.After(hi) {
-				hi = h.Doc.Time
-			}
-		}
-		if span := hi.Sub(lo); span > 0 {
-			hits = append([]search.Hit(nil), hits...)
-			for i := range hits {
-				hits[i].Score *= 1 + RecencyBoost*float64(hits[i].Doc.Time.Sub(lo))/float64(span)
-			}
-			sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
-		}
-	}
-	if !r.Living {
-		return hits, nil
-	}
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.Doc.ID
-	}
-	l, err := linksOf(ix, ids)
-	if err != nil {
-		return nil, err
-	}
-	return livingFirst(hits, func(h search.Hit) string { return h.Doc.ID }, l), nil
-}
-
-// livingFirst reorders results so that a superseded exchange comes right
-// after the first result that replaced it (when that one is in the list);
-// otherwise the order is kept.
-func livingFirst[T any](rs []T, idOf func(T) string, l *Links) []T {
-	if l == nil || len(l.SupersededBy) == 0 {
-		return rs
-	}
-	pos := map[string]int{}
-	for i, r := range rs {
-		pos[idOf(r)] = i
-	}
-	// A result waits for the earliest later result that supersedes it.
-	waitFor := map[int]int{}
-	for i, r := range rs {
-		best := -1
-		for _, n := range l.SupersededBy[idOf(r)] {
-			if j, ok := pos[n]; ok && j > i && (best < 0 || j < best) {
-				best = j
-			}
-		}
-		if best >= 0 {
-			waitFor[i] = best
-		}
-	}
-	if len(waitFor) == 0 {
-		return rs
-	}
-	after := map[int][]int{}
-	for i := range rs {
-		if j, ok := waitFor[i]; ok {
-			after[j] = append(after[j], i)
-		}
-	}
-	out := make([]T, 0, len(rs))
-	var emit func(i int)
-	emit = func(i int) {
-		out = append(out, rs[i])
-		for _, k := range after[i] {
-			emit(k)
-		}
-	}
-	for i := range rs {
-		if _, waits := waitFor[i]; !waits {
-			emit(i)
-		}
-	}
-	return out
-}
-
-// AsksForLatest reports whether a query asks for the state of things now
-// (the words that switch the recency boost on).
-func AsksForLatest(query string) bool { return recencyWords().MatchString(query) }

@@ -20,14 +20,15 @@ import (
 	"github.com/gitmem/git-mem/distill"
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
+	"github.com/gitmem/git-mem/memory/reader"
 	"github.com/gitmem/git-mem/redact"
 	"github.com/gitmem/git-mem/search"
 )
 
 // Memory is an open memory repo with its settings.
 type Memory struct {
-	Repo        *gitstore.Repo
-	Config      Config
+	// Reader is the read path: Repo, Config, search.
+	reader.Reader
 	Distiller   distill.Distiller
 	LockTimeout time.Duration
 	// Progress, when set, hears how far an index rebuild or catch-up is
@@ -68,18 +69,16 @@ func Init(dir string) (m *Memory, created bool, err error) {
 }
 
 func fromRepo(r *gitstore.Repo) (*Memory, error) {
-	routeLibraryLogs(r.MemDir())
 	r.MetaPaths = metaPaths // a forget drops the pins and links of what it forgets
-	r.RemoveLeftovers()
-	cfg, err := LoadConfig(r.MemDir())
+	rd, err := reader.FromRepo(r)
 	if err != nil {
 		return nil, err
 	}
-	d, err := newDistiller(cfg, r.MemDir())
+	d, err := newDistiller(rd.Config, r.MemDir())
 	if err != nil {
 		return nil, err
 	}
-	return &Memory{Repo: r, Config: cfg, Distiller: d, LockTimeout: gitstore.DefaultLockTimeout}, nil
+	return &Memory{Reader: *rd, Distiller: d, LockTimeout: gitstore.DefaultLockTimeout}, nil
 }
 
 // AddOptions override fields of every added exchange.

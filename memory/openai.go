@@ -7,6 +7,7 @@ import (
 
 	"github.com/gitmem/git-mem/distill"
 	"github.com/gitmem/git-mem/search/embed"
+	"github.com/gitmem/git-mem/search/embed/openaiembed"
 )
 
 // apiKey reads the key from the configured environment variable: the key
@@ -37,7 +38,7 @@ func newOpenAIEmbedder(cfg Config) (embed.Embedder, error) {
 	if cfg.OpenAI.EmbeddingModel == "" || cfg.OpenAI.EmbeddingDims <= 0 {
 		return nil, errors.New("config: embedder openai needs openai.embedding_model and openai.embedding_dims in config.yaml")
 	}
-	return embed.NewOpenAI(embed.OpenAIConfig{
+	return openaiembed.NewOpenAI(openaiembed.OpenAIConfig{
 		BaseURL:     cfg.OpenAI.BaseURL,
 		APIKey:      apiKey(cfg),
 		Model:       cfg.OpenAI.EmbeddingModel,

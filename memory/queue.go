@@ -31,9 +31,6 @@ const maxAttempts = 3
 func (m *Memory) queueDir() string  { return filepath.Join(m.Repo.MemDir(), "queue") }
 func (m *Memory) failedDir() string { return filepath.Join(m.queueDir(), "failed") }
 
-// LogDir is where background work logs.
-func (m *Memory) LogDir() string { return filepath.Join(m.Repo.MemDir(), "log") }
-
 // Enqueue stores a job for the worker.
 func (m *Memory) Enqueue(j Job) error { return queue.Enqueue(m.queueDir(), j.Job, redactString) }
 

@@ -4,87 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gitmem/git-mem/exchange"
-	"github.com/gitmem/git-mem/search"
 )
-
-// Entry is one stored exchange as the read side shows it: its commit and card.
-type Entry struct {
-	Commit    string    `json:"commit"`
-	Short     string    `json:"short"`
-	Time      time.Time `json:"time"`
-	Exchange  string    `json:"exchange"`
-	Session   string    `json:"session,omitempty"`
-	Project   string    `json:"project,omitempty"`
-	Agent     string    `json:"agent,omitempty"`
-	Core      string    `json:"core"`
-	Context   string    `json:"context,omitempty"`
-	Rooms     []string  `json:"rooms"`
-	Files     []string  `json:"files"`
-	Distiller string    `json:"distiller,omitempty"`
-	Redacted  int       `json:"redacted,omitempty"`
-	// SupersededBy names the newer exchanges that replaced this one (it is
-	// still found, ranked after them); Supersedes the older ones it
-	// replaced; Pinned says it is a standing rule (issue 20).
-	SupersededBy []string `json:"superseded_by,omitempty"`
-	Supersedes   []string `json:"supersedes,omitempty"`
-	Pinned       bool     `json:"pinned,omitempty"`
-	seq          int
-}
-
-// Filter narrows log, search, rooms and context. Fields combine with AND;
-// within --room or --file any listed value matches. search.Filter.Matches
-// is the one implementation.
-type Filter struct {
-	Rooms   []string
-	Files   []string
-	Project string
-	Agent   string
-	Session string
-	Since   time.Time
-	Until   time.Time
-}
-
-// Match reports whether e passes the filter.
-func (f Filter) Match(e *Entry) bool {
-	sf := toSearchFilter(f)
-	return sf.Matches(search.Fields{Project: e.Project, Agent: e.Agent, Session: e.Session, Time: e.Time, Rooms: e.Rooms, Files: e.Files})
-}
-
-// IsZero reports whether the filter lets every exchange through.
-func (f Filter) IsZero() bool {
-	return len(f.Rooms) == 0 && len(f.Files) == 0 && f.Project == "" && f.Agent == "" &&
-		f.Session == "" && f.Since.IsZero() && f.Until.IsZero()
-}
-
-// FilterSpec is a filter as the user types it (CLI flags, MCP arguments).
-type FilterSpec struct {
-	Rooms, Files            []string
-	Project, Agent, Session string
-	Since, Until            string // RFC 3339, a date, or 2.weeks.ago
-}
-
-// Filter parses the times; a bad one is an invalid request naming its flag.
-func (s FilterSpec) Filter() (Filter, error) {
-	f := Filter{Rooms: s.Rooms, Files: s.Files, Project: strings.TrimSpace(s.Project), Agent: strings.TrimSpace(s.Agent), Session: s.Session}
-	var err error
-	if s.Since != "" {
-		if f.Since, err = ParseTime(s.Since, false); err != nil {
-			return f, invalid(fmt.Errorf("since: %w", err))
-		}
-	}
-	if s.Until != "" {
-		if f.Until, err = ParseTime(s.Until, true); err != nil {
-			return f, invalid(fmt.Errorf("until: %w", err))
-		}
-	}
-	return f, nil
-}
 
 // entryOf parses a memory commit.
 func entryOf(c *object.Commit) *Entry {
@@ -98,13 +23,6 @@ func entryOf(c *object.Commit) *Entry {
 		Rooms: exchange.RoomStrings(m.Card.Rooms), Files: nonNil(m.Card.Files),
 		Distiller: m.Card.Distiller, Redacted: m.Trailers.Redacted,
 	}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // Log lists cards newest first, filtered, at most n (0 = all).
@@ -139,9 +57,6 @@ func (m *Memory) Newest(f Filter, n int) ([]*Entry, error) {
 	}
 	return out, nil
 }
-
-// ErrNoSuchExchange means show found neither a commit nor an exchange id.
-var ErrNoSuchExchange = newClassed("no such exchange", ErrNotFound)
 
 // Show finds an exchange by commit id (full or abbreviated) or exchange id
 // and returns its card and verbatim blob (canonical JSON).
@@ -243,20 +158,4 @@ func isHex(s string) bool {
 		}
 	}
 	return true
-}
-
-// Verbatim reads the stored exchange of an id from main.
-func (m *Memory) Verbatim(id string) (*exchange.Exchange, []byte, error) {
-	blob, ok, err := m.Repo.ReadPath(plumbing.ZeroHash, exchange.BlobPath(id))
-	if err != nil {
-		return nil, nil, err
-	}
-	if !ok {
-		return nil, nil, fmt.Errorf("%w %q", ErrNoSuchExchange, id)
-	}
-	ex, err := exchange.Parse(blob)
-	if err != nil {
-		return nil, blob, fmt.Errorf("stored exchange %s: %w", id, err)
-	}
-	return ex, blob, nil
 }

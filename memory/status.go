@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/gitmem/git-mem/memory/reader"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -32,10 +33,6 @@ type FailedJob struct {
 	Attempts int    `json:"attempts"`
 	Error    string `json:"error"`
 }
-
-// staleMarker, beside CURRENT, names a generation that status found out of
-// step with main; the next search rebuilds it.
-const staleMarker = "STALE"
 
 // Status reports the index state, proved against main: the index's
 // document count and digest must equal those of main's exchanges (the
@@ -83,7 +80,7 @@ func (m *Memory) Status() (*Status, error) {
 				st.Index = fmt.Sprintf("behind main (%d of %d exchanges indexed; catches up on the next search)", st.IndexDocs, mainN)
 			case st.IndexDocs != mainN || digest != fmt.Sprintf("%016x", mainDigest):
 				st.Index = fmt.Sprintf("out of step with main (%d exchanges indexed, %d in main): rebuilt on the next search", st.IndexDocs, mainN)
-				_ = os.WriteFile(filepath.Join(m.IndexDir(), staleMarker), []byte(filepath.Base(gen)+"\n"), 0o644)
+				_ = os.WriteFile(filepath.Join(m.IndexDir(), reader.StaleMarker), []byte(filepath.Base(gen)+"\n"), 0o644)
 			default:
 				st.UpToDate = true
 				st.Index = fmt.Sprintf("up to date (%d exchanges)", st.IndexDocs)
@@ -123,10 +120,4 @@ func (m *Memory) mainSummary() (int, uint64, error) {
 		d ^= search.DocDigest(e.Exchange, e.Commit)
 	}
 	return len(es), d, nil
-}
-
-// isStale reports whether status marked gen out of step with main.
-func (m *Memory) isStale(gen string) bool {
-	b, err := os.ReadFile(filepath.Join(m.IndexDir(), staleMarker))
-	return err == nil && gen != "" && string(b) == filepath.Base(gen)+"\n"
 }

@@ -42,7 +42,7 @@ func newAddCmd(e *env) *cobra.Command {
 // reportAdd prints the outcome and sets exit code 3 when records were skipped.
 func (e *env) reportAdd(rep memory.AddReport) error {
 	skipped := rep.Skipped
-	if e.json {
+	if e.JSON {
 		if err := e.printJSON(rep); err != nil {
 			return err
 		}

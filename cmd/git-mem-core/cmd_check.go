@@ -31,7 +31,7 @@ func newCheckCmd(e *env) *cobra.Command {
 			if rep == nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				if perr := e.printJSON(rep); perr != nil {
 					return perr
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/gitmem/git-mem/memory"
 	"github.com/gitmem/git-mem/recall"
 )
@@ -19,7 +20,7 @@ func newContextCmd(e *env) *cobra.Command {
 	var budget int
 	var mode, hook string
 	var warm bool
-	var ff filterFlags
+	var ff cli.Filters
 	cmd := &cobra.Command{
 		Use:   "context [QUERY] [--budget N] [FILTERS] [--hook claude-code]",
 		Short: "Print recalled cards for a query, or the current project's recent work, within a token budget",
@@ -42,7 +43,7 @@ func newContextCmd(e *env) *cobra.Command {
 			if budget < recall.MinBudget || budget > recall.MaxBudget {
 				return usagef("--budget %d: give %d..%d tokens (%d is the fence and one card; default %d)", budget, recall.MinBudget, recall.MaxBudget, recall.MinBudget, recall.DefaultBudget)
 			}
-			f, err := ff.filter()
+			f, err := ff.Filter()
 			if err != nil {
 				return err
 			}
@@ -68,7 +69,7 @@ func newContextCmd(e *env) *cobra.Command {
 			if res.Note != "" {
 				fmt.Fprintln(e.errOut, "git mem: note: "+res.Note)
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(res)
 			}
 			if res.Text == "" {
@@ -90,7 +91,7 @@ func newContextCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&hook, "hook", "", "answer an agent's hook: claude-code (SessionStart JSON on stdin)")
 	cmd.Flags().BoolVar(&warm, "warm", false, "only bring the card cache up to date (the hook starts this in the background)")
 	_ = cmd.Flags().MarkHidden("warm")
-	ff.add(cmd, e)
+	ff.Add(cmd, e.completeFilter)
 	return cmd
 }
 

@@ -52,12 +52,12 @@ func newEvalCmd(e *env) *cobra.Command {
 				}
 			}
 			if err := eval.CheckModes(ms); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			sets, skipped, err := eval.Load(a[0])
 			if err != nil {
 				if errors.Is(err, eval.ErrNoSet) {
-					return usageError{err}
+					return usageError{Err: err}
 				}
 				return err
 			}
@@ -73,7 +73,7 @@ func newEvalCmd(e *env) *cobra.Command {
 				return err
 			}
 			rep.Skipped = skipped
-			if e.json {
+			if e.JSON {
 				return e.printJSON(rep.Modes)
 			}
 			return eval.WriteTable(e.out, rep)

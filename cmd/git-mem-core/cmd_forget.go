@@ -8,13 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/gitmem/git-mem/memory"
 )
 
 func init() { register(newForgetCmd) }
 
 func newForgetCmd(e *env) *cobra.Command {
-	var ff filterFlags
+	var ff cli.Filters
 	var query, reason string
 	var k int
 	var yes, dryRun bool
@@ -28,7 +29,7 @@ func newForgetCmd(e *env) *cobra.Command {
 			"same exchange is never stored again by add, import or a hook. It lists what it would remove and\n" +
 			"asks; --yes skips the question (needed off a terminal), --dry-run only lists.",
 		RunE: func(cmd *cobra.Command, refs []string) error {
-			f, err := ff.filter()
+			f, err := ff.Filter()
 			if err != nil {
 				return err
 			}
@@ -38,13 +39,13 @@ func newForgetCmd(e *env) *cobra.Command {
 			}
 			plan, err := m.ForgetPlan(e.ctx, memory.ForgetSelect{Refs: refs, Filter: f, Query: query, K: k})
 			if errors.Is(err, memory.ErrNothingSelected) {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			if err != nil {
 				return err
 			}
 			if dryRun || len(plan) == 0 {
-				if e.json {
+				if e.JSON {
 					return e.printJSON(memory.ForgetReport{Forgotten: []string{}, DryRun: dryRun, Plan: nonNilEntries(plan)})
 				}
 				printPlan(e, plan)
@@ -54,7 +55,7 @@ func newForgetCmd(e *env) *cobra.Command {
 				return nil
 			}
 			if !yes {
-				if !isTerminal(e.errOut) || e.json {
+				if !isTerminal(e.errOut) || e.JSON {
 					return usagef("forget removes %d exchange(s) for good: pass --yes to do it without asking (or --dry-run to list them)", len(plan))
 				}
 				printPlan(e, plan)
@@ -69,7 +70,7 @@ func newForgetCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(rep)
 			}
 			fmt.Fprintf(e.out, "forgot %d exchange(s); main %s → %s; purged %d pack(s) and %d loose object(s)\n",
@@ -78,7 +79,7 @@ func newForgetCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	ff.add(cmd, e)
+	ff.Add(cmd, e.completeFilter)
 	cmd.Flags().StringVar(&query, "query", "", "forget the top results of this search")
 	cmd.Flags().IntVarP(&k, "k", "k", 10, "with --query: how many results")
 	cmd.Flags().StringVar(&reason, "reason", "", "why (kept in the tombstone)")

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
+	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/gitmem/git-mem/memory"
 )
 
@@ -143,7 +143,7 @@ func newHookInstallCmd(e *env, action string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(map[string]string{"message": msg})
 			}
 			fmt.Fprintln(e.out, msg)
@@ -190,7 +190,7 @@ func newImportCmd(e *env) *cobra.Command {
 				if len(agents) == 0 {
 					return nil
 				}
-				if !e.json && isTerminal(e.in) && !confirm(e.in, e.errOut, "store them? [Y/n] ") {
+				if !e.JSON && isTerminal(e.in) && !confirm(e.in, e.errOut, "store them? [Y/n] ") {
 					return nil
 				}
 			}
@@ -201,7 +201,7 @@ func newImportCmd(e *env) *cobra.Command {
 			total := memory.ImportReport{Skipped: []string{}}
 			for _, kind := range agents {
 				progress := func(done, total int) {}
-				if isTerminal(e.errOut) && !e.json {
+				if isTerminal(e.errOut) && !e.JSON {
 					progress = func(done, total int) {
 						fmt.Fprintf(e.errOut, "\rimporting %s sessions: %d/%d", kind, done, total)
 						if done == total {
@@ -221,7 +221,7 @@ func newImportCmd(e *env) *cobra.Command {
 				total.Skipped = append(total.Skipped, rep.Skipped...)
 			}
 			rep := total
-			if e.json {
+			if e.JSON {
 				if err := e.printJSON(rep); err != nil {
 					return err
 				}
@@ -253,7 +253,7 @@ func newImportCmd(e *env) *cobra.Command {
 
 // printScan prints what import found: a table, or with --json the scan.
 func (e *env) printScan(s memory.ScanReport, dryRun bool) error {
-	if e.json {
+	if e.JSON {
 		if dryRun {
 			return e.printJSON(s)
 		}
@@ -289,7 +289,7 @@ func confirm(in io.Reader, out io.Writer, q string) bool {
 // explicitMemDir is the memory named by --mem-dir or GIT_MEM_DIR, made
 // absolute (hooks run in other directories), or "" for the default.
 func (e *env) explicitMemDir() string {
-	d := e.memDir
+	d := e.MemDir
 	if d == "" {
 		d = os.Getenv("GIT_MEM_DIR")
 	}
@@ -302,9 +302,6 @@ func (e *env) explicitMemDir() string {
 	return d
 }
 
-// isTerminal reports whether w is a terminal (not merely a character
-// device: /dev/null is one, and a hook's stdin often is it).
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+// isTerminal reports whether w is a terminal (a hook's stdin often is
+// /dev/null, which is not).
+func isTerminal(w any) bool { return cli.IsTerminal(w) }

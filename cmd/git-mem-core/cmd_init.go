@@ -27,7 +27,7 @@ func newInitCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(map[string]any{"mem_dir": m.Repo.Dir(), "created": created, "remote": remote})
 			}
 			if created {

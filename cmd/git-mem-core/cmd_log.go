@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/gitmem/git-mem/memory"
 )
 
@@ -15,7 +16,7 @@ func init() { register(newLogCmd) }
 func newLogCmd(e *env) *cobra.Command {
 	var n int
 	var oneline bool
-	var ff filterFlags
+	var ff cli.Filters
 	cmd := &cobra.Command{
 		Use:   "log [-n N] [FILTERS] [--oneline]",
 		Short: "List stored exchanges as cards, newest first",
@@ -24,7 +25,7 @@ func newLogCmd(e *env) *cobra.Command {
 			if n < 0 {
 				return usagef("-n must be 0 or more")
 			}
-			f, err := ff.filter()
+			f, err := ff.Filter()
 			if err != nil {
 				return err
 			}
@@ -36,7 +37,7 @@ func newLogCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(entries)
 			}
 			if len(entries) == 0 {
@@ -47,7 +48,7 @@ func newLogCmd(e *env) *cobra.Command {
 			}
 			for i, en := range entries {
 				if oneline {
-					fmt.Fprintf(e.out, "%s %s %s%s\n", en.Short, en.Time.Format("2006-01-02"), en.Core, linkMark(en))
+					fmt.Fprintf(e.out, "%s %s %s%s\n", en.Short, en.Time.Format("2006-01-02"), en.Core, cli.LinkMark(en))
 					continue
 				}
 				if i > 0 {
@@ -60,7 +61,7 @@ func newLogCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().IntVarP(&n, "max-count", "n", 0, "show at most N exchanges (0 = all)")
 	cmd.Flags().BoolVar(&oneline, "oneline", false, "one line per exchange")
-	ff.add(cmd, e)
+	ff.Add(cmd, e.completeFilter)
 	return cmd
 }
 
@@ -104,18 +105,6 @@ func printLinks(w io.Writer, en *memory.Entry) {
 	if en.Pinned {
 		fmt.Fprintln(w, "Pinned:  yes")
 	}
-}
-
-// linkMark is the one-line form of printLinks.
-func linkMark(en *memory.Entry) string {
-	s := ""
-	if len(en.SupersededBy) > 0 {
-		s += " (superseded)"
-	}
-	if en.Pinned {
-		s += " (pinned)"
-	}
-	return s
 }
 
 func emptyLogNote(f memory.Filter) string {

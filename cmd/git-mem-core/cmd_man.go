@@ -47,7 +47,7 @@ func newManCmd(e *env) *cobra.Command {
 				return fmt.Errorf("write man pages into %s: %w", dir, err)
 			}
 			pages, _ := filepath.Glob(filepath.Join(dir, "git-mem*.1"))
-			if e.json {
+			if e.JSON {
 				return e.printJSON(map[string]any{"dir": dir, "pages": len(pages)})
 			}
 			fmt.Fprintf(e.out, "Installed %d man pages in %s: `git mem --help` runs `man git-mem`\n", len(pages), dir)

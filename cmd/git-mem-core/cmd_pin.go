@@ -80,7 +80,7 @@ func newPinsCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(pins)
 			}
 			if len(pins) == 0 {
@@ -139,7 +139,7 @@ func newSupersedeCmd(e *env) *cobra.Command {
 }
 
 func printPinReport(e *env, rep memory.PinReport, verb string) error {
-	if e.json {
+	if e.JSON {
 		return e.printJSON(rep)
 	}
 	by := ""

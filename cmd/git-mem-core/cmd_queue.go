@@ -26,7 +26,7 @@ func newQueueCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(jobs)
 			}
 			for _, j := range jobs {
@@ -51,7 +51,7 @@ func newQueueCmd(e *env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if e.json {
+				if e.JSON {
 					return e.printJSON(map[string]int{done: n})
 				}
 				fmt.Fprintf(e.out, "%s %d job(s)\n", done, n)

@@ -28,7 +28,7 @@ func newRemoteCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(rs)
 			}
 			for _, r := range rs {
@@ -57,7 +57,7 @@ func newRemoteCmd(e *env) *cobra.Command {
 					}
 				}
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(info)
 			}
 			hint := "git mem sync"
@@ -81,7 +81,7 @@ func newRemoteCmd(e *env) *cobra.Command {
 			if err := m.RemoveRemote(a[0]); err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(map[string]string{"removed": a[0]})
 			}
 			fmt.Fprintf(e.out, "Removed remote %s\n", a[0])

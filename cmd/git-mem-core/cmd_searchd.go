@@ -18,10 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gitmem/git-mem/cmd/internal/front"
+	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/gitmem/git-mem/cmd/internal/warm"
 	"github.com/gitmem/git-mem/memory"
-	"github.com/gitmem/git-mem/memory/queue"
 )
 
 // The warm search process (docs/CONTRACT.md, "The warm search process";
@@ -61,37 +60,11 @@ func newSearchDaemonCmd(e *env) *cobra.Command {
 // errFallback ends a warm request that the process declines.
 var errFallback = errors.New("warm search: fall back")
 
-// startSearchServer starts a warm search process for m, detached, unless
-// one is up or it is turned off. A cold `git mem search` calls it after it
-// printed its answer.
+// startSearchServer starts a warm search process for m after a cold
+// search (cli.StartSearchServer): this binary.
 func startSearchServer(m *memory.Memory) {
-	if warm.Disabled(os.Getenv) || !m.Config.Search.ServerOn() {
-		return
-	}
-	for _, k := range warm.ColdEnvNames {
-		if os.Getenv(k) != "" {
-			return
-		}
-	}
-	sock := warm.SockPath(m.Repo.Dir())
-	if len(sock) > warm.MaxSockPath {
-		return
-	}
-	if c, err := net.DialTimeout("unix", sock, 100*time.Millisecond); err == nil {
-		c.Close()
-		return
-	}
-	// One that could not make its folder (a read-only memory) is not
-	// started again and again.
-	if err := privateDir(warm.RunDir(m.Repo.Dir())); err != nil {
-		return
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
-	if err := queue.StartDetached(exe, front.CoreName, m.Repo.Dir(), m.LogDir(), "search.log", warm.Command); err != nil {
-		m.Logger("search.log")("error: start the warm search process: %v", err)
+	if exe, err := os.Executable(); err == nil {
+		cli.StartSearchServer(&m.Reader, exe)
 	}
 }
 
@@ -138,7 +111,7 @@ func runSearchDaemon(e *env, idle time.Duration) error {
 	if len(sock) > warm.MaxSockPath {
 		return fmt.Errorf("warm search: the socket path %s is over %d bytes", sock, warm.MaxSockPath)
 	}
-	if err := privateDir(warm.RunDir(dir)); err != nil {
+	if err := cli.PrivateDir(warm.RunDir(dir)); err != nil {
 		return fmt.Errorf("warm search: %w", err)
 	}
 	lock, err := os.OpenFile(warm.LockPath(dir), os.O_CREATE|os.O_RDWR, 0o600)
@@ -350,7 +323,7 @@ func (w *warmCall) search(e *env, q memory.SearchQuery) ([]memory.Result, error)
 	d := w.d
 	// The memory the command names, as resolveMemDir finds it in the
 	// front's process.
-	dir := e.memDir
+	dir := e.MemDir
 	if dir == "" {
 		dir = w.req.MemDirEnv
 	}
@@ -432,27 +405,6 @@ func configStamp(dir string) string {
 		st += fmt.Sprintf("%d/%d/%d|", fi.Size(), fi.ModTime().UnixNano(), inode(fi))
 	}
 	return st
-}
-
-// privateDir makes dir (mode 0700, this user's, not a link).
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a folder", dir)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("%s belongs to another user", dir)
-	}
-	if fi.Mode().Perm() != 0o700 {
-		return os.Chmod(dir, 0o700)
-	}
-	return nil
 }
 
 func inode(fi os.FileInfo) uint64 {

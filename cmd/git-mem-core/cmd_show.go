@@ -2,11 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/gitmem/git-mem/exchange"
 )
 
@@ -29,11 +28,11 @@ func newShowCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json && verbatim {
+			if e.JSON && verbatim {
 				_, err := e.out.Write(blob)
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(en)
 			}
 			printCard(e.out, en, true)
@@ -43,33 +42,11 @@ func newShowCmd(e *env) *cobra.Command {
 					return fmt.Errorf("stored exchange %s: %w", en.Exchange, err)
 				}
 				fmt.Fprintln(e.out)
-				printExchange(e.out, ex)
+				cli.PrintExchange(e.out, ex)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&verbatim, "verbatim", false, "also show the exchange itself")
 	return cmd
-}
-
-// printExchange renders an exchange for a person: one block per turn.
-func printExchange(w io.Writer, ex *exchange.Exchange) {
-	for _, t := range ex.Turns {
-		head := t.Role
-		if t.Role == exchange.RoleTool && t.Name != "" {
-			head += " " + t.Name
-		}
-		if sp, ok := t.Extra["speaker"].(string); ok && sp != "" {
-			head += " (" + sp + ")"
-		}
-		fmt.Fprintf(w, "── %s ──\n", head)
-		if t.Input != nil {
-			c, _ := exchange.Canonical(t.Input)
-			fmt.Fprintf(w, "%s\n", c)
-		}
-		if t.Text != "" {
-			fmt.Fprintln(w, strings.TrimRight(t.Text, "\n"))
-		}
-		fmt.Fprintln(w)
-	}
 }

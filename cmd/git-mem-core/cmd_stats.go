@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/spf13/cobra"
 )
 
@@ -27,7 +28,7 @@ func newStatsCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(st)
 			}
 			fmt.Fprintf(e.out, "exchanges         %d\n", st.Exchanges)
@@ -65,13 +66,13 @@ func countList(m map[string]int) string {
 }
 
 func newRoomsCmd(e *env) *cobra.Command {
-	var ff filterFlags
+	var ff cli.Filters
 	cmd := &cobra.Command{
 		Use:   "rooms",
 		Short: "The memory palace: every room with its count and last use",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := ff.filter()
+			f, err := ff.Filter()
 			if err != nil {
 				return err
 			}
@@ -83,7 +84,7 @@ func newRoomsCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(rooms)
 			}
 			for _, r := range rooms {
@@ -92,6 +93,6 @@ func newRoomsCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	ff.add(cmd, e)
+	ff.Add(cmd, e.completeFilter)
 	return cmd
 }

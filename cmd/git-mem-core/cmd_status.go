@@ -22,7 +22,7 @@ func newStatusCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(st)
 			}
 			fmt.Fprintf(e.out, "memory   %s\n", st.MemDir)

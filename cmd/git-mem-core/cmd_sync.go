@@ -30,7 +30,7 @@ func newSyncCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if e.json {
+			if e.JSON {
 				return e.printJSON(rep)
 			}
 			fmt.Fprintln(e.out, syncSummary(rep))

@@ -35,7 +35,7 @@ func newUICmd(e *env) *cobra.Command {
 			ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return ui.Run(ctx, m, ui.Options{Port: port, NoBrowser: noBrowser, Ready: func(url string) {
-				if e.json {
+				if e.JSON {
 					_ = e.printJSON(map[string]string{"url": url})
 					return
 				}

@@ -8,13 +8,15 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/gitmem/git-mem/cmd/internal/front"
+	"github.com/gitmem/git-mem/cmd/internal/searchbin"
 	"github.com/gitmem/git-mem/cmd/internal/warm"
 )
 
 // The scripts run the real commands as separate processes against
 // temporary memories, as installed: git-mem on PATH (so `git mem …` works
 // too) is the front binary, which answers version and the Claude Code hook
-// itself and execs git-mem-core, beside it, for the rest.
+// itself and execs git-mem-search, beside it, for a search (which execs
+// git-mem-core in turn when it must) and git-mem-core for the rest.
 func TestMain(m *testing.M) {
 	// No test leaves a warm search process behind: they are off unless a
 	// test turns them on (warm.txtar sets GIT_MEM_NO_SERVER to "").
@@ -24,6 +26,9 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"git-mem":      func() { os.Exit(front.Main(version, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		front.CoreName: func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		front.SearchName: func() {
+			os.Exit(searchbin.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
 	})
 }
 

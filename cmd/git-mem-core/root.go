@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/gitmem/git-mem/cmd/internal/front"
 	"github.com/gitmem/git-mem/memory"
 )
@@ -23,28 +21,16 @@ type env struct {
 	in     io.Reader
 	out    io.Writer
 	errOut io.Writer
-	memDir string
-	json   bool
-	ctx    context.Context
+	// Globals: --mem-dir and --json.
+	cli.Globals
+	ctx context.Context
 	// warm is the request a warm search process runs this command for
 	// (cmd_searchd.go); nil in a process of its own.
 	warm *warmCall
 }
 
 // resolveMemDir applies --mem-dir, then GIT_MEM_DIR, then ~/.git-mem.
-func (e *env) resolveMemDir() string {
-	if e.memDir != "" {
-		return e.memDir
-	}
-	if d := os.Getenv("GIT_MEM_DIR"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ".git-mem"
-	}
-	return filepath.Join(home, ".git-mem")
-}
+func (e *env) resolveMemDir() string { return e.MemDirOf() }
 
 // open opens the memory for commands that need one.
 func (e *env) open() (*memory.Memory, error) {
@@ -77,7 +63,7 @@ func mainWith(args []string, stdin io.Reader, stdout, stderr io.Writer, w *warmC
 	err := root.ExecuteContext(e.ctx)
 	code := exitCodeOf(err)
 	if err != nil {
-		printError(stdout, stderr, err, code, e.json || wantsJSON(args))
+		printError(stdout, stderr, err, code, e.JSON || wantsJSON(args))
 	}
 	return code
 }
@@ -96,9 +82,8 @@ func newRoot(e *env) *cobra.Command {
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "git mem"},
 	}
 	root.SuggestionsMinimumDistance = 2 // "serach" → did you mean "search"?
-	root.PersistentFlags().StringVar(&e.memDir, "mem-dir", "", "memory repo (default $GIT_MEM_DIR, then ~/.git-mem)")
-	root.PersistentFlags().BoolVar(&e.json, "json", false, "print JSON (errors too)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cli.AddGlobalFlags(root, &e.Globals)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 	for _, add := range commands {
 		root.AddCommand(add(e))
 	}
@@ -107,7 +92,7 @@ func newRoot(e *env) *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if e.json {
+			if e.JSON {
 				return e.printJSON(map[string]string{"version": versionString()})
 			}
 			fmt.Fprintln(e.out, "git mem "+versionString())
@@ -123,12 +108,12 @@ var commands []func(*env) *cobra.Command
 
 func register(f func(*env) *cobra.Command) { commands = append(commands, f) }
 
-func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.out)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func (e *env) printJSON(v any) error { return cli.PrintJSON(e.out, v) }
 
 // versionString is what `version` prints; the front binary prints the same.
 func versionString() string { return front.Version(version) }
+
+// startProgress starts the progress line (cli.StartProgress).
+func (e *env) startProgress(what string) *cli.Progress {
+	return cli.StartProgress(e.errOut, e.JSON, what)
+}

@@ -1,6 +1,9 @@
 // Package embed turns text into vectors for the distilled-vector layer of
 // git mem search: a builtin embedder that needs no model file and no network
-// (the default), and any OpenAI-compatible /v1/embeddings endpoint.
+// (the default); package openaiembed holds the one for an OpenAI-compatible
+// /v1/embeddings endpoint, apart, so that what searches with the builtin
+// one does not link openai-go (+~2 ms of package initialisers at every
+// start; docs/BENCHMARKS.md, session 24).
 package embed
 
 import (

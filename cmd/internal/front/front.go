@@ -12,7 +12,9 @@
 // environment, a Codex or Gemini payload whose prompts gitleaks must
 // redact before they are written). A `git mem search` it first offers to
 // the memory's warm search process, when one runs (cmd/internal/warm),
-// and prints that one's answer.
+// and prints that one's answer; else it replaces itself with
+// git-mem-search (cmd/internal/searchbin), which links only the read path
+// and hands the search over to git-mem-core in turn when it needs more.
 package front
 
 import (
@@ -34,6 +36,11 @@ import (
 // CoreName is the full binary's name, installed beside git-mem by
 // `go install ./cmd/...`.
 const CoreName = "git-mem-core"
+
+// SearchName is the search-only binary's name (cmd/git-mem-search), which
+// links the read path alone and starts in half the time of git-mem-core
+// (docs/BENCHMARKS.md, session 24); installed beside git-mem too.
+const SearchName = "git-mem-search"
 
 // Main runs the front with version (the -X main.version of the build, or
 // "") and returns the exit code; it does not return when it hands over to
@@ -60,8 +67,11 @@ func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		if code, done := warmSearch(args, stdout, stderr); done {
 			return code
 		}
+		if _, ok := SearchCall(args); ok {
+			execSearch(args)
+		}
 	}
-	return execCore(args, cl.json, stdout, stderr)
+	return ExecCore(args, cl.json, stdout, stderr)
 }
 
 // cmdline is what the front understood of the arguments.
@@ -107,7 +117,7 @@ func warmSearch(args []string, stdout, stderr io.Writer) (code int, done bool) {
 			return 0, false
 		}
 	}
-	memDir, ok := searchCall(args)
+	memDir, ok := SearchCall(args)
 	if !ok {
 		return 0, false
 	}
@@ -136,12 +146,12 @@ func warmSearch(args []string, stdout, stderr io.Writer) (code int, done bool) {
 // writer's hold of the index lock (a catch-up batch, about a second).
 const warmTimeout = 10 * time.Second
 
-// searchCall says whether args are a `git mem search` the warm process
-// may answer (global flags --json and --mem-dir, the word search, then
+// SearchCall says whether args are a `git mem search` the warm process
+// or git-mem-search may answer (global flags --json and --mem-dir, the word search, then
 // anything but help) and which --mem-dir they give (pflag: the last one
 // wins; "--" ends the flags). The warm process checks the memory again
 // from its own parse of the arguments.
-func searchCall(args []string) (memDir string, ok bool) {
+func SearchCall(args []string) (memDir string, ok bool) {
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -228,7 +238,7 @@ func claudeHook(cl cmdline, stdin io.Reader, stderr io.Writer) bool {
 		fmt.Fprintf(stderr, "git mem: hook: %v\n", err)
 		return true
 	}
-	core, err := corePath()
+	core, err := CorePath()
 	if err == nil {
 		err = queue.StartDetached(core, CoreName, dir, logDir, "worker.log", "worker")
 	}
@@ -260,9 +270,9 @@ func plainMemory(dir string) bool {
 	return os.Getenv("GIT_MEM_DISTILLER") == "" && os.Getenv("GIT_MEM_EMBEDDER") == ""
 }
 
-// corePath finds git-mem-core: beside this binary (where go install puts
+// CorePath finds git-mem-core: beside this binary (where go install puts
 // both), else on PATH.
-func corePath() (string, error) {
+func CorePath() (string, error) {
 	exe, err := os.Executable()
 	if err == nil {
 		p := filepath.Join(filepath.Dir(exe), CoreName)
@@ -280,11 +290,27 @@ func corePath() (string, error) {
 	return "", fmt.Errorf("%s is not beside %s nor on PATH: install both binaries with `go install ./cmd/...` in a checkout, or `go install github.com/gitmem/git-mem/cmd/...@latest`", CoreName, where)
 }
 
-// execCore replaces this process with git-mem-core and the same
+// execSearch replaces this process with git-mem-search and the same
+// arguments, environment and streams, when it is beside this binary (only
+// there: one elsewhere on PATH may be of another version); it returns when
+// it is not, and git-mem-core runs the search.
+func execSearch(args []string) {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	p := filepath.Join(filepath.Dir(exe), SearchName)
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return
+	}
+	_ = syscall.Exec(p, append([]string{SearchName}, args...), os.Environ())
+}
+
+// ExecCore replaces this process with git-mem-core and the same
 // arguments, environment and streams. argv[0] is CoreName (a test harness
 // dispatches on it).
-func execCore(args []string, asJSON bool, stdout, stderr io.Writer) int {
-	core, err := corePath()
+func ExecCore(args []string, asJSON bool, stdout, stderr io.Writer) int {
+	core, err := CorePath()
 	if err == nil {
 		err = syscall.Exec(core, append([]string{CoreName}, args...), os.Environ())
 		err = fmt.Errorf("run %s: %w", core, err)

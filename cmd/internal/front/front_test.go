@@ -161,15 +161,15 @@ func TestClaudeHook(t *testing.T) {
 func TestCorePath(t *testing.T) {
 	bin := t.TempDir()
 	t.Setenv("PATH", bin)
-	if _, err := corePath(); err == nil || !strings.Contains(err.Error(), "go install ./cmd/...") {
-		t.Errorf("corePath with no git-mem-core = %v, want the install command", err)
+	if _, err := CorePath(); err == nil || !strings.Contains(err.Error(), "go install ./cmd/...") {
+		t.Errorf("CorePath with no git-mem-core = %v, want the install command", err)
 	}
 	p := filepath.Join(bin, CoreName)
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := corePath(); err != nil || got != p {
-		t.Errorf("corePath = %q, %v; want %q from PATH", got, err, p)
+	if got, err := CorePath(); err != nil || got != p {
+		t.Errorf("CorePath = %q, %v; want %q from PATH", got, err, p)
 	}
 }
 
@@ -198,9 +198,9 @@ func TestSearchCall(t *testing.T) {
 		{[]string{}, false, ""},
 		{[]string{"--json"}, false, ""},
 	} {
-		memDir, ok := searchCall(c.args)
+		memDir, ok := SearchCall(c.args)
 		if ok != c.ok || (ok && memDir != c.memDir) {
-			t.Errorf("searchCall(%q) = %q, %v; want %q, %v", c.args, memDir, ok, c.memDir, c.ok)
+			t.Errorf("SearchCall(%q) = %q, %v; want %q, %v", c.args, memDir, ok, c.memDir, c.ok)
 		}
 	}
 }

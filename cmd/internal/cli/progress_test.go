@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -36,9 +36,9 @@ func TestProgressLine(t *testing.T) {
 	for i := 0; i < 500 && !strings.Contains(out.String(), "index…"); i++ {
 		time.Sleep(2 * time.Millisecond)
 	}
-	p.report(500, 15000)
+	p.Report(500, 15000)
 	tick <- time.Now()
-	p.end()
+	p.End()
 	got := out.String()
 	if !regexp.MustCompile(`git mem: rebuilding the search index… \d+s`).MatchString(got) {
 		t.Errorf("first tick: %q", got)
@@ -50,12 +50,11 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("the line is not cleared at the end: %q", got)
 	}
 	// Off a terminal nothing is started.
-	e := &env{errOut: &out}
-	if e.startProgress("x") != nil {
+	if StartProgress(&out, false, "x") != nil {
 		t.Error("progress on a non-terminal")
 	}
 	var quiet syncBuf
-	newProgress(&quiet, "x", make(chan time.Time)).end()
+	newProgress(&quiet, "x", make(chan time.Time)).End()
 	if quiet.String() != "" {
 		t.Errorf("a command faster than a tick printed %q", quiet.String())
 	}

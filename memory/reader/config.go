@@ -1,4 +1,4 @@
-package memory
+package reader
 
 import (
 	"errors"
@@ -66,8 +66,8 @@ func (c SearchConfig) Idle() time.Duration {
 	return DefaultServerIdle
 }
 
-// rerank is the configured issue-20 ranking.
-func (c SearchConfig) rerank() Rerank {
+// Ranking is the configured issue-20 ranking.
+func (c SearchConfig) Ranking() Rerank {
 	return Rerank{Living: c.Living == nil || *c.Living, Recent: c.Recency}
 }
 

@@ -1,4 +1,4 @@
-package memory
+package reader
 
 import (
 	"log"
@@ -29,7 +29,7 @@ func (l *libLog) Write(p []byte) (int, error) {
 	return l.f.Write(p)
 }
 
-// routeLibraryLogs sends the standard logger to the memory's library log.
-func routeLibraryLogs(memDir string) {
+// RouteLibraryLogs sends the standard logger to the memory's library log.
+func RouteLibraryLogs(memDir string) {
 	log.SetOutput(&libLog{path: filepath.Join(memDir, "log", "library.log")})
 }

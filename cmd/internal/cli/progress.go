@@ -1,20 +1,23 @@
-package main
+package cli
 
 import (
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // progressDelay is how long a command runs before it says it is working:
 // a warm search never shows anything.
 const progressDelay = time.Second
 
-// progress shows, on a terminal only, that a long rebuild is under way:
+// Progress shows, on a terminal only, that a long rebuild is under way:
 // one line on stderr, rewritten each second and cleared at the end, with
 // the count once memory reports one (Memory.Progress).
-type progress struct {
+type Progress struct {
 	w           io.Writer
 	what        string
 	start       time.Time
@@ -25,17 +28,24 @@ type progress struct {
 	wg          sync.WaitGroup
 }
 
-// startProgress starts the ticker when stderr is a terminal and no JSON is
-// asked for; end clears the line.
-func (e *env) startProgress(what string) *progress {
-	if e.json || !isTerminal(e.errOut) {
+// StartProgress starts the ticker when errOut is a terminal and no JSON is
+// asked for; End clears the line.
+func StartProgress(errOut io.Writer, asJSON bool, what string) *Progress {
+	if asJSON || !IsTerminal(errOut) {
 		return nil
 	}
-	return newProgress(e.errOut, what, time.NewTicker(progressDelay).C)
+	return newProgress(errOut, what, time.NewTicker(progressDelay).C)
 }
 
-func newProgress(w io.Writer, what string, tick <-chan time.Time) *progress {
-	p := &progress{w: w, what: what, start: time.Now(), stop: make(chan struct{})}
+// IsTerminal reports whether w is a terminal (not merely a character
+// device: /dev/null is one, and a hook's stdin often is it).
+func IsTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func newProgress(w io.Writer, what string, tick <-chan time.Time) *Progress {
+	p := &Progress{w: w, what: what, start: time.Now(), stop: make(chan struct{})}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -51,8 +61,8 @@ func newProgress(w io.Writer, what string, tick <-chan time.Time) *progress {
 	return p
 }
 
-// report is a Memory.Progress callback.
-func (p *progress) report(done, total int) {
+// Report is a Memory.Progress callback.
+func (p *Progress) Report(done, total int) {
 	if p == nil {
 		return
 	}
@@ -61,7 +71,7 @@ func (p *progress) report(done, total int) {
 	p.mu.Unlock()
 }
 
-func (p *progress) draw() {
+func (p *Progress) draw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	line := fmt.Sprintf("git mem: %s… %ds", p.what, int(time.Since(p.start).Seconds()))
@@ -72,8 +82,8 @@ func (p *progress) draw() {
 	p.shown = true
 }
 
-// end stops the ticker and clears its line.
-func (p *progress) end() {
+// End stops the ticker and clears its line.
+func (p *Progress) End() {
 	if p == nil {
 		return
 	}

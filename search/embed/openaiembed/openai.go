@@ -1,16 +1,21 @@
-package embed
+// Package openaiembed is the embedder of an OpenAI-compatible
+// /v1/embeddings endpoint (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
+// server), apart from package embed so that only what may use it links
+// openai-go.
+package openaiembed
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gitmem/git-mem/internal/backoff"
 	"math"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gitmem/git-mem/internal/backoff"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"

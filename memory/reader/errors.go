@@ -1,4 +1,4 @@
-package memory
+package reader
 
 import (
 	"errors"
@@ -30,10 +30,11 @@ type classed struct {
 func (c *classed) Error() string { return c.msg }
 func (c *classed) Unwrap() error { return c.class }
 
-func newClassed(msg string, class error) error { return &classed{msg, class} }
+// NewClassed is a sentinel error with its own message in class.
+func NewClassed(msg string, class error) error { return &classed{msg, class} }
 
-// invalid wraps err as a request the caller must change.
-func invalid(err error) error {
+// Invalid wraps err as a request the caller must change.
+func Invalid(err error) error {
 	if err == nil || errors.Is(err, ErrInvalid) {
 		return err
 	}
@@ -49,3 +50,6 @@ type wrapped struct {
 func (w *wrapped) Error() string        { return w.err.Error() }
 func (w *wrapped) Unwrap() []error      { return []error{w.err, w.class} }
 func (w *wrapped) Is(target error) bool { return target == w.class }
+
+// InClass wraps err, keeping its message and chain, in class.
+func InClass(err, class error) error { return &wrapped{err, class} }
