@@ -69,7 +69,7 @@ mkdir -p "$CACHE"
 go build -o "$W/pbench" ./scripts/pbench
 go build -o "$W/synth" ./scripts/synth
 if [ -z "$BIN" ]; then
-	go build -o "$W/" ./cmd/... # git-mem (the front) and git-mem-core beside it
+	go build -o "$W/" ./cmd/... # git-mem (the front), git-mem-search and git-mem-core beside it
 	BIN=$W/git-mem
 fi
 mkdir -p "$W/hello"

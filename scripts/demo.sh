@@ -9,7 +9,7 @@ export GIT_MEM_NO_SERVER=${GIT_MEM_NO_SERVER-1}
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 mkdir -p bin
-go build -o bin/ ./cmd/... # git-mem (the front binary git runs) and git-mem-core beside it
+go build -o bin/ ./cmd/... # git-mem (the front binary git runs), git-mem-search and git-mem-core beside it
 export PATH="$PWD/bin:$PATH"
 tmp="$(mktemp -d)"
 # The temporary memory goes when the demo ends, however it ends.

@@ -74,6 +74,7 @@ func TestSearchBinaryAsCore(t *testing.T) {
 	core := copyExe(t, bothDir, front.CoreName)
 	withCore := copyExe(t, bothDir, front.SearchName)
 	alone := copyExe(t, filepath.Join(tmp, "alone"), front.SearchName)
+	aloneFront := copyExe(t, filepath.Join(tmp, "alone"), "git-mem")
 	env := []string{"HOME=" + tmp, "GIT_CONFIG_NOSYSTEM=1", "GIT_MEM_DIR=" + mem, "PATH=" + os.Getenv("PATH")}
 	aloneEnv := append(env[:len(env):len(env)], "PATH=/nonexistent")
 	exchanges, _ := filepath.Abs("../../testdata/exchanges.jsonl")
@@ -103,6 +104,8 @@ func TestSearchBinaryAsCore(t *testing.T) {
 				same(t, alone, aloneEnv, append(append([]string{"search"}, o...), q)...)
 				same(t, alone, aloneEnv, append(append([]string{"--json", "search", q}, o...), "--mem-dir", mem)...)
 			}
+			// The front hands a search to git-mem-search beside it.
+			same(t, aloneFront, aloneEnv, "search", q)
 		}
 		for _, args := range [][]string{
 			{"search"}, {"--json", "search"}, {"search", " "}, {"search", "-k", "0", "x"}, {"--json", "search", "-k", "0", "x"},
