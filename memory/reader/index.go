@@ -1,3 +1,9 @@
+// Package reader is the read path of a memory: its config, cards and
+// filters, the search over an open index (rerank, links, verbatim), the
+// index lock and generation in use. Package memory embeds it and adds the
+// writers; git-mem-search links it alone, without the writers' libraries
+// (distill's openai-go, redact's gitleaks, hooks' SQLite), so a cold
+// search starts fast (docs/CONTRACT.md, "Three binaries").
 package reader
 
 import (
