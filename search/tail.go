@@ -3,21 +3,25 @@ package search
 import "sync"
 
 // The serial tail of a session-bm25 search: what one goroutine did after
-// the scoring workers while the other core idled. At 1,000,000 exchanges
-// merging the second worker's sums took 11–14 ms of wall and building the
-// candidates 7–8 ms, for the 4-word query's 998,387 rows
-// (docs/BENCHMARKS.md, session 24). Both split a row list in two halves,
-// the second on a goroutine of its own, and put the halves' output back
-// in order: the same rows, the same sums (each one addition, as before)
-// and the same order, whatever the scheduling.
+// the scoring workers while the other core idled. At 1,000,000 exchanges,
+// for the 4-word query's 998,387 rows, merging the second worker's sums
+// took ~10 ms of wall, building the candidates ~6, the top selection ~3.5
+// and the walk for the collapsed members ~3 (docs/BENCHMARKS.md, session
+// 24). Each splits its list in two halves, the second on a goroutine of
+// its own, and puts the halves' output back in order: the same rows, the
+// same sums (each one addition, as before) and the same order, whatever
+// the scheduling.
 
-// tailSplitMin is the shortest list split in two: below it a goroutine's
-// start and wait cost more than half the loop (a row takes a few ns).
-const tailSplitMin = 1 << 15
+// tailSplitMin is the shortest list split in two. Below it the halves
+// save less than a millisecond (100,000 exchanges: the merge is ~1 ms)
+// and, on a loaded machine, the second goroutine's thread may wait for a
+// core longer than that (one 100k cold pair under load 6–7 with 1<<15:
+// +7 ms p50 wall; docs/BENCHMARKS.md, session 24).
+const tailSplitMin = 1 << 17
 
 // inHalves runs f over [0, m) and [m, n), m = n/2, the second half on its
 // own goroutine, and waits for both; when n is short, f(0, 0, n) alone.
-// first says which half ran ([0, m) is half 0).
+// half says which one f is running ([0, m) is half 0).
 func inHalves(n int, f func(half, lo, hi int)) {
 	if n < tailSplitMin {
 		f(0, 0, n)
@@ -90,8 +94,10 @@ func candidates(cs []cand, touched []int32, scores []float64, allowed func(int32
 		return cs[:kept[0]]
 	}
 	m := len(touched) / 2
-	n := copy(cs[kept[0]:], cs[m:m+kept[1]])
-	return cs[:kept[0]+n]
+	if kept[0] < m { // else the halves already meet (no filter)
+		copy(cs[kept[0]:], cs[m:m+kept[1]])
+	}
+	return cs[:kept[0]+kept[1]]
 }
 
 // selectTopSplit is selectTop(all, n) with the two halves of all selected
