@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,8 +72,13 @@ func TestReadPathsPacked(t *testing.T) {
 				t.Errorf("all, %d: %q %v, ReadPaths says %q %v", i, data[i], ok[i], want[i], wok[i])
 			}
 		}
-		if _, _, complete := r.ReadPathsPacked(append(all, cases[len(cases)-1].req)); complete {
-			t.Error("a batch with a missing commit is complete")
+		// The requests are read by two goroutines (even and odd
+		// positions): a bad one in either makes the batch incomplete.
+		bad := cases[len(cases)-1].req
+		for _, batch := range [][]PathAt{append(slices.Clone(all), bad), append([]PathAt{bad}, all...), {all[0], bad}} {
+			if _, _, complete := r.ReadPathsPacked(batch); complete {
+				t.Errorf("a batch of %d with a missing commit is complete", len(batch))
+			}
 		}
 	}
 	t.Run("pack and loose", check)

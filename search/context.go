@@ -549,13 +549,11 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	if len(qterms) == 0 || n == 0 {
 		return nil, nil
 	}
-	sc, err := ix.ensureContext()
-	if err != nil {
-		return nil, err
-	}
-	if sc.avgdl == 0 && sc.plainAvg == 0 {
-		return nil, nil
-	}
+	// What does not need the session context comes first — the reader,
+	// the row map (its checksum: ~3 ms at 1,000,000 exchanges), the
+	// terms and their costs — while the goroutine the open started
+	// (earlyContext) may still be reading the context (docs/BENCHMARKS.md,
+	// session 24).
 	r, err := ix.reader()
 	if err != nil {
 		return nil, err
@@ -563,14 +561,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	defer r.Close()
 	cache, release := ix.rowCacheFor(r)
 	defer release()
-	exact := !plain && ExactBoost > 0 && exactQuery(text, len(qterms))
 	terms := expandTerms(qterms, !plain)
 	if !plain {
 		terms = weighFrame(text, terms)
-	}
-	var distAvg float64
-	if !plain && CardWeight > 0 {
-		distAvg = float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)
 	}
 	// Terms score independently, so they are scored in groups, one
 	// goroutine each (100k exchanges: 206 → 142 ms p50 per search, see
@@ -581,6 +574,18 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	workers := min(sessionTermGroups, len(terms))
 	costs, most, cards := termCosts(ix, r, cache, terms, plain)
 	groups := termGroups(costs, workers)
+	sc, err := ix.ensureContext()
+	if err != nil {
+		return nil, err
+	}
+	if sc.avgdl == 0 && sc.plainAvg == 0 {
+		return nil, nil
+	}
+	exact := !plain && ExactBoost > 0 && exactQuery(text, len(qterms))
+	var distAvg float64
+	if !plain && CardWeight > 0 {
+		distAvg = float64(ix.man.BM25.FieldLen[fieldDistilled]) / float64(n)
+	}
 	// Each worker's posting buffers hold the most postings one of its
 	// terms has in a field (counted above, by the same opening of the same
 	// lists): sized for every row, they were most of the scratch, and in a
@@ -642,13 +647,8 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	// Every worker scored at least one term, so its arrays exist.
 	scores, touched, seen := ws[0].scores, ws[0].touched, ws[0].seen
 	for _, x := range ws[1:] {
-		for _, row := range x.touched {
-			if !seen[row] {
-				seen[row] = true
-				touched = append(touched, row)
-			}
-			scores[row] += x.scores[row]
-		}
+		touched = mergeSums(scores, seen, touched, x.scores, x.touched) // tail.go
+		x.touched = nil
 	}
 	if !plain {
 		ix.adjust(ws, scores, touched, sc, text, len(qterms))
@@ -674,11 +674,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	} else {
 		cs = scratchSlice[cand](mem, 0, len(touched))
 	}
-	for _, row := range touched {
-		if allowed == nil || allowed(row) {
-			cs = append(cs, cand{row: row, score: scores[row]})
-		}
-	}
+	cs = candidates(cs, touched, scores, allowed) // tail.go
 	return ix.topGroups(cs, limit), nil
 }
 

