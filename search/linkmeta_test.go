@@ -89,16 +89,7 @@ func TestStoredLinkMetaSameLinks(t *testing.T) {
 		}
 		write(docs[:25], strip)
 		write(docs[25:], false)
-		ro, err := OpenReadOnly(dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
-		ls, _, err := ro.Links()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ls
+		return storedLinks(t, dir)
 	}
 	stored, stripped := links(false), links(true)
 	if len(stored) == 0 {

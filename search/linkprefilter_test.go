@@ -85,16 +85,7 @@ func TestLinkPrefilterSameLinks(t *testing.T) {
 		if err := ix.Close(); err != nil {
 			t.Fatal(err)
 		}
-		ro, err := OpenReadOnly(dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
-		ls, _, err := ro.Links()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ls
+		return storedLinks(t, dir)
 	}
 	with, without := links(true), links(false)
 	t.Logf("%d links", len(without))

@@ -130,16 +130,7 @@ func TestLinksSameInBatchAndOneByOne(t *testing.T) {
 		if err := ix.Close(); err != nil {
 			t.Fatal(err)
 		}
-		ro, err := OpenReadOnly(dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
-		ls, _, err := ro.Links()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ls
+		return storedLinks(t, dir)
 	}
 	one := links([][]Doc{docs})
 	each := links([][]Doc{docs[:1], docs[1:2], docs[2:]})
@@ -219,18 +210,6 @@ func TestLinksFileKeptWhenNothingLinks(t *testing.T) {
 		}
 		return fi
 	}
-	links := func() []Link {
-		ro, err := OpenReadOnly(dir, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
-		ls, _, err := ro.Links()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ls
-	}
 	add(docs[0])
 	add(docs[1])
 	before := stat()
@@ -238,7 +217,7 @@ func TestLinksFileKeptWhenNothingLinks(t *testing.T) {
 	if after := stat(); !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
 		t.Errorf("links.bin rewritten by an add that links nothing")
 	}
-	if ls := links(); len(ls) != 1 || ls[0].New != "p2" {
+	if ls := storedLinks(t, dir); len(ls) != 1 || ls[0].New != "p2" {
 		t.Fatalf("links after the unlinked add: %+v", ls)
 	}
 	add(docs[3])
@@ -246,13 +225,13 @@ func TestLinksFileKeptWhenNothingLinks(t *testing.T) {
 		t.Errorf("links.bin not rewritten by an add that links")
 	}
 	p3 := 0
-	for _, l := range links() {
+	for _, l := range storedLinks(t, dir) {
 		if l.New == "p3" {
 			p3++
 		}
 	}
 	if p3 != 2 {
-		t.Fatalf("links after the linking add: %+v, want p3 over p1 and p2", links())
+		t.Fatalf("links after the linking add: %+v, want p3 over p1 and p2", storedLinks(t, dir))
 	}
 }
 
@@ -303,4 +282,20 @@ func TestLinkSetIsLinkTerms(t *testing.T) {
 			}
 		})
 	}
+}
+
+// storedLinks returns the links of the index in dir, opened read-only as
+// a search opens it.
+func storedLinks(t *testing.T, dir string) []Link {
+	t.Helper()
+	ro, err := OpenReadOnly(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	ls, _, err := ro.Links()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
 }

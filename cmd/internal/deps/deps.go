@@ -1,6 +1,6 @@
 // Package deps is for the tests that keep a binary's links small (the
-// front, git-mem-search): what a package links, and whether a dependency
-// is one of a banned list.
+// front, git-mem-search) and the CLI's imports narrow: what a package
+// links or imports, and whether a dependency is one of a banned list.
 package deps
 
 import (
@@ -16,11 +16,24 @@ import (
 // is skipped when the go command cannot say.
 func Of(t *testing.T, pkg string) []string {
 	t.Helper()
+	return goList(t, "-deps", pkg)
+}
+
+// Imports lists the packages that pkg imports itself.
+func Imports(t *testing.T, pkg string) []string {
+	t.Helper()
+	return goList(t, "-f", `{{join .Imports "\n"}}`, pkg)
+}
+
+// goList runs `go list` with args, the go command of this toolchain
+// first; the test is skipped when it cannot run.
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(goBin); err != nil {
 		goBin = "go"
 	}
-	out, err := exec.Command(goBin, "list", "-deps", pkg).Output()
+	out, err := exec.Command(goBin, append([]string{"list"}, args...)...).Output()
 	if err != nil {
 		t.Skipf("go list: %v", err)
 	}
