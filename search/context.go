@@ -602,6 +602,11 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		}
 		size += scorerScratch(n, bufs[w][0], bufs[w][1])
 	}
+	recBytes := 0
+	if workers > 1 && !disableSteal {
+		recBytes = recordRoom(n) * int(unsafe.Sizeof(rowAdd{}))
+		size += workers * recBytes
+	}
 	ws := make([]*sessionScorer, workers)
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
@@ -614,11 +619,20 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		mem = reuseScratch(size)
 		defer mem.keep()
 	}
+	// A worker done with its group computes the other group's last terms
+	// not yet started (steal.go): the same additions in the same order.
+	queues := make([]termQueue, workers)
+	for w := range queues {
+		queues[w].end, queues[w].recs = len(groups[w]), make([]*termRecord, len(groups[w]))
+	}
 	var wg sync.WaitGroup
 	for w := range ws {
 		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
 			prompt: !PromptFirstPerson || firstPerson(text), mem: mem.sub(scorerScratch(n, bufs[w][0], bufs[w][1])),
 			sized: true, bufCap: bufs[w][0], cardCap: bufs[w][1]}
+		if rm := mem.sub(recBytes); rm != nil { // else records grow on the heap
+			ws[w].recRoom = scratchSlice[rowAdd](rm, 0, recordRoom(n))
+		}
 		if w > 0 {
 			// rowOf caches misses in the map: one per worker.
 			ws[w].cache = map[uint64]int32{}
@@ -626,12 +640,31 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for _, k := range groups[w] {
-				ws[w].k, ws[w].tw = int32(k+1), terms[k].w
-				if errs[w] = ws[w].term(ctx, terms[k].t); errs[w] != nil {
+			s := ws[w]
+			if testStealFirst && !disableSteal && !s.help(ctx, w, queues, groups, terms) {
+				return
+			}
+			for i, k := range groups[w] {
+				if disableSteal || queues[w].claim() {
+					s.k, s.tw = int32(k+1), terms[k].w
+					if errs[w] = s.term(ctx, terms[k].t); errs[w] != nil {
+						return
+					}
+					missing[k] = s.held == 0
+					continue
+				}
+				// The other worker took this term and the ones after
+				// it (help): their additions come in the group's order.
+				rec := queues[w].recs[i]
+				<-rec.done
+				if errs[w] = rec.err; errs[w] != nil {
 					return
 				}
-				missing[k] = ws[w].held == 0
+				missing[k] = rec.held == 0
+				s.apply(rec)
+			}
+			if !disableSteal {
+				s.help(ctx, w, queues, groups, terms)
 			}
 		}(w)
 	}
@@ -644,11 +677,15 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			return nil, err
 		}
 	}
-	// Every worker scored at least one term, so its arrays exist.
+	// Every worker scored or applied at least one term, so its arrays
+	// exist.
 	scores, touched, seen := ws[0].scores, ws[0].touched, ws[0].seen
 	for _, x := range ws[1:] {
 		touched = mergeSums(scores, seen, touched, x.scores, x.touched) // tail.go
 		x.touched = nil
+	}
+	if testSummed != nil {
+		testSummed(ws, scores, touched)
 	}
 	if !plain {
 		ix.adjust(ws, scores, touched, sc, text, len(qterms))
@@ -899,6 +936,11 @@ type sessionScorer struct {
 	prompt  bool    // score the rows' own first turns (PromptWeight)
 	held    int     // postings of the current term in the rows' own fields
 
+	// rec, when set, takes the current term's additions to scores (a term
+	// of the other worker's group: help) instead of scores.
+	rec     *termRecord
+	recRoom []rowAdd // where this worker's next record goes (steal.go)
+
 	scores, tf []float64 // per row: the sum so far, f'(t,row) of the current term
 	pair       []float64 // scores and tf, one array
 	seen       []bool
@@ -985,6 +1027,18 @@ func (s *sessionScorer) add(row int32, f float64) {
 // term adds the score of term t: each posting of t adds to its row and to
 // the rows that take that row's words as context.
 func (s *sessionScorer) term(ctx context.Context, t string) error {
+	s.alloc()
+	if s.pr == nil {
+		s.pr = newPostingReader(s.ix, s.r, s.cache)
+	}
+	if s.plain {
+		return s.plainTerm(ctx, t)
+	}
+	return s.fullTerm(ctx, t)
+}
+
+// alloc makes the scorer's arrays, on its first term (or record applied).
+func (s *sessionScorer) alloc() {
 	if s.tf == nil {
 		// scores and tf side by side: once the ranking is summed, a
 		// worker's pair holds the candidates (sessionBM25Layer).
@@ -1006,12 +1060,10 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 			s.titleBuf, s.promptBuf = scratchSlice[rowFreq](s.mem, 0, bufCap), scratchSlice[rowFreq](s.mem, 0, bufCap)
 		}
 	}
-	if s.pr == nil {
-		s.pr = newPostingReader(s.ix, s.r, s.cache)
-	}
-	if s.plain {
-		return s.plainTerm(ctx, t)
-	}
+}
+
+// fullTerm is term for the session scoring (not plain).
+func (s *sessionScorer) fullTerm(ctx context.Context, t string) error {
 	sc := s.sc
 	s.eff = s.eff[:0]
 	// The postings come batch by batch (postingReader.start, next), in
@@ -1185,6 +1237,10 @@ func (s *sessionScorer) titleScore(titles []rowFreq) bool {
 				d = dl[j]
 				v = s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
 			}
+			if s.rec != nil {
+				s.rec.adds = append(s.rec.adds, rowAdd{j, v})
+				continue
+			}
 			if !s.seen[j] {
 				s.seen[j] = true
 				s.touched = append(s.touched, j)
@@ -1221,11 +1277,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			}
 			got += len(ps)
 			for _, x := range ps {
-				if !s.seen[x.row] {
-					s.seen[x.row] = true
-					s.touched = append(s.touched, x.row)
-				}
-				s.scores[x.row] += s.tw * CardWeight * idf * x.f() * (BM25K1 + 1) / (x.f() + BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg))
+				s.put(x.row, s.tw*CardWeight*idf*x.f()*(BM25K1+1)/(x.f()+BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg)))
 			}
 		}
 		if got != n {
@@ -1247,11 +1299,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 	df := float64(len(ps))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
 	for _, x := range ps {
-		if !s.seen[x.row] {
-			s.seen[x.row] = true
-			s.touched = append(s.touched, x.row)
-		}
-		s.scores[x.row] += s.tw * CardWeight * idf * x.f() * (BM25K1 + 1) / (x.f() + BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg))
+		s.put(x.row, s.tw*CardWeight*idf*x.f()*(BM25K1+1)/(x.f()+BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg)))
 	}
 	return nil
 }
@@ -1305,6 +1353,17 @@ func (s *sessionScorer) scoreB(weight float64, dl []float64, avgdl, bOver float6
 	df := float64(len(s.eff))
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
 	k1, b := s.bm25(bOver)
+	if s.rec != nil {
+		adds := s.rec.adds
+		for _, row := range s.eff {
+			f := s.tf[row]
+			s.tf[row] = 0
+			adds = append(adds, rowAdd{row, s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*dl[row]/avgdl))})
+		}
+		s.rec.adds = adds
+		s.eff = s.eff[:0]
+		return
+	}
 	for _, row := range s.eff {
 		f := s.tf[row]
 		s.tf[row] = 0
