@@ -183,7 +183,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 var changeStems = []string{"instead", "no longer", "not any", "anymore", "change", "switch", "replac", "mov", "from", "migrat", "now", "deprecat", "bump", "went with", "drop"}
 
 // hasChangeWord is changeWords.MatchString, the regexp run only on ASCII
-// text holding one of its stems, from the first (or on any text that is not ASCII, where
+// text holding one of its stems (or on any text that is not ASCII, where
 // (?i) folds letters such as 'ſ' and 'K' that lower-casing does not).
 func hasChangeWord(text string) bool {
 	ascii := true
@@ -194,25 +194,17 @@ func hasChangeWord(text string) bool {
 		}
 	}
 	if ascii {
-		// A match begins where a stem does: the regexp runs from the
-		// first stem on, one byte before it kept for its \b (~0.1 CPU-s of
-		// the coding add went to the regexp over whole cards;
-		// docs/BENCHMARKS.md, session 25).
 		low := strings.ToLower(text)
-		first := -1
+		found := false
 		for _, st := range changeStems {
-			in := low
-			if first >= 0 {
-				in = low[:min(len(low), first+len(st)-1)] // only an earlier one
-			}
-			if i := strings.Index(in, st); i >= 0 {
-				first = i
+			if strings.Contains(low, st) {
+				found = true
+				break
 			}
 		}
-		if first < 0 {
+		if !found {
 			return false
 		}
-		text = text[max(first-1, 0):]
 	}
 	return changeWords().MatchString(text)
 }
