@@ -144,12 +144,9 @@ var planPrefixes = []string{"let me ", "now let me ", "i'll ", "i will ", "let's
 	"looking at ", "now let's ", "i see ", "i found ", "here's ", "here is ", "the user ", "based on ",
 	"you're right", "you are right", "now i can see", "now i see", "i can now see", "i can see", "good question", "great question", "great catch", "good catch"}
 
-// planMax is the longest of planPrefixes.
-var planMax = longest(planPrefixes)
-
 // isPlan reports a sentence that announces work ("Let me check…").
 func isPlan(s string) bool {
-	l := lowerHead(s, planMax)
+	l := strings.ToLower(s)
 	for _, p := range planPrefixes {
 		if strings.HasPrefix(l, p) {
 			return true

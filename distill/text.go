@@ -383,37 +383,10 @@ var fillerPrefixes = []string{"you're absolutely right", "you are absolutely rig
 var bareFillers = map[string]bool{"@agent": true, "ok": true, "okay": true, "hi": true, "hey": true,
 	"hello": true, "thanks": true, "great": true, "perfect": true, "alright": true, "claude": true}
 
-// fillerMax is the longest of fillerPrefixes.
-var fillerMax = longest(fillerPrefixes)
-
-// longest is the length of the longest of ss.
-func longest(ss []string) int {
-	n := 0
-	for _, s := range ss {
-		n = max(n, len(s))
-	}
-	return n
-}
-
-// lowerHead is strings.ToLower of enough of s that its first n bytes are
-// those of strings.ToLower(s): for a test of prefixes of at most n bytes,
-// without lower-casing a whole sentence (trimFiller and isPlan did that for
-// every sentence summarySentence weighs; ~0.05 CPU-s of the coding add,
-// docs/BENCHMARKS.md, session 25). ToLower maps rune by rune, each rune
-// of at most 4 bytes to at least one byte, so the whole runes of the first
-// 4n+4 bytes (at least n+1 runes) give at least n bytes; a rune cut at the
-// end becomes U+FFFD after them.
-func lowerHead(s string, n int) string {
-	if k := 4*n + 4; len(s) > k {
-		s = s[:k]
-	}
-	return strings.ToLower(s)
-}
-
 // trimFiller removes greetings and interjections at the start of a sentence.
 func trimFiller(s string) string {
 	for guard := 0; guard < 6; guard++ {
-		l := lowerHead(s, fillerMax)
+		l := strings.ToLower(s)
 		cut := 0
 		for _, f := range fillerPrefixes {
 			if !strings.HasPrefix(l, f) {
