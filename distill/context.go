@@ -36,12 +36,11 @@ var errorRules = sync.OnceValue(func() []errorRule {
 
 // errorCues lists every cue of errorRules by its first two bytes (none
 // is shorter): cueAt[p] for the pair p, and cuePairs[p>>3]&(1<<(p&7)) set
-// for the pairs that have any.
-var errorCues = sync.OnceValue(func() (c struct {
-	cuePairs [1 << 13]byte
-	cueAt    map[uint16][]string
-}) {
-	c.cueAt = map[uint16][]string{}
+// for the pairs that have any. A pointer: hasErrorCue asks for it per
+// line, and the struct by value was an 8 KiB copy each time (~0.05 CPU-s
+// of the coding add; docs/BENCHMARKS.md, session 25).
+var errorCues = sync.OnceValue(func() *errorCueTable {
+	c := &errorCueTable{cueAt: map[uint16][]string{}}
 	for _, r := range errorRules() {
 		for _, cue := range r.cues {
 			p := uint16(cue[0])<<8 | uint16(cue[1])
@@ -51,6 +50,12 @@ var errorCues = sync.OnceValue(func() (c struct {
 	}
 	return c
 })
+
+// errorCueTable is errorCues' table.
+type errorCueTable struct {
+	cuePairs [1 << 13]byte
+	cueAt    map[uint16][]string
+}
 
 // hasErrorCue reports whether line holds a cue of some errorRule: when it
 // holds none, errorStart is -1 without asking each rule (errorScore asks

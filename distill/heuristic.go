@@ -267,7 +267,7 @@ func summarySentence(text string, floor int) (string, int) {
 		if shouting(s) >= 2 {
 			score -= 3 // rule files and banners quoted in the reply
 		}
-		if f := strings.Fields(l); len(f) > 0 && imperatives()[f[0]] {
+		if f := firstWord(l); f != "" && imperatives()[f] {
 			score -= 2 // instructions to the user, not an outcome
 		}
 		score -= i / 8

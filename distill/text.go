@@ -458,7 +458,64 @@ func pairTicks(s string) string {
 	return cleanSpaces(s[:i] + s[i+1:])
 }
 
-func wordCount(s string) int { return len(strings.Fields(s)) }
+// wordCount is len(strings.Fields(s)), counted without the slice:
+// summarySentence asks it of every sentence it weighs (docs/BENCHMARKS.md,
+// session 25). A word is a run of runes that are not unicode.IsSpace (an
+// invalid byte is U+FFFD, a word rune), as Fields splits.
+func wordCount(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); {
+		c := s[i]
+		var sp bool
+		if c < utf8.RuneSelf {
+			sp = asciiSpace(c)
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			sp = unicode.IsSpace(r)
+			i += size
+		}
+		if !sp && !in {
+			n++
+		}
+		in = !sp
+	}
+	return n
+}
+
+// firstWord is strings.Fields(s)[0] ("" when s has no word), without the
+// slice of every word.
+func firstWord(s string) string {
+	start := -1
+	for i := 0; i < len(s); {
+		c := s[i]
+		var sp bool
+		size := 1
+		if c < utf8.RuneSelf {
+			sp = asciiSpace(c)
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			sp = unicode.IsSpace(r)
+		}
+		switch {
+		case !sp && start < 0:
+			start = i
+		case sp && start >= 0:
+			return s[start:i]
+		}
+		i += size
+	}
+	if start < 0 {
+		return ""
+	}
+	return s[start:]
+}
+
+// asciiSpace is unicode.IsSpace below 0x80.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
 
 // upperFirst starts a sentence with a capital, unless it starts with a
 // command or an identifier, whose case is part of it ("go test ./...",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -163,6 +164,9 @@ type termsField struct {
 	value  string
 	length int
 	freqs  index.TokenFrequencies
+	// termBytes: the bytes of freqs' distinct terms, counted by countTerms
+	// (-1: not counted, Size asks freqs).
+	termBytes int
 }
 
 var noArrayPositions = []uint64{}
@@ -178,22 +182,42 @@ func (f *termsField) AnalyzedLength() int                 { return f.length }
 
 func (f *termsField) AnalyzedTokenFrequencies() index.TokenFrequencies { return f.freqs }
 
+// Size is what Bleve's accounting asks of each analysed document (scorch
+// adds it to its memory statistics, nothing else). freqs.Size walks the
+// map, ~0.09 CPU-s of the coding add (docs/BENCHMARKS.md, session 25):
+// for counted terms (no locations) it is a sum of the count and the terms'
+// bytes, which countTerms knows.
 func (f *termsField) Size() int {
 	n := int(unsafe.Sizeof(*f)) + len(f.name) + len(f.value)
-	if f.freqs != nil {
+	switch {
+	case f.freqs == nil:
+	case f.termBytes >= 0:
+		c := freqSizes()
+		n += c.empty + len(f.freqs)*c.entry + 2*f.termBytes
+	default:
 		n += f.freqs.Size()
 	}
 	return n
 }
+
+// freqSizes are TokenFrequencies.Size's constants, learnt from it: an
+// empty map's, and each entry's without its key's and Term's bytes (each
+// counted once as a key and once as a Term) when it has no locations.
+var freqSizes = sync.OnceValue(func() (c struct{ empty, entry int }) {
+	c.empty = index.TokenFrequencies{}.Size()
+	c.entry = index.TokenFrequencies{"": &index.TokenFreq{}}.Size() - c.empty
+	return c
+})
 
 func (f *termsField) Analyze() {
 	if f.opts.IncludeTermVectors() {
 		// Not built by termsDocOf: locations are analysis.TokenFrequency's.
 		tokens := termsAnalyzer{}.Analyze([]byte(f.value))
 		f.length, f.freqs = len(tokens), analysis.TokenFrequency(tokens, noArrayPositions, f.opts)
+		f.termBytes = -1
 		return
 	}
-	f.freqs, f.length = countTerms(f.value, f.opts.SkipFreqNorm())
+	f.freqs, f.length, f.termBytes = countTermBytes(f.value, f.opts.SkipFreqNorm())
 }
 
 // countTerms is analysis.TokenFrequency(termsAnalyzer{}.Analyze(s)) without
@@ -202,6 +226,13 @@ func (f *termsField) Analyze() {
 // U+FFFD), each token counted as it is found. A TokenFreq's Term is the
 // term's bytes in s, read only.
 func countTerms(s string, skipFreq bool) (index.TokenFrequencies, int) {
+	rv, n, _ := countTermBytes(s, skipFreq)
+	return rv, n
+}
+
+// countTermBytes is countTerms that also returns the bytes of the distinct
+// terms (termsField.Size).
+func countTermBytes(s string, skipFreq bool) (index.TokenFrequencies, int, int) {
 	// n is the tokens when s is terms joined by single spaces; a field of
 	// the coding corpus has a quarter as many distinct terms (4.7 million
 	// tokens, 1.2 million distinct in their fields): the map and the first
@@ -210,7 +241,7 @@ func countTerms(s string, skipFreq bool) (index.TokenFrequencies, int) {
 	n := 1 + strings.Count(s, " ")
 	rv := make(index.TokenFrequencies, n/4)
 	slab := make([]index.TokenFreq, max(16, n/4))
-	used, count := 0, 0
+	used, count, termBytes := 0, 0, 0
 	emit := func(start, end int) {
 		count++
 		term := s[start:end]
@@ -233,9 +264,10 @@ func countTerms(s string, skipFreq bool) (index.TokenFrequencies, int) {
 			tf.SetFrequency(1)
 		}
 		rv[term] = tf
+		termBytes += len(term)
 	}
 	whitespaceTokens(s, emit)
-	return rv, count
+	return rv, count, termBytes
 }
 
 // whitespaceTokens calls emit with the byte range of each token of s as

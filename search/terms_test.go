@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
@@ -150,6 +151,15 @@ func TestCountTermsIsTokenFrequency(t *testing.T) {
 			got, n := countTerms(s, opts.SkipFreqNorm())
 			if n != len(tokens) || !reflect.DeepEqual(flat(got), flat(want)) {
 				t.Fatalf("%q (options %v):\n got %d %v\nwant %d %v", s, opts, n, flat(got), len(tokens), flat(want))
+			}
+			// termsField.Size from the counted bytes is what Bleve's
+			// TokenFrequencies.Size would say.
+			f := termsField{name: "verbatim", opts: opts, value: s}
+			f.Analyze()
+			g := f
+			g.termBytes = -1
+			if f.Size() != g.Size() || g.Size() != int(unsafe.Sizeof(g))+len(g.name)+len(s)+want.Size() {
+				t.Fatalf("%q (options %v): Size %d, from the map %d, Bleve's %d", s, opts, f.Size(), g.Size(), want.Size())
 			}
 		}
 	}
