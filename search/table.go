@@ -594,13 +594,22 @@ func parseTableState(b []byte, verify bool, st docsState, mapped bool) (t *table
 	// The segments' rows counted first, so that the columns are made once
 	// for every row (a copy of every offset per segment was quadratic in
 	// the segments).
-	extra := 0
+	// Their dictionary strings too, so that segDict is made once: grown
+	// by append, its copies and fresh pages were ~2–3 ms of a cold search's
+	// open at 1,000,000 exchanges (docs/BENCHMARKS.md, session 25).
+	extra, strs := 0, 0
 	for at := st.Image; st.Size-at >= segHeader; {
 		total := int64(binary.LittleEndian.Uint32(b[at+8:]))
 		if total < segHeader {
 			break // reported below
 		}
-		extra += int(binary.LittleEndian.Uint32(b[at+12:]))
+		n := int64(binary.LittleEndian.Uint32(b[at+12:]))
+		extra += int(n)
+		// only a segment whose header the loop below accepts: no more
+		// room than its dictionary's ends fill
+		if m := int64(binary.LittleEndian.Uint32(b[at+16:])); total <= st.Size-at && segHeader+n*tableFixed+4*(m+1) <= total {
+			strs += int(m)
+		}
 		at += total
 	}
 	if extra < 0 || extra >= len(b)/tableFixed {
@@ -624,6 +633,9 @@ func parseTableState(b []byte, verify bool, st docsState, mapped bool) (t *table
 		return nil, mem, err
 	}
 	t.raw, t.imgDictN = b, t.dictN
+	if strs > 0 {
+		t.segDict = make([][2]uint32, 0, strs)
+	}
 	imageRows := len(t.groups)
 	for at := st.Image; at < st.Size; {
 		if st.Size-at < segHeader || string(b[at:at+8]) != segMagic {
@@ -655,23 +667,21 @@ func parseTableState(b []byte, verify bool, st docsState, mapped bool) (t *table
 		last := len(t.seqs) - 1
 		t.partLast = append(t.partLast, int32(last))
 		t.partEnd = append(t.partEnd, t.offs[last+1])
-		// The rows into locals: appended to through t, each row stored and
-		// loaded the three lengths again.
-		seqs, groups, offs := t.seqs, t.groups, t.offs[:last+1]
-		fixed := seg[segHeader : segHeader+n*tableFixed]
-		prevOff := recStart // the first record starts at recStart, each after the one before
-		for i := range int(n) {
-			fx := fixed[i*tableFixed : i*tableFixed+tableFixed]
-			off := binary.LittleEndian.Uint32(fx[12:])
-			if off < prevOff || off > recEnd || i == 0 && off != recStart {
-				return nil, nil, fmt.Errorf("segment at %d: record %d: bad offset", at, i)
-			}
-			prevOff = off
-			seqs = append(seqs, int(int64(binary.LittleEndian.Uint64(fx))))
-			groups = append(groups, int32(binary.LittleEndian.Uint32(fx[8:])))
-			offs = append(offs, off)
+		// The rows stored by index into columns grown once per segment
+		// (room for every row was made above: no copy), reading the fixed
+		// records by re-slicing: appending each row to three slices took
+		// ~3 ms more of a cold search's open at 1,000,000 exchanges, on its
+		// critical path (docs/BENCHMARKS.md, session 25).
+		rows := int(n)
+		seqs := slices.Grow(t.seqs, rows)[:last+1+rows]
+		groups := slices.Grow(t.groups, rows)[:last+1+rows]
+		offs := slices.Grow(t.offs[:last+1], rows+1)[:last+1+rows+1]
+		ss, gs, fs := seqs[last+1:], groups[last+1:], offs[last+1:last+1+rows]
+		if i, ok := decodeRows(seg[segHeader:segHeader+n*tableFixed], ss, gs, fs, recStart, recEnd); !ok {
+			return nil, nil, fmt.Errorf("segment at %d: record %d: bad offset", at, i)
 		}
-		t.seqs, t.groups, t.offs = seqs, groups, append(offs, recEnd)
+		offs[last+1+rows] = recEnd
+		t.seqs, t.groups, t.offs = seqs, groups, offs
 		t.parts++
 		at += total
 	}
@@ -683,6 +693,31 @@ func parseTableState(b []byte, verify bool, st docsState, mapped bool) (t *table
 		}
 	}
 	return t, mem, nil
+}
+
+// decodeRows decodes a segment's fixed records into its rows' columns,
+// checking that each record starts where the one before does or after
+// (the first at recStart) and not past recEnd; ok is false at the first
+// that does not (i). A function of its own so that its loop keeps its
+// values in registers: inlined into parseTableState, they were spilled to
+// the stack and reloaded every row.
+//
+//go:noinline
+func decodeRows(fixed []byte, seqs []int, groups []int32, offs []uint32, recStart, recEnd uint32) (i int, ok bool) {
+	prevOff := recStart
+	for i := range seqs {
+		fx := fixed[:tableFixed:tableFixed]
+		fixed = fixed[tableFixed:]
+		off := binary.LittleEndian.Uint32(fx[12:])
+		if off < prevOff || off > recEnd || i == 0 && off != recStart {
+			return i, false
+		}
+		prevOff = off
+		seqs[i] = int(int64(binary.LittleEndian.Uint64(fx)))
+		groups[i] = int32(binary.LittleEndian.Uint32(fx[8:]))
+		offs[i] = off
+	}
+	return 0, true
 }
 
 // recBytes is row's record.
