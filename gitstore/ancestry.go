@@ -141,6 +141,31 @@ func (r *Repo) loadAncestry() (tip plumbing.Hash, set *commitSet, ok bool) {
 	return tip, set, set.has(tip)
 }
 
+// ancestryLoad is loadAncestry on a goroutine (a sync starts it before its
+// fetch and waits for it after).
+type ancestryLoad struct {
+	done chan struct{}
+	tip  plumbing.Hash
+	set  *commitSet
+}
+
+// startLoadAncestry starts loadAncestry; it only reads the cache file.
+func (r *Repo) startLoadAncestry() *ancestryLoad {
+	l := &ancestryLoad{done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		l.tip, l.set, _ = r.loadAncestry()
+	}()
+	return l
+}
+
+// wait returns what loadAncestry returned (its ok is not used: the set is
+// a cache the walks check for themselves).
+func (l *ancestryLoad) wait() (plumbing.Hash, *commitSet) {
+	<-l.done
+	return l.tip, l.set
+}
+
 // saveAncestry writes the cache for tip (best effort).
 func (r *Repo) saveAncestry(tip plumbing.Hash, set commitSet) {
 	const hl = len(plumbing.ZeroHash)

@@ -279,7 +279,12 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	}
 	track := TrackingRef(remote)
 	fetched := map[plumbing.Hash]bool{}
-	cacheTip, cache, _ := r.loadAncestry()
+	// The ancestry cache (~20 MB read and hashed at 1,000,000 exchanges)
+	// is loaded while the fetch waits on the remote: the fetch does not
+	// need it, and before it was ~0.09 s in series ahead of the fetch.
+	loading := r.startLoadAncestry()
+	var cacheTip plumbing.Hash
+	var cache *commitSet
 	var lastTip plumbing.Hash // main as merged, and its ancestry: the next cache
 	var lastAnc commitSet
 	var early *earlyWalk // the push's walk of ours, beside the merge
@@ -300,11 +305,14 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		var warm *warmUp
 		if round == 1 && !opt.noWarm {
 			// Our new trees are read while the remote prepares its pack.
-			warm = r.startWarm(res.Before, known, cacheTip, cache)
+			warm = r.startWarm(res.Before, known, loading)
 			defer warm.wait()
 		}
 		remoteTip, got, err := r.fetch(ctx, remote, a)
 		warm.end()
+		if round == 1 {
+			cacheTip, cache = loading.wait()
+		}
 		res.BytesReceived += got
 		if err != nil {
 			return res, err

@@ -217,9 +217,18 @@ func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put fun
 		return a, nil
 	}
 	SortTreeEntries(out)
-	obj := &plumbing.MemoryObject{}
-	if err := (&object.Tree{Entries: out}).Encode(obj); err != nil {
+	// encodeTree: Encode's bytes without its fmt.Fprintf per entry (a
+	// fifth of the merge's CPU at 1,000,000 exchanges, where ~2,000 leaf
+	// trees of ~244 entries are merged).
+	obj, err := encodeTree(out)
+	if err != nil {
 		return plumbing.ZeroHash, err
+	}
+	if h := obj.Hash(); h == b {
+		// The union is b itself (b held all of a: a folder only the other
+		// side changed since): b is in the repo already, as read, and is
+		// not written again (~800 leaf trees of ~23 KB at 1,000,000).
+		return b, nil
 	}
 	h, err := put(obj)
 	if err == nil {

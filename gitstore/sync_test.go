@@ -1063,3 +1063,119 @@ func TestSyncCountsAndCacheBesidePush(t *testing.T) {
 		})
 	}
 }
+
+// TestUnionTreeWritesOnlyTreesTheRepoLacks: the union merge's tree holds
+// every path of both sides (the smaller blob where they differ), every
+// tree under it can be read once the batch is written (git fsck --strict
+// of a commit naming it), and the batch holds no tree the repo already
+// has: a folder only one side changed is that side's tree, named, not
+// written again.
+func TestUnionTreeWritesOnlyTreesTheRepoLacks(t *testing.T) {
+	at := func(dirs, name, v string) Entry {
+		p := "ex/" + dirs + "/" + name + ".json"
+		return Entry{Path: p, Blob: []byte(`{"id":"` + p + `"` + v + `}`), Message: "m\n\nExchange: " + p + "\n"}
+	}
+	spread := func(prefix string, n, folders int) []Entry {
+		var es []Entry
+		for i := range n {
+			es = append(es, at(fmt.Sprintf("%x/%x", i%folders, (i/folders)%4), fmt.Sprintf("%s-%d", prefix, i), ""))
+		}
+		return es
+	}
+	cases := []struct {
+		name   string
+		base   []Entry
+		a, b   []Entry
+		reuseB bool // some folder of the union is b's, as b has it
+	}{
+		{name: "folders apart", base: spread("base", 40, 16), a: spread("a", 8, 4), b: []Entry{at("c/2", "b1", ""), at("d/3", "b2", "")}, reuseB: true},
+		{name: "both sides in every folder", base: spread("base", 40, 16), a: spread("a", 64, 16), b: spread("b", 64, 16)},
+		{name: "only b adds", base: spread("base", 40, 16), b: spread("b", 30, 16), reuseB: true},
+		{name: "two versions of one record", base: spread("base", 20, 16), a: []Entry{at("1/0", "x", "")}, b: []Entry{at("1/0", "x", `,"v":2`), at("9/1", "y", "")}, reuseB: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "mem.git")
+			r, _, err := Init(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Append(c.base, 0); err != nil {
+				t.Fatal(err)
+			}
+			base := mustHead(t, r)
+			ca, cb := branchFrom(t, r, base, c.a), branchFrom(t, r, base, c.b)
+			ta, err := r.treeOf(ca)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb, err := r.treeOf(cb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := newBatch()
+			h, err := r.unionTree(r.tree, b.put, ta, tb, "", 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			have := map[string]bool{}
+			for _, l := range strings.Fields(gitOut(t, "--git-dir", dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")) {
+				have[l] = true
+			}
+			for _, o := range b.order {
+				if have[o.String()] {
+					t.Fatalf("the batch writes %s again: the repo has it", o)
+				}
+			}
+			if (len(b.order) > 0) != (h != ta && h != tb) {
+				t.Fatalf("%d trees written for a union %s of %s and %s", len(b.order), h, ta, tb)
+			}
+			if err := b.writeTo(r); err != nil {
+				t.Fatal(err)
+			}
+			// The union, path by path, from git's own listing of both sides.
+			want := map[string]string{}
+			for _, side := range []plumbing.Hash{ta, tb} {
+				for _, l := range strings.Split(strings.TrimSpace(gitOut(t, "--git-dir", dir, "ls-tree", "-r", side.String())), "\n") {
+					f := strings.Fields(l)
+					if old, ok := want[f[3]]; !ok || f[2] < old {
+						want[f[3]] = f[2]
+					}
+				}
+			}
+			got := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(gitOut(t, "--git-dir", dir, "ls-tree", "-r", h.String())), "\n") {
+				f := strings.Fields(l)
+				got[f[3]] = f[2]
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("union of %d paths, want %d:\n%v\n%v", len(got), len(want), got, want)
+			}
+			// Some folder of the union is b's own tree, as b holds it.
+			reused := false
+			bTrees := map[string]bool{}
+			for _, l := range strings.Split(strings.TrimSpace(gitOut(t, "--git-dir", dir, "ls-tree", "-r", "-t", tb.String())), "\n") {
+				if f := strings.Fields(l); f[1] == "tree" {
+					bTrees[f[2]] = true
+				}
+			}
+			aTrees := map[string]bool{}
+			for _, l := range strings.Split(strings.TrimSpace(gitOut(t, "--git-dir", dir, "ls-tree", "-r", "-t", ta.String())), "\n") {
+				if f := strings.Fields(l); len(f) > 2 && f[1] == "tree" {
+					aTrees[f[2]] = true
+				}
+			}
+			for _, l := range strings.Split(strings.TrimSpace(gitOut(t, "--git-dir", dir, "ls-tree", "-r", "-t", h.String())), "\n") {
+				if f := strings.Fields(l); f[1] == "tree" && bTrees[f[2]] && !aTrees[f[2]] {
+					reused = true
+				}
+			}
+			if reused != c.reuseB {
+				t.Fatalf("a folder of b's own in the union: %v, want %v", reused, c.reuseB)
+			}
+			commit := strings.TrimSpace(gitOut(t, "--git-dir", dir, "commit-tree", h.String(), "-p", ca.String(), "-p", cb.String(), "-m", "merge"))
+			gitOut(t, "--git-dir", dir, "update-ref", "refs/heads/union", commit)
+			fsck(t, dir)
+		})
+	}
+}

@@ -40,13 +40,17 @@ var errWarmStopped = errors.New("warm-up stopped")
 // startWarm starts the warm-up of ours against known (the tracking ref
 // before the fetch); nil when there is nothing to read ahead (no memo, a
 // first sync).
-func (r *Repo) startWarm(ours, known plumbing.Hash, cacheTip plumbing.Hash, cache *commitSet) *warmUp {
+func (r *Repo) startWarm(ours, known plumbing.Hash, loading *ancestryLoad) *warmUp {
 	if r.st.memo == nil || ours.IsZero() || known.IsZero() || ours == known {
 		return nil
 	}
 	w := &warmUp{done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
+		cacheTip, cache := loading.wait()
+		if w.stop.Load() {
+			return
+		}
 		r.warm(&w.stop, ours, known, cacheTip, cache)
 	}()
 	return w
