@@ -1237,15 +1237,7 @@ func (s *sessionScorer) titleScore(titles []rowFreq) bool {
 				d = dl[j]
 				v = s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
 			}
-			if s.rec != nil {
-				s.rec.adds = append(s.rec.adds, rowAdd{j, v})
-				continue
-			}
-			if !s.seen[j] {
-				s.seen[j] = true
-				s.touched = append(s.touched, j)
-			}
-			s.scores[j] += v
+			s.put(j, v)
 		}
 		start = ends[i]
 	}
