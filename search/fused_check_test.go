@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The tables a search maps are checked in one pass, the checksum and the
@@ -159,5 +160,43 @@ func TestTableSegmentGroups(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// badCtxRow checks a chunk without branches (ctxRowsIn) and walks it row by
+// row only when it holds a bad row: it must name the same first bad row as
+// the walk alone, for a value at each edge of each field's range, in any
+// row of the chunk, one or several bad.
+func TestBadCtxRowSameAsWalk(t *testing.T) {
+	walk := func(rows []ctxRow, n, first int) int {
+		for i, r := range rows {
+			if r.prev < -1 || int(r.prev) >= n || r.next < -1 || int(r.next) >= n || r.verb < 0 || r.head < 0 || r.asked < 0 || r.out < 0 {
+				return first + i
+			}
+		}
+		return -1
+	}
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 26))
+	const minI, maxI = -1 << 31, 1<<31 - 1
+	for _, n := range []int{1, 2, 7, ctxChunkRows, 1_000_000, 1<<31 - 1} {
+		edges := []int64{minI, minI + 1, -2, -1, 0, 1, int64(n) - 2, int64(n) - 1, int64(n), int64(n) + 1, maxI - 1, maxI}
+		for round := range 400 {
+			rows := make([]ctxRow, 1+rng.IntN(300))
+			for i := range rows {
+				rows[i] = ctxRow{prev: int32(rng.Int64N(int64(n)+1) - 1), next: int32(rng.Int64N(int64(n)+1) - 1),
+					verb: int32(rng.IntN(50)), head: int32(rng.IntN(5)), asked: int32(rng.IntN(2)), out: int32(rng.IntN(90))}
+			}
+			for range round % 4 { // 0 to 3 fields set to an edge value
+				r := &rows[rng.IntN(len(rows))]
+				f := []*int32{&r.prev, &r.next, &r.verb, &r.head, &r.asked, &r.out}[rng.IntN(6)]
+				*f = int32(edges[rng.IntN(len(edges))])
+			}
+			first := rng.IntN(1000)
+			if got, want := badCtxRow(rows, n, first), walk(rows, n, first); got != want {
+				t.Fatalf("n %d round %d: badCtxRow %d, the walk %d (rows %v)", n, round, got, want, rows)
+			}
+		}
 	}
 }
