@@ -170,6 +170,9 @@ type sessionCtx struct {
 
 	promptOnce sync.Once
 	prompt     *promptLens // the rows' own first turns (rank_prompt.go)
+
+	spanOnce sync.Once
+	spans    []int32 // per row: its session's length when a run (titleSpans)
 }
 
 // link is a row's previous and next row in its session (-1 for none). The
@@ -217,6 +220,46 @@ func (c *sessionCtx) titles() {
 			c.titleAvg = total / float64(len(c.rows))
 		}
 	})
+}
+
+// titleSpans returns, per row, the length of the session it starts when
+// that session is a run of consecutive rows that link to each other both
+// ways (each row's next is the row after it, whose previous is the row)
+// with one title length, else 0 (a row that starts none included): what
+// titleScore needs of a session without walking its links or reading each
+// row's title length. Worked out once per table (titles first).
+//
+// Measured at 1,000,000 exchanges (docs/BENCHMARKS.md, session 26): the
+// title part walked each session's chain and read each row's title
+// length, ~4 ms of a sparse term's ~16; the sessions of the memories a
+// reindex or an add in order writes are such runs.
+func (c *sessionCtx) titleSpans() []int32 {
+	c.titles()
+	c.spanOnce.Do(func() {
+		n := int32(len(c.links))
+		spans := make([]int32, n)
+		links, dl := c.links, c.titleDL
+		for h := int32(0); h < n; h++ {
+			if links[h].prev >= 0 {
+				continue
+			}
+			j := h
+			for {
+				next := links[j].next
+				if next < 0 {
+					spans[h] = j - h + 1
+					break
+				}
+				if next != j+1 || links[next].prev != j || dl[next] != dl[h] {
+					break // not a run: titleScore walks it
+				}
+				j = next
+			}
+			h = j // the rows up to j link back to h: none starts a session
+		}
+		c.spans = spans
+	})
+	return c.spans
 }
 
 // neighbours links each row to the previous and next row of its session in
@@ -982,6 +1025,7 @@ type sessionScorer struct {
 	// nil for each term they were 3.8 % of the busier worker's time at
 	// 1,000,000 exchanges (docs/BENCHMARKS.md, session 21).
 	titleBuf, promptBuf []rowFreq
+	titleEnds           []int32  // titleScore's, reused by the next term
 	mem                 *scratch // where the arrays above come from (nil: the heap)
 	// sized: buf and cardBuf start with room for bufCap and cardCap
 	// postings (termCosts), else for a posting per row; either grows
@@ -1043,6 +1087,21 @@ func (s *sessionScorer) own(row int32) {
 	}
 }
 
+// ownAll is own for each posting of ps (exact, and a weight of 1: the
+// caller's test), with the arrays in locals.
+func (s *sessionScorer) ownAll(ps []rowFreq) {
+	if s.matched == nil {
+		s.matched, s.stamp = make([]int16, s.n), make([]int32, s.n)
+	}
+	matched, stamp, k := s.matched, s.stamp, s.k
+	for _, p := range ps {
+		if stamp[p.row] != k {
+			stamp[p.row] = k
+			matched[p.row]++
+		}
+	}
+}
+
 func (s *sessionScorer) add(row int32, f float64) {
 	if f <= 0 {
 		return // a zero weight: no evidence, and eff must list a row once
@@ -1063,8 +1122,15 @@ func (s *sessionScorer) term(ctx context.Context, t string) error {
 	if s.plain {
 		return s.plainTerm(ctx, t)
 	}
+	if testFormerTerm != nil {
+		return testFormerTerm(s, ctx, t)
+	}
 	return s.fullTerm(ctx, t)
 }
+
+// testFormerTerm, when set, scores a term in place of fullTerm (tests: the
+// former code, their oracle).
+var testFormerTerm func(s *sessionScorer, ctx context.Context, t string) error
 
 // alloc makes the scorer's arrays, on its first term (or record applied).
 func (s *sessionScorer) alloc() {
@@ -1116,9 +1182,7 @@ func (s *sessionScorer) fullTerm(ctx context.Context, t string) error {
 		}
 		s.held += len(ps)
 		if s.exact && s.tw == 1 {
-			for _, p := range ps {
-				s.own(p.row)
-			}
+			s.ownAll(ps)
 		}
 		for _, p := range ps {
 			f := p.f()
@@ -1152,20 +1216,38 @@ func (s *sessionScorer) fullTerm(ctx context.Context, t string) error {
 	if disableHeadBufs {
 		titles, prompts = nil, nil
 	}
-	if err := s.scan(ctx, fieldHead, t, func(ps []rowFreq) {
-		if PromptWeight > 0 && s.prompt {
+	// The head postings: s.add to each one's previous row, or the posting
+	// kept for the title part, written out with the arrays in locals as
+	// above (the same additions in the same order).
+	if err := s.pr.start(ctx, fieldHead, t, s.buf); err != nil {
+		return err
+	}
+	prompt := PromptWeight > 0 && s.prompt
+	for {
+		ps, err := s.pr.next()
+		if err != nil {
+			return err
+		}
+		if len(ps) == 0 {
+			break
+		}
+		if prompt {
 			prompts = append(prompts, ps...)
 		}
 		for _, p := range ps {
-			if prev := sc.links[p.row].prev; prev >= 0 {
-				s.add(prev, sc.weight[prev]*p.f())
+			if prev := links[p.row].prev; prev >= 0 {
+				if g := weight[prev] * p.f(); !(g <= 0) { // add's test
+					if tf[prev] == 0 {
+						eff = append(eff, prev)
+					}
+					tf[prev] += g
+				}
 			} else if TitleWeight > 0 {
 				titles = append(titles, p)
 			}
 		}
-	}); err != nil {
-		return err
 	}
+	s.eff = eff
 	if err := s.scan(ctx, fieldAsked, t, func(ps []rowFreq) {
 		for _, p := range ps {
 			if next := sc.links[p.row].next; next >= 0 {
@@ -1234,42 +1316,85 @@ var disableTitleScore = false
 // the rows walked are the rows scoreB would score, each once.
 func (s *sessionScorer) titleScore(titles []rowFreq) bool {
 	links := s.sc.links
+	spans := s.sc.titleSpans()
 	eff := s.eff[:0]
-	ends := make([]int, len(titles)) // where each posting's session ends in eff
-	for i, p := range titles {
+	// Per posting, where its session's rows end in eff (≤ n: no row
+	// twice), in a buffer the scorer's next term reuses; a session that
+	// is a run (titleSpans) is not listed in eff.
+	ends := s.titleEnds[:0]
+	rows := 0
+	for _, p := range titles {
 		if p.f() > 0 { // add skips a weight of 0
-			for j := p.row; j >= 0; {
-				eff = append(eff, j)
-				next := links[j].next
-				if next >= 0 && links[next].prev != j {
-					return false
+			if l := spans[p.row]; l > 0 {
+				rows += int(l)
+			} else {
+				for j := p.row; j >= 0; {
+					eff = append(eff, j)
+					rows++
+					next := links[j].next
+					if next >= 0 && links[next].prev != j {
+						return false
+					}
+					j = next
 				}
-				j = next
 			}
 		}
-		ends[i] = len(eff)
+		ends = append(ends, int32(len(eff)))
 	}
+	s.titleEnds = ends[:0]
 	avgdl := s.sc.titleAvg
-	if len(eff) == 0 || avgdl == 0 {
+	if rows == 0 || avgdl == 0 {
 		return true
 	}
-	df := float64(len(eff))
+	df := float64(rows)
 	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
 	k1, b := s.bm25(TitleB)
 	weight, dl := TitleWeight, s.sc.titleDL
-	start := 0
+	// tw·weight·idf is the value's left-most product: worked out once, the
+	// same float.
+	twi := s.tw * weight * idf
+	seen, scores, touched := s.seen, s.scores, s.touched
+	start := int32(0)
 	for i, p := range titles {
 		f := p.f()
+		if l := spans[p.row]; l > 0 && f > 0 {
+			// A run: its rows in order, each with the run's title length.
+			d := dl[p.row]
+			v := twi * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
+			if s.rec != nil {
+				for j := p.row; j < p.row+l; j++ {
+					s.put(j, v)
+				}
+				continue
+			}
+			for j := p.row; j < p.row+l; j++ {
+				if !seen[j] {
+					seen[j] = true
+					touched = append(touched, j)
+				}
+				scores[j] += v
+			}
+			continue
+		}
 		var d, v float64
 		for k, j := range eff[start:ends[i]] {
 			if k == 0 || dl[j] != d {
 				d = dl[j]
-				v = s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
+				v = twi * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
 			}
-			s.put(j, v)
+			if s.rec != nil {
+				s.put(j, v)
+				continue
+			}
+			if !seen[j] {
+				seen[j] = true
+				touched = append(touched, j)
+			}
+			scores[j] += v
 		}
 		start = ends[i]
 	}
+	s.touched = touched
 	return true
 }
 
@@ -1285,8 +1410,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 			return nil
 		}
 		s.held += n
-		df := float64(n)
-		idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
+		idf := s.cardIDF(n)
 		got := 0
 		for {
 			ps, err := s.pr.nextNorm()
@@ -1297,9 +1421,7 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 				break
 			}
 			got += len(ps)
-			for _, x := range ps {
-				s.put(x.row, s.tw*CardWeight*idf*x.f()*(BM25K1+1)/(x.f()+BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg)))
-			}
+			s.cardScore(ps, idf)
 		}
 		if got != n {
 			return fmt.Errorf("postings of %q in %s: %d read, %d counted", t, fieldDistilled, got, n)
@@ -1317,12 +1439,38 @@ func (s *sessionScorer) cardTerm(ctx context.Context, t string) error {
 		return nil
 	}
 	s.held += len(ps)
-	df := float64(len(ps))
-	idf := math.Log(1 + (float64(s.n)-df+0.5)/(df+0.5))
-	for _, x := range ps {
-		s.put(x.row, s.tw*CardWeight*idf*x.f()*(BM25K1+1)/(x.f()+BM25K1*(1-BM25B+BM25B*x.dl/s.distAvg)))
-	}
+	s.cardScore(ps, s.cardIDF(len(ps)))
 	return nil
+}
+
+// cardIDF is the card part's idf for a term of df postings.
+func (s *sessionScorer) cardIDF(df int) float64 {
+	d := float64(df)
+	return math.Log(1 + (float64(s.n)-d+0.5)/(d+0.5))
+}
+
+// cardScore adds the card part of postings ps: put of each one's
+// tw·CardWeight·idf·f·(k1+1)/(f+k1·(1−b+b·dl/avgdl)), written out with
+// the arrays in locals (through s each was loaded again after every
+// store) and the value's left-most product tw·CardWeight·idf worked out
+// once: the same floats, added in the same order.
+func (s *sessionScorer) cardScore(ps []cardPosting, idf float64) {
+	twi, k1, b, avg := s.tw*CardWeight*idf, BM25K1, BM25B, s.distAvg
+	if s.rec != nil {
+		for _, x := range ps {
+			s.put(x.row, twi*x.f()*(k1+1)/(x.f()+k1*(1-b+b*x.dl/avg)))
+		}
+		return
+	}
+	seen, scores, touched := s.seen, s.scores, s.touched
+	for _, x := range ps {
+		if !seen[x.row] {
+			seen[x.row] = true
+			touched = append(touched, x.row)
+		}
+		scores[x.row] += twi * x.f() * (k1 + 1) / (x.f() + k1*(1-b+b*x.dl/avg))
+	}
+	s.touched = touched
 }
 
 // scan calls f with each batch of term t's postings in field, in order
@@ -1385,15 +1533,21 @@ func (s *sessionScorer) scoreB(weight float64, dl []float64, avgdl, bOver float6
 		s.eff = s.eff[:0]
 		return
 	}
+	// The arrays in locals (through s each was loaded again after every
+	// store), and the numerator's first product once: tw·weight·idf is
+	// the expression's left-most product, so the same float.
+	tf, seen, scores, touched := s.tf, s.seen, s.scores, s.touched
+	twi := s.tw * weight * idf
 	for _, row := range s.eff {
-		f := s.tf[row]
-		s.tf[row] = 0
-		if !s.seen[row] {
-			s.seen[row] = true
-			s.touched = append(s.touched, row)
+		f := tf[row]
+		tf[row] = 0
+		if !seen[row] {
+			seen[row] = true
+			touched = append(touched, row)
 		}
-		s.scores[row] += s.tw * weight * idf * f * (k1 + 1) / (f + k1*(1-b+b*dl[row]/avgdl))
+		scores[row] += twi * f * (k1 + 1) / (f + k1*(1-b+b*dl[row]/avgdl))
 	}
+	s.touched = touched
 	s.eff = s.eff[:0]
 }
 
