@@ -7,10 +7,6 @@ import (
 	"sync/atomic"
 )
 
-// indexBeside turns storeFeed on (a test turns it off to index after the
-// add, as before).
-var indexBeside = true
-
 // followed counts the times a rebuild read on into an add's next commits
 // (followAdd), for the tests.
 var followed atomic.Int64

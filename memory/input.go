@@ -57,7 +57,7 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 	var feed *storeFeed
 	if !opt.NoIndex {
 		defer m.startHandoff()()
-		if f := newStoreFeed(); indexBeside && m.feed.CompareAndSwap(nil, f) {
+		if f := newStoreFeed(); m.feed.CompareAndSwap(nil, f) {
 			feed = f
 			defer func() {
 				feed.wait() // on an early return: the update ends before the add does

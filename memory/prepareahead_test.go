@@ -29,13 +29,9 @@ func TestPrepareAheadSameIndex(t *testing.T) {
 		present              []int
 		n, addBatch, ixBatch int
 		used                 bool
-		// after: the index update runs after the add (indexBeside off):
-		// beside it, the rebuild starts at the first add batch, which
-		// is then what the ahead holds.
-		after bool
 	}{
 		{name: "rebuild", n: 17, addBatch: 10, ixBatch: 7, used: true},
-		{name: "rebuild, first add batch smaller than the index's", n: 17, addBatch: 5, ixBatch: 7, used: false, after: true},
+		{name: "rebuild, first add batch smaller than the index's", n: 17, addBatch: 5, ixBatch: 7, used: false},
 		{name: "catch-up", before: 3, n: 12, addBatch: 10, ixBatch: 4, used: true},
 		{name: "catch-up, some present already", before: 3, present: []int{0, 2}, n: 12, addBatch: 10, ixBatch: 4, used: true},
 	}
@@ -67,11 +63,10 @@ func TestPrepareAheadSameIndex(t *testing.T) {
 			}
 			file := write("ex.jsonl", 0, tc.n, again)
 			run := func(on bool) (string, []Result, int64) {
-				defer func(a, r, c int, o, b bool) {
-					addBatch, rebuildBatch, catchUpBatch, prepareAheadOn, indexBeside = a, r, c, o, b
-				}(addBatch, rebuildBatch, catchUpBatch, prepareAheadOn, indexBeside)
+				defer func(a, r, c int, o bool) {
+					addBatch, rebuildBatch, catchUpBatch, prepareAheadOn = a, r, c, o
+				}(addBatch, rebuildBatch, catchUpBatch, prepareAheadOn)
 				addBatch, rebuildBatch, catchUpBatch, prepareAheadOn = tc.addBatch, tc.ixBatch, tc.ixBatch, on
-				indexBeside = !tc.after
 				ctx := context.Background()
 				m := newMemory(t)
 				if tc.before > 0 {
