@@ -4,12 +4,7 @@ import (
 	"context"
 	"runtime/trace"
 	"sync"
-	"sync/atomic"
 )
-
-// followed counts the times a rebuild read on into an add's next commits
-// (followAdd), for the tests.
-var followed atomic.Int64
 
 // storeFeed lets the index update of an add (AddFiles) run beside the add
 // instead of after it: it starts once the first batch is committed, and a
@@ -110,24 +105,12 @@ func (f *storeFeed) wait() (rep IndexReport, err error, started bool) {
 	return f.got.rep, f.got.err, true
 }
 
-// feedKey carries the feed in the context of the add's own index update:
-// only that one follows the add (a search's rebuild in the same process
-// does not wait for an add to end).
-type feedKey struct{}
-
-// feedOf is the add that ctx's index update follows, or nil.
-func feedOf(ctx context.Context) *storeFeed {
-	f, _ := ctx.Value(feedKey{}).(*storeFeed)
-	return f
-}
-
 // followIndex brings the index up to main until the add is done: each
 // UpdateIndex indexes at least what was committed before it began (a
 // rebuild follows the add itself, indexAll); when more came meanwhile, it
 // runs again.
 func (m *Memory) followIndex(ctx context.Context, f *storeFeed) (IndexReport, error) {
 	defer trace.StartRegion(ctx, "followIndex").End()
-	ctx = context.WithValue(ctx, feedKey{}, f)
 	var total IndexReport
 	for {
 		seen, _, _ := f.state()

@@ -474,10 +474,10 @@ func (m *Memory) removeOtherGenerations(keep string) {
 // progress for the person waiting. It tells sized how many commits that is
 // before it reads them (and again each time that grows).
 //
-// When it is the index update of an add running beside it (storeFeed,
-// AddFiles), it follows main: once head's commits are read, it waits for
-// the add's next batch and reads the commits from head to main's new
-// head, until the add is done. It returns the head it indexed to.
+// While an add of this process runs beside it (m.feed, AddFiles), it
+// follows main: once head's commits are read, it waits for the add's next
+// batch and reads the commits from head to main's new head, until the add
+// is done. It returns the head it indexed to.
 func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.Hash, sized func(commits int)) (int, plumbing.Hash, error) {
 	if head.IsZero() {
 		return 0, head, ix.SetLastCommit("", -1)
@@ -567,13 +567,13 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	return n, head, ix.SetLastCommit(head.String(), seq-1)
 }
 
-// followAdd reads, while the add that ctx's update serves goes on, the
+// followAdd reads, while an add of this process goes on (m.feed), the
 // commits it adds to main after *head, a rebuild batch at a time through
 // each, moving *head and *total along; it returns once the add is done.
 // What it cannot follow (main rewritten, no git) it leaves to the
 // rebuild's switch, which catches up with main under the index lock.
 func (m *Memory) followAdd(ctx context.Context, head *plumbing.Hash, total *int, each func([]*object.Commit) error) error {
-	f := feedOf(ctx)
+	f := m.feed.Load()
 	if f == nil {
 		return nil
 	}
@@ -592,11 +592,10 @@ func (m *Memory) followAdd(ctx context.Context, head *plumbing.Hash, total *int,
 		r := trace.StartRegion(ctx, "followAdd")
 		more, reached, err := m.Repo.CommitHashesSince(now, *head)
 		r.End()
-		if err != nil || !reached || len(more) == 0 {
-			return nil // left to the switch
+		if err != nil || !reached {
+			return nil
 		}
 		slices.Reverse(more)
-		followed.Add(1)
 		*head, *total = now, *total+len(more)
 		if err := m.Repo.EachCommitBatch(more, rebuildBatch, each); err != nil {
 			return err
