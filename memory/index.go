@@ -400,11 +400,9 @@ func (m *Memory) rebuild(ctx context.Context, reason string, replace string) (In
 		lowGC(commits)
 		if commits <= smallRebuildBatches*rebuildBatch {
 			ix.SetBleveBatch(rebuildBatch)
-		} else {
-			ix.SetBleveBatch(0) // grown past small while following an add
 		}
 	}
-	if rep.Indexed, head, err = m.indexAll(ctx, ix, head, sized); err != nil {
+	if rep.Indexed, err = m.indexAll(ctx, ix, head, sized); err != nil {
 		return fail(err)
 	}
 	// The switch: catch up with what came meanwhile, name the new folder in
@@ -472,15 +470,10 @@ func (m *Memory) removeOtherGenerations(keep string) {
 
 // indexAll indexes every commit of main up to head into a new index, with
 // progress for the person waiting. It tells sized how many commits that is
-// before it reads them (and again each time that grows).
-//
-// While an add of this process runs beside it (m.feed, AddFiles), it
-// follows main: once head's commits are read, it waits for the add's next
-// batch and reads the commits from head to main's new head, until the add
-// is done. It returns the head it indexed to.
-func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.Hash, sized func(commits int)) (int, plumbing.Hash, error) {
+// before it reads them.
+func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.Hash, sized func(commits int)) (int, error) {
 	if head.IsZero() {
-		return 0, head, ix.SetLastCommit("", -1)
+		return 0, ix.SetLastCommit("", -1)
 	}
 	// The commits are read a batch at a time: a million of them decoded up
 	// front held 3.8 GB before the first was indexed. Without git, the
@@ -494,17 +487,14 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		slices.Reverse(hashes)
 	case errors.Is(err, gitstore.ErrNoGit):
 		if pending, _, err = m.pendingCommits(head, ""); err != nil {
-			return 0, head, err
+			return 0, err
 		}
 	default:
-		return 0, head, err
+		return 0, err
 	}
 	total := max(len(hashes), len(pending))
 	sized(total)
 	n, seq, spilled := 0, 0, 0
-	// readHead and readTotal are the head and total of the batch being
-	// read; only the reading goroutine touches them.
-	readHead, readTotal := head, total
 	// The batches are read (git cat-file, the blobs rendered) and analysed
 	// (search.Prepare) on a goroutine of their own, one batch ahead of the
 	// one going into Bleve: when the read came between two batches' Bleve
@@ -515,21 +505,16 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	stop := make(chan struct{})
 	batches := readAhead(ctx, stop, func(each func([]*object.Commit) error) error {
 		if hashes != nil {
-			if err := m.Repo.EachCommitBatch(hashes, rebuildBatch, each); err != nil {
+			return m.Repo.EachCommitBatch(hashes, rebuildBatch, each)
+		}
+		for start := 0; start < len(pending); start += rebuildBatch {
+			if err := each(pending[start:min(start+rebuildBatch, len(pending))]); err != nil {
 				return err
 			}
-		} else {
-			for start := 0; start < len(pending); start += rebuildBatch {
-				if err := each(pending[start:min(start+rebuildBatch, len(pending))]); err != nil {
-					return err
-				}
-			}
 		}
-		return m.followAdd(ctx, &readHead, &readTotal, each)
+		return nil
 	}, func(ctx context.Context, batch []*object.Commit, seq int) batchRead {
-		b := m.readBatch(ctx, ix, batch, seq)
-		b.head, b.total = readHead, readTotal
-		return b
+		return m.readBatch(ctx, ix, batch, seq)
 	})
 	defer func() {
 		close(stop)
@@ -538,18 +523,13 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 	}()
 	for a := range batches {
 		if a.err != nil {
-			return n, head, a.err
+			return n, a.err
 		}
-		if a.total != total {
-			total = a.total
-			sized(total)
-		}
-		head = a.head
 		r := trace.StartRegion(ctx, "indexPrepared")
 		last, err := m.indexPrepared(ix, head, a.prep, a.events, a.seq, len(a.commits))
 		r.End()
 		if err != nil {
-			return n, head, err
+			return n, err
 		}
 		// Indexed: let the commits go (each keeps its raw object; at
 		// 100,000 they held 150 MB of a reindex's heap to its end).
@@ -559,57 +539,19 @@ func (m *Memory) indexAll(ctx context.Context, ix *search.Index, head plumbing.H
 		m.progress(n, total)
 		if rows := ix.Count(); rows-spilled >= rebuildSpill {
 			if err := ix.Spill(); err != nil {
-				return n, head, err
+				return n, err
 			}
 			spilled = rows
 		}
 	}
-	return n, head, ix.SetLastCommit(head.String(), seq-1)
-}
-
-// followAdd reads, while an add of this process goes on (m.feed), the
-// commits it adds to main after *head, a rebuild batch at a time through
-// each, moving *head and *total along; it returns once the add is done.
-// What it cannot follow (main rewritten, no git) it leaves to the
-// rebuild's switch, which catches up with main under the index lock.
-func (m *Memory) followAdd(ctx context.Context, head *plumbing.Hash, total *int, each func([]*object.Commit) error) error {
-	f := m.feed.Load()
-	if f == nil {
-		return nil
-	}
-	for {
-		seen, _, _ := f.state()
-		now, err := m.Repo.Head()
-		if err != nil {
-			return err
-		}
-		if now == *head {
-			if !f.waitPast(ctx, seen) {
-				return ctx.Err()
-			}
-			continue
-		}
-		r := trace.StartRegion(ctx, "followAdd")
-		more, reached, err := m.Repo.CommitHashesSince(now, *head)
-		r.End()
-		if err != nil || !reached {
-			return nil
-		}
-		slices.Reverse(more)
-		*head, *total = now, *total+len(more)
-		if err := m.Repo.EachCommitBatch(more, rebuildBatch, each); err != nil {
-			return err
-		}
-	}
+	return n, ix.SetLastCommit(head.String(), seq-1)
 }
 
 // batchRead is one rebuild batch read and analysed (readAhead), or the
 // error that ended the reading.
 type batchRead struct {
 	commits []*object.Commit
-	seq     int           // the Seq of its first commit
-	head    plumbing.Hash // the head whose history it was read from
-	total   int           // the commits known to be indexed, this batch's included
+	seq     int // the Seq of its first commit
 	events  []search.Event
 	prep    *search.Prepared
 	err     error

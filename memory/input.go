@@ -52,18 +52,9 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 	if err != nil {
 		return total, err
 	}
-	// The index is brought up to date beside the add, from its first
-	// committed batch on (storeFeed), and is caught up when the add ends.
-	var feed *storeFeed
+	// The index is brought up to date once, after every input.
 	if !opt.NoIndex {
 		defer m.startHandoff()()
-		if f := newStoreFeed(); m.feed.CompareAndSwap(nil, f) {
-			feed = f
-			defer func() {
-				feed.wait() // on an early return: the update ends before the add does
-				m.feed.CompareAndSwap(f, nil)
-			}()
-		}
 	}
 	each := opt
 	each.NoIndex = true
@@ -84,14 +75,7 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 	restoreGC()
 	restoreGC = func() {}
 	if !opt.NoIndex && total.Added > 0 {
-		err, started := error(nil), false
-		if feed != nil {
-			_, err, started = feed.wait()
-		}
-		if !started {
-			_, err = m.UpdateIndex(ctx)
-		}
-		if err != nil {
+		if _, err := m.UpdateIndex(ctx); err != nil {
 			total.IndexErr = err.Error()
 		} else {
 			total.Indexed = true

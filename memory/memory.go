@@ -47,9 +47,6 @@ type Memory struct {
 	// handoff, while an add runs, holds the verbatim blobs it committed for
 	// the indexer that follows (see handoff).
 	handoff atomic.Pointer[handoff]
-	// feed, while AddFiles runs, starts its index update once a batch is
-	// committed and tells it of the next ones (see storeFeed).
-	feed atomic.Pointer[storeFeed]
 }
 
 // Open opens the memory at dir and loads its config.
@@ -287,9 +284,6 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 		if prepareAheadOn && h.startAhead() {
 			m.prepareAhead(h, todo, entries, res.Commits, talks)
 		}
-	}
-	if f := m.feed.Load(); f != nil && rep.Added > 0 {
-		f.stored(ctx, m)
 	}
 	if !opt.NoIndex && rep.Added > 0 {
 		defer trace.StartRegion(ctx, "UpdateIndex").End()
