@@ -174,6 +174,16 @@ func readerEnv() []string {
 	return append(env, "GIT_NO_REPLACE_OBJECTS=1")
 }
 
+// walkConfig caps the pack memory a git process that walks the whole
+// history keeps mapped. git maps packs in 1 GiB windows and, on 64-bit,
+// unmaps none below 32 TiB, so a rev-list over 1,000,000 commits spread
+// through 111 packs held 5.4 GB of pack pages resident: the reindex's peak
+// RSS (docs/BENCHMARKS.md, session 27). With 32 MiB windows and a 256 MiB
+// limit it held 0.54 GB, in the same CPU and wall.
+func walkConfig() []string {
+	return []string{"-c", "core.packedGitWindowSize=32m", "-c", "core.packedGitLimit=256m"}
+}
+
 // ErrNoGit says that a batch read needs the git command, which is not
 // there or failed; the caller reads through go-git instead.
 var ErrNoGit = errors.New("git command not available")
@@ -204,7 +214,7 @@ func (r *Repo) CommitHashesSince(start, last plumbing.Hash) (order []plumbing.Ha
 	if start == last {
 		return nil, true, nil
 	}
-	args := []string{"--git-dir", r.dir, "rev-list", "--parents", "--boundary", start.String()}
+	args := append(walkConfig(), "--git-dir", r.dir, "rev-list", "--parents", "--boundary", start.String())
 	if !last.IsZero() {
 		args = append(args, "^"+last.String())
 	}
