@@ -23,8 +23,12 @@ import (
 // weights), so a table a writer replaced, or other weights, make it
 // unused and rewritten. Being a cache, it is left out of the seal.
 const (
-	sessCacheFile  = "sessctx.bin"
-	sessCacheMagic = "GMSCTX\x00\x01"
+	sessCacheFile = "sessctx.bin"
+	// Version 2 adds the title spans (titleSpans), an int32 a row after
+	// the links: worked out by a cold search's first term they cost ~7 ms
+	// of CPU at 1,000,000 exchanges (docs/BENCHMARKS.md, session 26); a
+	// version 1 file is not read, and the next search writes version 2.
+	sessCacheMagic = "GMSCTX\x00\x02"
 	// magic, rows, the table's checksum, its time, w, a, ref, and the
 	// four means; 8-aligned, so the float columns read in place.
 	sessCacheHeader = 8 + 4 + 4 + 8 + 3*8 + 4*8
@@ -95,7 +99,7 @@ func (ix *Index) loadSessCache(rows []ctxRow, f *ctxFile, key sessCacheKey) *ses
 // result; b's start 8-aligned, as a mapping's is).
 func parseSessCache(b []byte, rows []ctxRow, key sessCacheKey) *sessionCtx {
 	n := key.n
-	size := sessCacheHeader + n*(4*8+8) + 4
+	size := sessCacheHeader + n*(4*8+8+4) + 4
 	if len(b) != size || string(b[:8]) != sessCacheMagic || int(binary.LittleEndian.Uint32(b[8:])) != n ||
 		len(rows) != n || uintptr(unsafe.Pointer(&b[0]))%8 != 0 {
 		return nil
@@ -118,8 +122,14 @@ func parseSessCache(b []byte, rows []ctxRow, key sessCacheKey) *sessionCtx {
 	if n > 0 {
 		c.links = unsafe.Slice((*link)(unsafe.Pointer(&b[sessCacheHeader+4*8*n])), n)
 	}
-	// The scorer indexes rows by these links: every one must be a row.
-	// They are checked with the checksum's pass over them (checkChunk).
+	spansAt := sessCacheHeader + 5*8*n
+	var spans []int32
+	if n > 0 {
+		spans = unsafe.Slice((*int32)(unsafe.Pointer(&b[spansAt])), n)
+	}
+	// The scorer indexes rows by these links and spans: every link must be
+	// a row, every span end within the table. They are checked with the
+	// checksum's pass over them (checkChunk).
 	linksAt := sessCacheHeader + 4*8*n
 	crc := crc32.Checksum(b[:linksAt], crcTable)
 	ok := true
@@ -129,10 +139,16 @@ func parseSessCache(b []byte, rows []ctxRow, key sessCacheKey) *sessionCtx {
 		crc = crc32.Update(crc, crcTable, b[linksAt+8*lo:linksAt+8*hi])
 		ok = ok && linksIn(c.links[lo:hi], n)
 	}
+	for lo := 0; lo < n; lo += 2 * per {
+		hi := min(lo+2*per, n)
+		crc = crc32.Update(crc, crcTable, b[spansAt+4*lo:spansAt+4*hi])
+		ok = ok && spansIn(spans[lo:hi], lo, n)
+	}
 	if !ok || crc != le.Uint32(b[size-4:]) {
 		return nil
 	}
 	c.titleOnce.Do(func() {}) // titleDL and titleAvg come filled
+	c.spanOnce.Do(func() { c.spans = spans })
 	return c
 }
 
@@ -146,10 +162,21 @@ func linksIn(ls []link, n int) bool {
 	return true
 }
 
+// spansIn reports whether every span of ss (the spans of rows first, …)
+// ends within a table of n rows: 0 ≤ span ≤ n − row.
+func spansIn(ss []int32, first, n int) bool {
+	for i, l := range ss {
+		if l < 0 || int(l) > n-(first+i) {
+			return false
+		}
+	}
+	return true
+}
+
 // encodeSessCache is the cache file of c (its titles filled) for key.
 func encodeSessCache(c *sessionCtx, key sessCacheKey) []byte {
 	n := key.n
-	b := make([]byte, 0, sessCacheHeader+n*(4*8+8)+4)
+	b := make([]byte, 0, sessCacheHeader+n*(4*8+8+4)+4)
 	le := binary.LittleEndian
 	b = append(b, sessCacheMagic...)
 	b = le.AppendUint32(b, uint32(n))
@@ -166,6 +193,9 @@ func encodeSessCache(c *sessionCtx, key sessCacheKey) []byte {
 	for _, l := range c.links {
 		b = le.AppendUint32(b, uint32(l.prev))
 		b = le.AppendUint32(b, uint32(l.next))
+	}
+	for _, l := range c.titleSpans() {
+		b = le.AppendUint32(b, uint32(l))
 	}
 	return le.AppendUint32(b, crc32.Checksum(b, crcTable))
 }

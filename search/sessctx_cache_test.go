@@ -1,7 +1,9 @@
 package search
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
@@ -117,6 +119,24 @@ func TestSessCache(t *testing.T) {
 			}
 		}, false},
 		{"rewritten whole", func() {}, true},
+		{"a version 1 file", func() {
+			b, err := os.ReadFile(cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// version 1's layout: no spans column before the checksum
+			n := int(binary.LittleEndian.Uint32(b[8:]))
+			v1 := append([]byte("GMSCTX\x00\x01"), b[8:len(b)-4-4*n]...)
+			v1 = binary.LittleEndian.AppendUint32(v1, crc32.Checksum(v1, crcTable))
+			if err := os.WriteFile(cache, v1, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"written again as version 2", func() {
+			if b, err := os.ReadFile(cache); err != nil || string(b[:8]) != sessCacheMagic {
+				t.Errorf("cache after a version 1 file: %q, %v", b[:min(8, len(b))], err)
+			}
+		}, true},
 		{"other weights", func() { ContextWeight = w0 + 0.1 }, false},
 		{"weights back", func() { ContextWeight = w0 }, false},
 		{"cache of these weights", func() {}, true},
@@ -157,7 +177,7 @@ func TestSessCacheRoundTrip(t *testing.T) {
 		got, want any
 	}{
 		{"weight", got.weight, c.weight}, {"dl", got.dl, c.dl}, {"outDL", got.outDL, c.outDL},
-		{"titleDL", got.titleDL, c.titleDL}, {"links", got.links, c.links},
+		{"titleDL", got.titleDL, c.titleDL}, {"links", got.links, c.links}, {"spans", got.spans, c.titleSpans()},
 		{"means", []float64{got.avgdl, got.outAvg, got.plainAvg, got.titleAvg}, []float64{c.avgdl, c.outAvg, c.plainAvg, c.titleAvg}},
 	} {
 		if !reflect.DeepEqual(f.got, f.want) {
@@ -173,6 +193,20 @@ func TestSessCacheRoundTrip(t *testing.T) {
 		if parseSessCache(b, rows, other) != nil {
 			t.Errorf("read for key %+v, made for %+v", other, key)
 		}
+	}
+	if want := []int32{0, 1, 0}; !reflect.DeepEqual(c.titleSpans(), want) {
+		t.Errorf("spans %v, want %v", c.titleSpans(), want) // row 0 starts 0 → 2, no run; row 1 is one
+	}
+	for _, bad := range []int32{-1, 4} { // ends past the table, or negative
+		keep := c.spans[1]
+		c.spans[1] = bad
+		if parseSessCache(encodeSessCache(c, key), rows, key) != nil {
+			t.Errorf("a span %d of row 1 in 3 rows was accepted", bad)
+		}
+		c.spans[1] = keep
+	}
+	if parseSessCache(encodeSessCache(c, key), rows, key) == nil {
+		t.Error("spans put back: not read")
 	}
 	c.links[1].next = 3
 	if parseSessCache(encodeSessCache(c, key), rows, key) != nil {
