@@ -247,6 +247,10 @@ type Analyzer struct {
 	memo  map[string]string
 	buf   []byte      // Joined's, reused
 	front []frontSlot // Joined's front of the memo, made by it
+	// the builtin embedder's, reused: a text's features, a word's grams
+	tf     map[uint64]float64
+	gram   []byte
+	gramAt []int
 }
 
 // memoMax bounds an Analyzer's memo: one that reaches it is emptied (a
