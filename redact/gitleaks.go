@@ -276,7 +276,7 @@ var split = sync.OnceValues(func() (*splitDetector, error) {
 			words = append(words, w)
 		}
 	}
-	sd.restWords = newLitSet(words)
+	sd.restWords = newLitSet(words, true)
 	sd.asciiWords = true
 	for _, w := range words {
 		sd.asciiWords = sd.asciiWords && isASCII(w)

@@ -39,11 +39,12 @@ func byFirstByte(words []string) (at [256][]string, pairs pairSet) {
 
 // litSet finds which of a set of literals occur in a string, in one pass:
 // the same answer as strings.Contains for each literal. A literal occurs at
-// i only if its first two bytes are s[i:i+2] (its pair is in pairs) or it
-// is one byte long (those are looked for with strings.IndexByte); at a
-// position whose pair is in pairs, every literal with that pair is
-// compared. The empty literal occurs in every string, as strings.Contains
-// says.
+// i only if its first two bytes are s[i:i+2] (its pair is in pairs; when
+// hashed, at positions with four bytes left, the hashes below say so
+// too) or it is one byte long (those are looked for with
+// strings.IndexByte); at a position that passes, every literal with that
+// pair is compared. The empty literal occurs in every string, as
+// strings.Contains says.
 type litSet struct {
 	lits  []string
 	pairs pairSet
@@ -65,6 +66,12 @@ type litSet struct {
 	// could not predict.
 	quads, tris hashSet
 	twos        pairSet
+	// hashed: each tests the hashes; else the pairs alone (pairs, then
+	// short or next), which is faster where few positions pass them: on
+	// the coding corpus's turn texts, gitleaks' 233 keywords (restWords)
+	// ~165 ms a pass by pairs, ~100 hashed; our rules' literals
+	// (rulePrefilter) ~55 by pairs, ~85 hashed (session 27).
+	hashed bool
 }
 
 // hashSet is a set of 16-bit hashes (quadHash, triHash): 8 KiB.
@@ -84,8 +91,8 @@ func load4(s string, i int) uint32 {
 	return binary.LittleEndian.Uint32(unsafe.Slice(unsafe.StringData(s[i:]), 4))
 }
 
-func newLitSet(lits []string) *litSet {
-	ls := &litSet{lits: lits, slot: new([1 << 16]uint16)}
+func newLitSet(lits []string, hashed bool) *litSet {
+	ls := &litSet{lits: lits, slot: new([1 << 16]uint16), hashed: hashed}
 	for k, l := range lits {
 		switch len(l) {
 		case 0:
@@ -138,7 +145,7 @@ func (ls *litSet) each(s string, found []bool, fn func(k int) bool) {
 		}
 	}
 	i := 0
-	for ; i+4 <= len(s); i++ {
+	for ; ls.hashed && i+4 <= len(s); i++ {
 		x := load4(s, i)
 		if !ls.quads.has(quadHash(x)) && !ls.tris.has(triHash(x)) && !ls.twos.has(s[i], s[i+1]) {
 			continue

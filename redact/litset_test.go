@@ -2,6 +2,7 @@ package redact
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -63,8 +64,11 @@ func TestLitSetIsContains(t *testing.T) {
 		"keywords":  sd.restWords.lits,
 		"small":     {"", "=", "a", "ab", "abc", "b", "ba", "\u212a", "key", "ke", "k"},
 	}
+	for _, name := range slices.Collect(maps.Keys(sets)) {
+		sets[name+" hashed"] = sets[name] // newLitSet(lits, true)
+	}
 	for name, lits := range sets {
-		ls := newLitSet(lits)
+		ls := newLitSet(lits, strings.HasSuffix(name, " hashed"))
 		texts := append(litSetTexts(t, lits, 5000), "", "a", "=", "ab", strings.Join(lits, ""), strings.Join(lits, " "))
 		hits := 0
 		for _, s := range texts {
@@ -285,8 +289,11 @@ func TestLitSetIsBefore(t *testing.T) {
 		return nil
 	})
 	t.Logf("%d corpus texts", len(corpus))
+	for _, name := range slices.Collect(maps.Keys(sets)) {
+		sets[name+" hashed"] = sets[name] // newLitSet(lits, true)
+	}
 	for name, lits := range sets {
-		ls := newLitSet(lits)
+		ls := newLitSet(lits, strings.HasSuffix(name, " hashed"))
 		texts := append(litSetTexts(t, lits, 20000), "", "a", "ab", "abc", "abcd", strings.Join(lits, ""), strings.Join(lits, " "))
 		texts = append(texts, corpus...)
 		for _, s := range texts {
