@@ -4,6 +4,8 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gitmem/git-mem/exchange"
 )
@@ -284,15 +286,57 @@ ensure follow copy paste replace restart please consider verify start stop`)
 })
 
 // shouting counts all-caps words of four letters or more.
+//
+// Without a string per word (session 27: strings.Fields' slice, Trim's
+// set of its cutset and ToUpper's copy of each word were a quarter of
+// summarySentence in the coding add): the same words (FieldsSeq), the
+// same trim (shoutTrim holds Trim's cutset, all ASCII), upperCased for
+// strings.ToUpper(w) == w, the cheap tests first (they have no effects).
+// TestShoutingIsBefore holds it to the former code.
 func shouting(s string) int {
 	n := 0
-	for _, w := range strings.Fields(s) {
-		w = strings.Trim(w, ".,;:!?()*\"'")
-		if len(w) >= 4 && strings.ToUpper(w) == w && hasLetter(w) && !hasDigit(w) && !strings.ContainsAny(w, "_.") {
+	for w := range strings.FieldsSeq(s) {
+		for len(w) > 0 && shoutTrim[w[0]] {
+			w = w[1:]
+		}
+		for len(w) > 0 && shoutTrim[w[len(w)-1]] {
+			w = w[:len(w)-1]
+		}
+		if len(w) >= 4 && hasLetter(w) && !hasDigit(w) && !strings.ContainsAny(w, "_.") && upperCased(w) {
 			n++
 		}
 	}
 	return n
+}
+
+// shoutTrim is the set of the bytes shouting trims off a word's ends.
+var shoutTrim = func() (t [256]bool) {
+	for _, c := range []byte(".,;:!?()*\"'") {
+		t[c] = true
+	}
+	return t
+}()
+
+// upperCased reports whether strings.ToUpper(s) == s, without the copy:
+// whether every rune of s is its own unicode.ToUpper and no byte is
+// invalid UTF-8 (ToUpper writes U+FFFD for it; a U+FFFD in s stays).
+func upperCased(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || unicode.ToUpper(r) != r {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // contextText picks the most specific detail, copied verbatim: an error

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"context"
 	"slices"
 	"sort"
 	"strings"
@@ -151,7 +152,9 @@ type splitDetector struct {
 	// restWords finds the rest's keywords (lower case); nil when a rest
 	// rule has none, so that the rest runs on every fragment.
 	restWords *litSet
-	hot       []hotRule
+	// asciiWords: every literal of restWords is ASCII (keywordLower).
+	asciiWords bool
+	hot        []hotRule
 
 	// The rest runs as a detector of only the rules whose keywords occur
 	// in the fragment: gitleaks' own walk of the fragment asks each of its
@@ -188,6 +191,10 @@ type hotRule struct {
 	// runs the rule not at all.
 	keyed bool
 	bit   uint64
+	// from, when set, replaces may: -1 where may is false, else where in
+	// frag the rule's detector may start without changing its findings
+	// (detectFrom).
+	from func(frag, lower string) int
 }
 
 // hotRules are the rules split off, with the regexp each condition was
@@ -195,28 +202,29 @@ type hotRule struct {
 var hotRules = []struct {
 	id, regex string
 	may       func(frag, lower string) bool
-	keyed     bool // see hotRule
+	keyed     bool                         // see hotRule
+	from      func(frag, lower string) int // see hotRule
 }{
-	{"generic-api-key", `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)`, mayGeneric, false},
-	{"vault-service-token", `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`, func(s, _ string) bool { return mayVault(s) }, false},
-	{"jwt", `\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`, func(s, _ string) bool { return strings.Contains(s, ".ey") }, false},
+	{"generic-api-key", `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)`, mayGeneric, false, genericFrom},
+	{"vault-service-token", `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`, func(s, _ string) bool { return mayVault(s) }, false, nil},
+	{"jwt", `\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`, func(s, _ string) bool { return strings.Contains(s, ".ey") }, false, nil},
 	// Rules written as generic-api-key is, with a name of their own; their
 	// keywords ("test_", "live_", "_pub", "sonar", …) called them on 959 of
 	// the coding corpus's fragments (lob-api-key's regexp: 74 ms a pass,
 	// session 20), their names were on 0-82 (mayNamed), asked only where
 	// a keyword is (keyed).
-	{"lob-api-key", `(?i)[\w.-]{0,50}?(?:lob)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}((live|test)_[a-f0-9]{35})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("lob", 0), true},
-	{"lob-pub-api-key", `(?i)[\w.-]{0,50}?(?:lob)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}((test|live)_pub_[a-f0-9]{31})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("lob", 0), true},
+	{"lob-api-key", `(?i)[\w.-]{0,50}?(?:lob)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}((live|test)_[a-f0-9]{35})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("lob", 0), true, nil},
+	{"lob-pub-api-key", `(?i)[\w.-]{0,50}?(?:lob)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}((test|live)_pub_[a-f0-9]{31})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("lob", 0), true, nil},
 	// sonar[_.-]?(login|token): at most 6 more bytes before the filler,
 	// all of them filler bytes.
-	{"sonar-api-token", `(?i)[\w.-]{0,50}?(?:sonar[_.-]?(login|token))(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}((?:squ_|sqp_|sqa_)?[a-z0-9=_\-]{40})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("sonar", 6), true},
-	{"linear-client-secret", `(?i)[\w.-]{0,50}?(?:linear)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([a-f0-9]{32})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("linear", 0), true},
-	{"discord-client-secret", `(?i)[\w.-]{0,50}?(?:discord)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([a-z0-9=_\-]{32})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("discord", 0), true},
+	{"sonar-api-token", `(?i)[\w.-]{0,50}?(?:sonar[_.-]?(login|token))(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}((?:squ_|sqp_|sqa_)?[a-z0-9=_\-]{40})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("sonar", 6), true, nil},
+	{"linear-client-secret", `(?i)[\w.-]{0,50}?(?:linear)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([a-f0-9]{32})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("linear", 0), true, nil},
+	{"discord-client-secret", `(?i)[\w.-]{0,50}?(?:discord)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([a-z0-9=_\-]{32})(?:[\x60'"\s;]|\\[nr]|$)`, mayNamed("discord", 0), true, nil},
 	// Its keyword "sk" is in 17 % of the coding corpus's fragments (task,
 	// ask, risk), where it was the rest's only rule on 21,101 of them: a
 	// gitleaks call each (lower-casing the fragment, its own keyword
 	// search) for a regexp that needs "SK" and 32 hex digits (mayHex).
-	{"twilio-api-key", `SK[0-9a-fA-F]{32}`, mayHex("SK", 32), true},
+	{"twilio-api-key", `SK[0-9a-fA-F]{32}`, mayHex("SK", 32), true, nil},
 }
 
 // split is built from detector's config on first use.
@@ -236,6 +244,9 @@ var split = sync.OnceValues(func() (*splitDetector, error) {
 		}
 		taken[h.id] = true
 		hr := hotRule{d: subDetector(cfg, func(id string) bool { return id == h.id }), may: h.may}
+		if len(r.RequiredRules) == 0 {
+			hr.from = h.from
+		}
 		if h.keyed && len(r.Keywords) > 0 && len(hotKw) < 64 {
 			hr.keyed, hr.bit = true, 1<<len(sd.hot)
 			for _, k := range r.Keywords {
@@ -265,7 +276,11 @@ var split = sync.OnceValues(func() (*splitDetector, error) {
 			words = append(words, w)
 		}
 	}
-	sd.restWords = newLitSet(words)
+	sd.restWords = newLitSet(words, true)
+	sd.asciiWords = true
+	for _, w := range words {
+		sd.asciiWords = sd.asciiWords && isASCII(w)
+	}
 	for _, w := range words {
 		sd.patRules = append(sd.patRules, sd.kwRules[w])
 		sd.patHot = append(sd.patHot, hotKw[w])
@@ -314,16 +329,42 @@ func (sd *splitDetector) detectLower(frag, lower string) []report.Finding {
 		fs = sd.rest.DetectString(frag)
 	} else {
 		var d *detect.Detector
-		if d, keyed = sd.restFor(unicodeLower(frag, lower)); d != nil {
+		if d, keyed = sd.restFor(sd.keywordLower(frag, lower)); d != nil {
 			fs = d.DetectString(frag)
 		}
 	}
 	for _, h := range sd.hot {
-		if (!h.keyed || keyed&h.bit != 0) && h.may(frag, lower) {
+		if h.keyed && keyed&h.bit == 0 {
+			continue
+		}
+		if h.from != nil {
+			if at := h.from(frag, lower); at >= 0 {
+				fs = append(fs, detectFrom(h.d, frag, at)...)
+			}
+		} else if h.may(frag, lower) {
 			fs = append(fs, h.d.DetectString(frag)...)
 		}
 	}
 	return dropShadowedGeneric(fs)
+}
+
+// detectFrom is d.DetectString(frag) given that no match of d's rules
+// begins before the line after frag[at] = '\n' (at > 0; at 0, nothing is
+// cut): gitleaks is given frag from that '\n' on, said to begin on the
+// line it is on. Its findings are the whole fragment's: a regexp with no
+// assertion on what comes before (no ^, \A, \b) matches the same from each
+// position of the rest, and from the '\n' on, gitleaks' line of a match
+// (its StartLine, counted from the fragment's, and its text, which begins
+// at the '\n' before it) and its column (counted from that '\n') are
+// those it finds in the whole. The regexp scanned every byte before the
+// first line where a match may begin twice (gitleaks runs it once to test,
+// once to report): generic-api-key was ~0.14 CPU-s of the coding add
+// (session 27). TestDetectFromIsWhole holds it to DetectString.
+func detectFrom(d *detect.Detector, frag string, at int) []report.Finding {
+	if at == 0 || d.MaxDecodeDepth > 0 { // decoding would read the whole
+		return d.DetectString(frag)
+	}
+	return d.DetectContext(context.Background(), detect.Fragment{Raw: frag[at:], StartLine: strings.Count(frag[:at], "\n")})
 }
 
 // restFor returns a detector of the rest's rules that gitleaks would run
@@ -444,8 +485,12 @@ var genericWords = []string{"access", "auth", "api", "credential", "creds", "key
 // strings.Index passes, one per keyword, and two for foldsToASCII: 0.15 of
 // ~8 CPU-s of `git mem add` of the coding corpus. The same answer as
 // before for every text (TestMayGenericIsRef holds it to that code).
-func mayGeneric(s, l string) bool {
-	_ = s // l has s's bytes where they are not ASCII upper case
+func mayGeneric(s, l string) bool { return genericFirst(l) >= 0 }
+
+// genericFirst is where mayGeneric's pass stops with true: the first
+// keyword that genericTail accepts, or the first rune of foldsToASCII,
+// whichever comes first; -1 where mayGeneric is false.
+func genericFirst(l string) int {
 	// Every keyword and rune is at least two bytes long: a position whose
 	// pair begins none is skipped (session 20: a table of first bytes
 	// before, which most letters pass).
@@ -458,11 +503,38 @@ func mayGeneric(s, l string) bool {
 				continue
 			}
 			if w[0] >= utf8.RuneSelf || genericTail(l, p+len(w)) {
-				return true
+				return p
 			}
 		}
 	}
-	return false
+	return -1
+}
+
+// genericFrom is hotRule.from of generic-api-key: -1 where mayGeneric is
+// false, else the '\n' before the line of genericFirst, or 0 (no cut)
+// when that is the first line, when s holds a rune of foldsToASCII, or
+// when a match may begin on a last line that no '\n' ends (gitleaks
+// gives such a match the text from the fragment's start as its line,
+// which "gitleaks:allow" and allowlists of lines read). A match takes a
+// keyword that genericTail accepts (mayGeneric is necessary keyword by
+// keyword), at genericFirst or after it, and begins at most 50 bytes of
+// [\w.-] before it: on its line. l is asciiLower(s).
+func genericFrom(s, l string) int {
+	p := genericFirst(l)
+	if p < 0 {
+		return -1
+	}
+	if foldsToASCII(s) {
+		return 0
+	}
+	c := strings.LastIndexByte(l[:p], '\n')
+	if c <= 0 {
+		return 0
+	}
+	if last := strings.LastIndexByte(l, '\n') + 1; last < len(l) && genericFirst(l[last:]) >= 0 {
+		return 0
+	}
+	return c
 }
 
 // genericAt lists, by first byte, the keywords of generic-api-key
@@ -638,13 +710,38 @@ func valueRun(s string, p int) int {
 	return n
 }
 
-// unicodeLower is strings.ToLower(s) given lower, asciiLower(s): the same
-// string when s is ASCII (strings.ToLower then changes A-Z only).
-func unicodeLower(s, lower string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return strings.ToLower(s)
+// keywordLower is a text in which restWords finds the same literals as in
+// strings.ToLower(frag) (gitleaks looks for its keywords there), given
+// lower, asciiLower(frag): lower itself unless frag holds a rune that
+// strings.ToLower turns into ASCII (toASCIILower) or a keyword is not
+// ASCII. strings.ToLower maps every other non-ASCII rune (and every
+// invalid byte, to U+FFFD) to non-ASCII bytes, and ASCII bytes as
+// asciiLower does, so both texts are the same runs of ASCII bytes between
+// non-empty runs of non-ASCII bytes, and an ASCII literal lies within one
+// run. It was strings.ToLower of every fragment holding a non-ASCII byte
+// (~0.03 CPU-s of the coding add, session 27).
+func (sd *splitDetector) keywordLower(frag, lower string) string {
+	for i := 0; i < len(frag); i++ {
+		if frag[i] >= utf8.RuneSelf {
+			if sd.asciiWords && !containsAny(frag[i:], toASCIILower) {
+				return lower
+			}
+			return strings.ToLower(frag)
 		}
 	}
 	return lower
+}
+
+// toASCIILower are the runes above ASCII that strings.ToLower maps into
+// ASCII (U+0130 to i, U+212A KELVIN SIGN to k): TestToASCIILowerIsAll
+// finds them in Go's Unicode tables.
+var toASCIILower = []string{"\u0130", "\u212a"}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"unsafe"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
+
+	"github.com/gitmem/git-mem/exchange"
 )
 
 // litSetTexts are texts made of the given literals (whole, cut short, at
@@ -61,8 +64,11 @@ func TestLitSetIsContains(t *testing.T) {
 		"keywords":  sd.restWords.lits,
 		"small":     {"", "=", "a", "ab", "abc", "b", "ba", "\u212a", "key", "ke", "k"},
 	}
+	for _, name := range slices.Collect(maps.Keys(sets)) {
+		sets[name+" hashed"] = sets[name] // newLitSet(lits, true)
+	}
 	for name, lits := range sets {
-		ls := newLitSet(lits)
+		ls := newLitSet(lits, strings.HasSuffix(name, " hashed"))
 		texts := append(litSetTexts(t, lits, 5000), "", "a", "=", "ab", strings.Join(lits, ""), strings.Join(lits, " "))
 		hits := 0
 		for _, s := range texts {
@@ -219,6 +225,92 @@ func TestSecretWordHintIsOnePass(t *testing.T) {
 		check(s)
 		for line := range strings.Lines(s) {
 			check(line)
+		}
+	}
+}
+
+// eachBefore is litSet.each as session 20 wrote it (pairs, then short or
+// next, at every position), kept as the oracle of the hashed tests.
+func eachBefore(ls *litSet, s string, found []bool, fn func(k int) bool) {
+	for _, k := range ls.empty {
+		found[k] = true
+		if !fn(k) {
+			return
+		}
+	}
+	for _, k := range ls.ones {
+		if strings.IndexByte(s, ls.lits[k][0]) >= 0 {
+			found[k] = true
+			if !fn(k) {
+				return
+			}
+		}
+	}
+	for i := 0; i+1 < len(s); i++ {
+		if !ls.pairs.has(s[i], s[i+1]) ||
+			!ls.short.has(s[i], s[i+1]) && (i+2 == len(s) || !ls.next.has(s[i+1], s[i+2])) {
+			continue
+		}
+		for _, k := range ls.byPair[ls.slot[uint16(s[i])<<8|uint16(s[i+1])]-1] {
+			l := ls.lits[k]
+			if found[k] || len(l) > len(s)-i || s[i:i+len(l)] != l {
+				continue
+			}
+			found[k] = true
+			if !fn(k) {
+				return
+			}
+		}
+	}
+}
+
+// TestLitSetIsBefore: each calls fn with the same literals in the same
+// order as the former loop (eachBefore), and stops at the same one when
+// fn says so, for the prefilter's literals, gitleaks' keywords (on the
+// lower case) and small sets with literals of every length, on made texts
+// (seed logged) and, when /work/shared is there, on every string of the
+// coding corpus and its lower case.
+func TestLitSetIsBefore(t *testing.T) {
+	sd, err := split()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := map[string][]string{
+		"prefilter": rulePrefilter().lits,
+		"keywords":  sd.restWords.lits,
+		"small":     {"", "=", "a", "ab", "abc", "abcd", "b", "ba", "bcd", "\u212a", "key", "ke", "k", "keys", "keyst"},
+		"long":      {"abcd", "bcde", "token", "tokens", "x-api-key"},
+	}
+	var corpus []string
+	eachCodingExchange(t, func(ex *exchange.Exchange) error {
+		for _, tu := range ex.Turns {
+			corpus = append(corpus, tu.Text, asciiLower(tu.Text))
+		}
+		return nil
+	})
+	t.Logf("%d corpus texts", len(corpus))
+	for _, name := range slices.Collect(maps.Keys(sets)) {
+		sets[name+" hashed"] = sets[name] // newLitSet(lits, true)
+	}
+	for name, lits := range sets {
+		ls := newLitSet(lits, strings.HasSuffix(name, " hashed"))
+		texts := append(litSetTexts(t, lits, 20000), "", "a", "ab", "abc", "abcd", strings.Join(lits, ""), strings.Join(lits, " "))
+		texts = append(texts, corpus...)
+		for _, s := range texts {
+			var got, want []int
+			ls.each(s, make([]bool, len(lits)), func(k int) bool { got = append(got, k); return true })
+			eachBefore(ls, s, make([]bool, len(lits)), func(k int) bool { want = append(want, k); return true })
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: %q: each %v, before %v", name, s, got, want)
+			}
+			if len(want) > 1 {
+				stop := len(want) / 2
+				got = got[:0]
+				ls.each(s, make([]bool, len(lits)), func(k int) bool { got = append(got, k); return len(got) <= stop })
+				if !slices.Equal(got, want[:stop+1]) {
+					t.Fatalf("%s: %q: stopped after %v, want %v", name, s, got, want[:stop+1])
+				}
+			}
 		}
 	}
 }

@@ -31,7 +31,7 @@ var rulePrefilter = sync.OnceValue(func() *prefilter {
 			p.ofRule[i] = append(p.ofRule[i], k)
 		}
 	}
-	p.set = newLitSet(p.lits)
+	p.set = newLitSet(p.lits, false)
 	return p
 })
 

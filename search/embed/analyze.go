@@ -43,27 +43,43 @@ func Words(text string, emit func(w string, part bool)) {
 	// parts is reused from word to word: a slice per word was most of
 	// what Words allocated in `git mem add` (the parts are substrings of
 	// the text, so emit may keep them).
+	//
+	// The loops test ASCII bytes in line (asciiWord) and call out only
+	// for the others (session 27: runeAt and isWordRune were calls at
+	// every byte).
 	var parts []string
 	i := 0
 	for i < len(text) {
-		r, size := runeAt(text, i)
-		if !isWordRune(r) {
+		if c := text[i]; c < utf8.RuneSelf {
+			if !asciiWord[c] {
+				i++
+				continue
+			}
+		} else if r, size := utf8.DecodeRuneInString(text[i:]); !isWordRune(r) {
 			i += size
 			continue
 		}
 		start := i
 		end := i
 		for i < len(text) {
-			r, size = runeAt(text, i)
-			if isWordRune(r) {
-				i += size
+			c := text[i]
+			if c < utf8.RuneSelf && asciiWord[c] {
+				i++
 				end = i
 				continue
 			}
-			if isJoiner(r) && i+size < len(text) {
-				r2, _ := runeAt(text, i+size)
-				if isWordRune(r2) {
+			if c >= utf8.RuneSelf {
+				r, size := utf8.DecodeRuneInString(text[i:])
+				if isWordRune(r) {
 					i += size
+					end = i
+					continue
+				}
+				break // not a joiner: they are ASCII
+			}
+			if isJoiner(rune(c)) && i+1 < len(text) {
+				if c2 := text[i+1]; c2 < utf8.RuneSelf && asciiWord[c2] || c2 >= utf8.RuneSelf && isWordRune(firstRune(text[i+1:])) {
+					i++
 					continue
 				}
 			}
@@ -86,7 +102,7 @@ func Words(text string, emit func(w string, part bool)) {
 		}
 		if i == end && i < len(text) {
 			// stopped on a joiner that ends the word
-			_, size = utf8.DecodeRuneInString(text[i:])
+			_, size := utf8.DecodeRuneInString(text[i:])
 			i += size
 		}
 	}
@@ -108,13 +124,10 @@ func plainWord(w string) bool {
 	return true
 }
 
-// runeAt is utf8.DecodeRuneInString(text[i:]), with ASCII decoded inline
-// (nearly every byte Words reads).
-func runeAt(text string, i int) (rune, int) {
-	if c := text[i]; c < utf8.RuneSelf {
-		return rune(c), 1
-	}
-	return utf8.DecodeRuneInString(text[i:])
+// firstRune is the first rune of s, as utf8.DecodeRuneInString says.
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }
 
 // asciiWord[c] is isWordRune(rune(c)) for ASCII c: unicode.IsLetter and
@@ -247,6 +260,10 @@ type Analyzer struct {
 	memo  map[string]string
 	buf   []byte      // Joined's, reused
 	front []frontSlot // Joined's front of the memo, made by it
+	// the builtin embedder's, reused: a text's features, a word's grams
+	tf     map[uint64]float64
+	gram   []byte
+	gramAt []int
 }
 
 // memoMax bounds an Analyzer's memo: one that reaches it is emptied (a

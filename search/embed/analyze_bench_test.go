@@ -55,3 +55,18 @@ func BenchmarkJoinedCoding(b *testing.B) {
 	// CPU per pass stays meaningful on a busy machine; wall does not.
 	b.ReportMetric((cputime.Self()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 }
+
+// BenchmarkVectorCoding embeds every coding turn with the builtin
+// embedder, one Analyzer, as each of Embed's workers does.
+func BenchmarkVectorCoding(b *testing.B) {
+	texts := codingTexts(b)
+	b.ResetTimer()
+	cpu0 := cputime.Self()
+	for i := 0; i < b.N; i++ {
+		a := NewAnalyzer()
+		for _, t := range texts {
+			Builtin{}.vector(a, t)
+		}
+	}
+	b.ReportMetric((cputime.Self()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/op")
+}

@@ -2,11 +2,14 @@ package embed
 
 import (
 	"math/rand"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gitmem/git-mem/internal/shared"
 )
 
 // wordsRef is Words as it was before its ASCII fast paths and reused parts
@@ -72,9 +75,13 @@ func TestIsWordRuneASCII(t *testing.T) {
 
 // TestWordsIsRef: Words emits exactly what wordsRef emits (the terms of
 // every index depend on it) on generated texts mixing ASCII words and
-// joiners, Unicode letters and digits, invalid UTF-8 and long runs.
+// joiners, Unicode letters and digits, invalid UTF-8 and long runs, and
+// on the coding corpus's turn texts (when /work/shared is there).
 func TestWordsIsRef(t *testing.T) {
 	texts := genTexts(t, 20000)
+	if files, _ := filepath.Glob(filepath.Join(shared.Dir(), "eval/coding/*/exchanges.jsonl")); len(files) > 0 {
+		texts = append(texts, codingTexts(t)...) // and the coding turns, when there
+	}
 	type em struct {
 		w    string
 		part bool
