@@ -59,15 +59,16 @@ type fieldOcc struct {
 	docNum uint32
 }
 
-// fieldPosting is a (document, term) of one field, in document order:
-// the term's frequency and number of locations, read once, and the
-// TokenFreq where it has locations (in fieldBuild.withLocs).
+// fieldPosting is a (document, term) of one field: its list, document
+// and frequency, read once from its TokenFreq, which is kept only when it
+// has locations or a frequency past 32 bits (aux: 1 + its index in
+// fieldBuild.withTF; 0: none, no locations). 16 bytes and no pointer
+// (the collector does not scan them).
 type fieldPosting struct {
-	freq    uint64
-	pid     uint32
-	docNum  uint32
-	numLocs uint32
-	locsAt  uint32 // index in withLocs (numLocs > 0)
+	pid    uint32
+	docNum uint32
+	freq   uint32
+	aux    uint32
 }
 
 // termPieces are the lengths of a term's encoded pieces in fieldBuild.data:
@@ -85,18 +86,18 @@ type fieldBuild struct {
 	postings  int // number of (document, term)s: the work, for the order
 	occs      []fieldOcc
 
-	dict     map[string]uint32 // term → list id
-	keys     []string          // terms, sorted once listed
-	pids     []uint32          // list id of each of keys
-	counts   []uint32          // list id → postings, then start in freqNorms
-	nlocs    []uint32          // list id → locations, then start in locs
-	rec      []fieldPosting
-	withLocs []*index.TokenFreq
-	lens     []uint32 // docNum → the field's analysed length
-	pairs    []termPid
+	dict   map[string]uint32 // term → list id
+	keys   []string          // terms, sorted once listed
+	pids   []uint32          // list id of each of keys
+	counts []uint32          // list id → postings, then end in byList
+	nlocs  []uint32          // list id → locations, then start in locs
+	rec    []fieldPosting    // in document order
+	withTF []*index.TokenFreq
+	lens   []uint32 // docNum → the field's analysed length
+	pairs  []termPid
 
-	freqNorms []interimFreqNorm // by list, each list in document order
-	locs      []interimLoc
+	byList []fieldPosting // rec by list, each list in document order
+	locs   []interimLoc
 
 	data   []byte       // the terms' encoded pieces, in term order
 	pieces []termPieces // per term of keys
@@ -238,13 +239,12 @@ func (fb *fieldBuild) reset(fieldID uint16) {
 	fb.counts = fb.counts[:0]
 	fb.nlocs = fb.nlocs[:0]
 	fb.rec = fb.rec[:0]
-	clear(fb.withLocs)
-	fb.withLocs = fb.withLocs[:0]
+	clear(fb.withTF)
+	fb.withTF = fb.withTF[:0]
 	fb.lens = fb.lens[:0]
 	clear(fb.pairs)
 	fb.pairs = fb.pairs[:0]
-	clear(fb.freqNorms) // interimFreqNorm holds no pointer; kept simple
-	fb.freqNorms = fb.freqNorms[:0]
+	fb.byList = fb.byList[:0]
 	clear(fb.locs)
 	fb.locs = fb.locs[:0]
 	fb.data = fb.data[:0]
@@ -284,15 +284,17 @@ func (w *fieldWorker) build(io *invertedIndexOpaque, fb *fieldBuild) error {
 				fb.counts = append(fb.counts, 0)
 				fb.nlocs = append(fb.nlocs, 0)
 			}
-			p := fieldPosting{freq: uint64(tf.Frequency()), pid: pid, docNum: o.docNum,
-				numLocs: uint32(len(tf.Locations))}
-			if p.numLocs > 0 {
-				p.locsAt = uint32(len(fb.withLocs))
-				fb.withLocs = append(fb.withLocs, tf)
+			p := fieldPosting{pid: pid, docNum: o.docNum}
+			freq, numLocs := tf.Frequency(), len(tf.Locations)
+			if numLocs == 0 && uint64(freq) <= math.MaxUint32 {
+				p.freq = uint32(freq)
+			} else {
+				fb.withTF = append(fb.withTF, tf)
+				p.aux = uint32(len(fb.withTF))
 			}
 			fb.rec = append(fb.rec, p)
 			fb.counts[pid]++
-			fb.nlocs[pid] += p.numLocs
+			fb.nlocs[pid] += uint32(numLocs)
 		}
 	}
 	// sortDictKeys' part.
@@ -314,26 +316,21 @@ func (w *fieldWorker) build(io *invertedIndexOpaque, fb *fieldBuild) error {
 		nf += c
 		nl += l
 	}
-	if cap(fb.freqNorms) < int(nf) {
-		fb.freqNorms = make([]interimFreqNorm, nf)
+	if cap(fb.byList) < int(nf) {
+		fb.byList = make([]fieldPosting, nf)
 	}
-	fb.freqNorms = fb.freqNorms[:nf]
+	fb.byList = fb.byList[:nf]
 	if cap(fb.locs) < int(nl) {
 		fb.locs = make([]interimLoc, nl)
 	}
 	fb.locs = fb.locs[:nl]
 	fieldID := fb.fieldID
 	for _, rp := range fb.rec {
-		fb.freqNorms[fb.counts[rp.pid]] = interimFreqNorm{
-			freq:    rp.freq,
-			norm:    math.Float32frombits(fb.lens[rp.docNum]),
-			docNum:  rp.docNum,
-			numLocs: int(rp.numLocs),
-		}
+		fb.byList[fb.counts[rp.pid]] = rp
 		fb.counts[rp.pid]++
-		if rp.numLocs > 0 {
+		if rp.aux > 0 {
 			at := fb.nlocs[rp.pid]
-			for _, loc := range fb.withLocs[rp.locsAt].Locations {
+			for _, loc := range fb.withTF[rp.aux-1].Locations {
 				locf := fieldID
 				if loc.Field != "" {
 					locf = io.FieldsMap[loc.Field] - 1 // defined: startParallel
@@ -386,11 +383,11 @@ func (w *fieldWorker) encode(io *invertedIndexOpaque, fb *fieldBuild) error {
 		if pid > 0 {
 			fStart, lStart = fb.counts[pid-1], fb.nlocs[pid-1]
 		}
-		freqNorms := fb.freqNorms[fStart:fb.counts[pid]]
+		postings := fb.byList[fStart:fb.counts[pid]]
 		locs := fb.locs[lStart:fb.nlocs[pid]]
 		locOffset := 0
 
-		cardinality := uint64(len(freqNorms))
+		cardinality := uint64(len(postings))
 		chunkSize, err := getChunkSize(io.chunkMode, cardinality, numDocs)
 		if err != nil {
 			return err
@@ -399,7 +396,13 @@ func (w *fieldWorker) encode(io *invertedIndexOpaque, fb *fieldBuild) error {
 		locEncoder.SetChunkSize(chunkSize, numDocs-1)
 
 		w.docNums = w.docNums[:0]
-		for _, freqNorm := range freqNorms {
+		for _, p := range postings {
+			// process's interimFreqNorm of the posting
+			freqNorm := interimFreqNorm{freq: uint64(p.freq), norm: math.Float32frombits(fb.lens[p.docNum]), docNum: p.docNum}
+			if p.aux > 0 {
+				tf := fb.withTF[p.aux-1]
+				freqNorm.freq, freqNorm.numLocs = uint64(tf.Frequency()), len(tf.Locations)
+			}
 			docNum := uint64(freqNorm.docNum)
 			w.docNums = append(w.docNums, freqNorm.docNum)
 			if freqNorm.freq > 0 {

@@ -39,8 +39,9 @@ func plainField(name, value string, docVals bool) *stubField {
 // fields of very different sizes (a few words of a small vocabulary, so
 // that lists pass 4,096 documents; long texts of a large one; one term per
 // document), fields with and without locations (term vectors), doc values
-// on some, documents without a field, non-ASCII terms, the composite
-// _all, and, with dup, some documents holding a field twice.
+// on some, documents without a field, non-ASCII terms, frequencies of 0
+// and past 32 bits, the composite _all, and, with dup, some documents
+// holding a field twice.
 func gitmemVariedDocs(seed int64, n int, dup bool) []index.Document {
 	r := rand.New(rand.NewSource(seed))
 	word := func(vocab int) string {
@@ -63,9 +64,16 @@ func gitmemVariedDocs(seed int64, n int, dup bool) []index.Document {
 	docs := make([]index.Document, n)
 	for i := range docs {
 		id := fmt.Sprintf("%d", i)
+		head := plainField("head", "common "+words(1+r.Intn(3), 8), false)
+		switch r.Intn(200) {
+		case 0: // a frequency past 32 bits
+			head.analyzedFreqs["common"].SetFrequency(1<<33 + r.Intn(3))
+		case 1: // no frequency (the norm is not written)
+			head.analyzedFreqs["common"].SetFrequency(0)
+		}
 		fields := []*stubField{
 			newStubFieldSplitString("_id", nil, id, true, false, false),
-			plainField("head", "common "+words(1+r.Intn(3), 8), false),
+			head,
 		}
 		if r.Intn(10) > 0 {
 			fields = append(fields, plainField("verbatim", words(1+r.Intn(long), 20000), false))
