@@ -35,8 +35,10 @@ import (
 // segments too small to gain, for gitmemUpstream, and for what the
 // parallel build does not handle (a document holding a field twice, whose
 // frequencies process merges; geo shapes' extra doc values; fields
-// another section excludes; a location naming a field not yet defined; a
-// writer with a callback). TestGitmemParallelSameFile compares the bytes.
+// another section excludes; a location, in a field with term vectors,
+// naming a field no document holds — elsewhere the build returns an
+// error). New's writer has no callback (NewFileWriterEmpty); one with a
+// callback is an error. TestGitmemParallelSameFile compares the bytes.
 
 // gitmemWorkers: goroutines that build a new segment's fields (≤ 0:
 // GOMAXPROCS); 1 is the serial path.
@@ -333,7 +335,12 @@ func (w *fieldWorker) build(io *invertedIndexOpaque, fb *fieldBuild) error {
 			for _, loc := range fb.withTF[rp.aux-1].Locations {
 				locf := fieldID
 				if loc.Field != "" {
-					locf = io.FieldsMap[loc.Field] - 1 // defined: startParallel
+					idPlus1, ok := io.FieldsMap[loc.Field]
+					if !ok { // startParallel checked the fields with term vectors
+						return fmt.Errorf("zap: a location of field %q names an undefined field %q",
+							io.FieldsInv[fieldID], loc.Field)
+					}
+					locf = idPlus1 - 1
 				}
 				var arrayposs []uint64
 				if len(loc.ArrayPositions) > 0 {
