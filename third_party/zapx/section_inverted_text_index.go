@@ -456,6 +456,9 @@ func (io *invertedIndexOpaque) writeDicts(w *FileWriter) error {
 	if len(io.results) == 0 {
 		return nil
 	}
+	if io.par {
+		return io.writeDictsParallel(w) // git mem: gitmem_parallel.go
+	}
 
 	dictOffsets := make([]uint64, len(io.FieldsInv))
 	var err error
@@ -705,8 +708,13 @@ func (io *invertedIndexOpaque) writeDicts(w *FileWriter) error {
 
 func (io *invertedIndexOpaque) process(field index.Field, fieldID uint16, docNum uint32) {
 	if !io.init && io.results != nil {
-		io.realloc()
 		io.init = true
+		if !io.startParallel() { // git mem: gitmem_parallel.go
+			io.realloc()
+		}
+	}
+	if io.par {
+		return // git mem: built by startParallel's goroutines
 	}
 
 	// if the fieldID is MaxUint16, it's mainly indicated that the caller has
@@ -1057,7 +1065,8 @@ type invertedIndexOpaque struct {
 
 	fieldAddrs map[int]int
 
-	gitmemBuild // git mem: gitmem_build.go
+	gitmemBuild    // git mem: gitmem_build.go
+	gitmemParallel // git mem: gitmem_parallel.go
 
 	fieldsSame bool
 	numDocs    uint64
@@ -1065,6 +1074,7 @@ type invertedIndexOpaque struct {
 
 func (io *invertedIndexOpaque) Reset() (err error) {
 	// cleanup stuff over here
+	io.resetParallel() // git mem: gitmem_parallel.go
 	io.results = nil
 	io.init = false
 	io.chunkMode = 0
