@@ -117,3 +117,30 @@ func gitmemCanonical(t *testing.T, sb *SegmentBase) []byte {
 	}
 	return mem
 }
+
+// TestGitmemSameDocsSameBytes: a segment's bytes are a function of its
+// documents. The sections were persisted and listed in a Go map's order,
+// so two builds of the same documents differed (sectionsInOrder).
+func TestGitmemSameDocsSameBytes(t *testing.T) {
+	if len(segmentSections) < 2 {
+		t.Skipf("%d section(s) registered: no order to vary", len(segmentSections))
+	}
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	var want []byte
+	var wantCRC uint32
+	for i := range 16 {
+		seg, err := freshBuild(gitmemVariedDocs(seed, 300, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := seg.(*SegmentBase)
+		if i == 0 {
+			want, wantCRC = sb.mem, sb.memCRC
+			continue
+		}
+		if !bytes.Equal(sb.mem, want) || sb.memCRC != wantCRC {
+			t.Fatalf("build %d of the same documents wrote other bytes (%d, first %d)", i, len(sb.mem), len(want))
+		}
+	}
+}

@@ -248,7 +248,8 @@ func mergeToWriter(segments []*SegmentBase, drops []*roaring.Bitmap,
 		}
 
 		// at this point, ask each section implementation to merge itself
-		for i, x := range segmentSections {
+		for _, i := range sectionsInOrder() { // git mem: not the map's order
+			x := segmentSections[i]
 			mergeOpaque[int(i)] = x.InitOpaque(args)
 			err = x.Merge(mergeOpaque, segments, drops, fieldsInv, newDocNums, w, closeCh)
 			if err != nil {

@@ -262,8 +262,8 @@ func (s *interim) convert() (uint64, uint64, error) {
 
 	// we can persist the various sections at this point.
 	// the rule of thumb here is that each section must persist field wise.
-	for _, x := range segmentSections {
-		err = x.Persist(s.opaque, s.w)
+	for _, k := range sectionsInOrder() { // git mem: not the map's order
+		err = segmentSections[k].Persist(s.opaque, s.w)
 		if err != nil {
 			return 0, 0, err
 		}

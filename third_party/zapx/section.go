@@ -15,6 +15,8 @@
 package zap
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -75,6 +77,14 @@ var (
 	// reads will not require lock access
 	segmentSections = make(map[uint16]section)
 )
+
+// sectionsInOrder lists the registered sections by type. git mem: the
+// sections were persisted, merged and listed in a segment's fields section
+// in the map's order, so two builds of the same documents wrote different
+// bytes; readers take the (type, address) pairs in any order (GITMEM.md).
+func sectionsInOrder() []uint16 {
+	return slices.Sorted(maps.Keys(segmentSections))
+}
 
 // Method to be invoked within init()s ONLY.
 func registerSegmentSection(key uint16, val section) {
