@@ -73,31 +73,15 @@ func runMemory(t *testing.T, n, forgets int) *sessionFixture {
 		left--
 		seq++
 	}
-	ix := buildIndex(t, t.TempDir(), docs)
-	var gone []string
-	for range forgets {
-		gone = append(gone, docs[r.Intn(len(docs))].ID)
-	}
-	if _, err := ix.ForgetDocs(gone, nil); err != nil {
-		t.Fatal(err)
-	}
-	sc, err := ix.ensureContext()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newSessionFixture(t, docs, r, seed, forgets)
 	runs := 0
-	for _, l := range sc.titleSpans() {
+	for _, l := range f.sc.titleSpans() {
 		runs += min(int(l), 2) - min(int(l), 1) // sessions of 2 rows or more
 	}
 	if runs == 0 {
 		t.Fatal("no session of runMemory is a run")
 	}
-	rd, err := ix.reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rd.Close() })
-	return &sessionFixture{ix: ix, docs: docs, r: r, seed: seed, sc: sc, rd: rd, n: len(ix.seqs), vocab: vocabulary(docs)}
+	return f
 }
 
 func termSameAsFormer(t *testing.T, f *sessionFixture) {

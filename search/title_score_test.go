@@ -130,6 +130,13 @@ func sessionMemory(t *testing.T, n, maxSessions, maxSeq, forgets int) *sessionFi
 		}
 		docs[i].Seq = r.Intn(maxSeq)
 	}
+	return newSessionFixture(t, docs, r, seed, forgets)
+}
+
+// newSessionFixture indexes docs, forgets forgets of them (picked by r,
+// repeats allowed) and opens the index's session context and a reader.
+func newSessionFixture(t *testing.T, docs []Doc, r *rand.Rand, seed int64, forgets int) *sessionFixture {
+	t.Helper()
 	ix := buildIndex(t, t.TempDir(), docs)
 	var gone []string
 	for range forgets {
