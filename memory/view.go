@@ -27,6 +27,9 @@ type View struct {
 	Idle time.Duration
 	// Loc is the time zone of the timeline's days and weeks.
 	Loc *time.Location
+	// PostingCache is the bytes of decoded postings the kept index holds
+	// for later searches (search.Index.KeepPostings; 0: none).
+	PostingCache int64
 
 	mu        sync.Mutex
 	head      string
@@ -320,6 +323,7 @@ func (v *View) openIndex(gen, head string) {
 		ix.Close()
 		return
 	}
+	ix.KeepPostings(v.PostingCache)
 	v.ix, v.ixHead = ix, head
 	v.opened.Add(1)
 	v.touch()

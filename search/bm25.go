@@ -187,6 +187,9 @@ func (ix *Index) rowCacheFor(r bleveindex.IndexReader) (cache map[uint64]int32, 
 		return map[uint64]int32{}, func() {}
 	}
 	ix.cacheMu.Lock()
+	if pc := ix.pcache.Load(); pc != nil {
+		pc.reclaim() // no scan of an earlier search runs now
+	}
 	if ix.rowCache == nil {
 		ix.rowCache = map[uint64]int32{}
 	}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -212,7 +213,8 @@ type Index struct {
 	rowMap      []int32          // the same for every id, saved per snapshot (rowmap.go)
 	rowMapTried bool
 	runsMu      sync.Mutex
-	runsOf      map[[2]uint64]segRuns // rowMap's runs by segment offset and size (postings.go)
+	runsOf      map[[2]uint64]segRuns        // rowMap's runs by segment offset and size (postings.go)
+	pcache      atomic.Pointer[postingCache] // decoded postings kept (KeepPostings), nil for none
 
 	ctxMu sync.Mutex
 	sctx  *sessionCtx   // session neighbours (session-bm25), built or loaded on first use
@@ -1266,6 +1268,9 @@ func (ix *Index) Close() error {
 		err = writeSeal(ix.dir, ix.sealKnown)
 	}
 	ix.idx = nil
+	if pc := ix.pcache.Swap(nil); pc != nil {
+		pc.close()
+	}
 	if ix.sigsFree != nil {
 		ix.sigs, ix.sigsLoaded = nil, false
 		ix.sigsFree()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bleveindex "github.com/blevesearch/bleve_index_api"
@@ -54,6 +55,14 @@ type postingReader struct {
 	// and rowRuns[i] tells which (allRows, runs).
 	rowsOK  []int8
 	rowRuns [][]rowRun
+
+	// building: the scan's postings, gathered for the index's cache
+	// (postcache.go) and kept there when the scan ends; nil when the
+	// scan is not one to keep. cards: the postings startNorm's scan
+	// takes from the cache, given by nextNorm's first call.
+	building *postingEntry
+	cards    []cardPosting
+	cardsHit bool
 }
 
 // rowRun says that the documents start to end-1 of a segment are the rows
@@ -101,6 +110,10 @@ var disableDirectPostings = false
 // disableRowRuns makes every postingReader read rows from the row map
 // (tests compare).
 var disableRowRuns = false
+
+// disablePostingCache makes every postingReader decode its lists, kept
+// or not (tests compare).
+var disablePostingCache = false
 
 // disableBulkPostings makes every postingReader read zap's lists through
 // their PostingsIterator instead of zap.BulkPostings (tests compare the
@@ -250,9 +263,19 @@ func (p *postingReader) postings(ctx context.Context, field, term string, buf []
 // again per field). Where a list is not zap's it reads them all at once
 // into buf, as postings does, and next returns that.
 func (p *postingReader) start(ctx context.Context, field, term string, buf []rowFreq) error {
-	p.scanSeg, p.scanField, p.scanTerm, p.wholeScan = 0, field, term, false
+	p.drop()
+	p.scanSeg, p.scanField, p.scanTerm, p.wholeScan, p.cardsHit = 0, field, term, false, false
 	if p.direct {
-		if _, err := p.open(field, term, false); err != nil {
+		pc := p.ix.pcache.Load()
+		key := postingKey{field: field, term: term}
+		if pc != nil && !disablePostingCache {
+			if e := pc.get(p.segs, key); e != nil {
+				p.whole, p.wholeScan = e.rows, true
+				return nil
+			}
+		}
+		n, err := p.open(field, term, false)
+		if err != nil {
 			return err
 		}
 		bulk := true
@@ -260,6 +283,9 @@ func (p *postingReader) start(ctx context.Context, field, term string, buf []row
 			bulk = bulk && it == nil
 		}
 		if bulk {
+			if pc != nil && !disablePostingCache && pc.admit(key, n, int64(unsafe.Sizeof(rowFreq{}))) {
+				p.building = newRowsEntry(key, n)
+			}
 			if len(p.pls) > 0 {
 				if _, err := p.bulk.Reset(p.pls[0]); err != nil {
 					return fmt.Errorf("postings of %q in %s: %w", term, field, err)
@@ -285,12 +311,44 @@ func (p *postingReader) next() ([]rowFreq, error) {
 	for {
 		k, err := p.bulkNext()
 		if err != nil || k == 0 {
+			p.keep(err)
 			return nil, err
 		}
 		ps, err := p.rowsOf(p.batch[:0], k, p.scanSeg, p.scanField, p.scanTerm)
-		if err != nil || len(ps) > 0 {
+		if err != nil {
+			p.drop()
 			return ps, err
 		}
+		if len(ps) > 0 {
+			if e := p.building; e != nil {
+				if len(e.rows)+len(ps) > cap(e.rows) {
+					p.drop() // more than the lists counted: not kept
+				} else {
+					e.rows = append(e.rows, ps...)
+				}
+			}
+			return ps, nil
+		}
+	}
+}
+
+// keep puts the scan's gathered postings in the index's cache when the
+// scan ended without err.
+func (p *postingReader) keep(err error) {
+	if e := p.building; e != nil && err == nil {
+		if pc := p.ix.pcache.Load(); pc != nil && pc.put(p.segs, e) {
+			p.building = nil
+		}
+	}
+	p.drop()
+}
+
+// drop lets go of the postings gathered for the cache, if any (a scan
+// that ended early, or one the cache did not take).
+func (p *postingReader) drop() {
+	if p.building != nil {
+		p.building.free()
+		p.building = nil
 	}
 }
 
@@ -483,6 +541,17 @@ func (p *postingReader) startNorm(field, term string) (n int, ok bool, err error
 	if !p.direct {
 		return 0, false, nil
 	}
+	p.drop()
+	p.cardsHit = false
+	pc := p.ix.pcache.Load()
+	key := postingKey{field: field, term: term, norm: true}
+	if pc != nil && !disablePostingCache {
+		if e := pc.get(p.segs, key); e != nil {
+			p.scanField, p.scanTerm, p.wholeScan = field, term, false
+			p.cards, p.cardsHit = e.cards, true
+			return e.n, true, nil
+		}
+	}
 	if n, err = p.open(field, term, true); err != nil {
 		return 0, false, err
 	}
@@ -492,6 +561,9 @@ func (p *postingReader) startNorm(field, term string) (n int, ok bool, err error
 		}
 	}
 	p.scanSeg, p.scanField, p.scanTerm, p.wholeScan = 0, field, term, false
+	if pc != nil && !disablePostingCache && pc.admit(key, n, int64(unsafe.Sizeof(cardPosting{}))) {
+		p.building = newCardsEntry(key, n)
+	}
 	if len(p.pls) > 0 {
 		if _, err := p.bulk.Reset(p.pls[0]); err != nil {
 			return 0, false, fmt.Errorf("postings of %q in %s: %w", term, field, err)
@@ -503,10 +575,16 @@ func (p *postingReader) startNorm(field, term string) (n int, ok bool, err error
 // nextNorm is next for a scan begun by startNorm: the postings with their
 // lengths, as normPostings gives them.
 func (p *postingReader) nextNorm() ([]cardPosting, error) {
+	if p.cardsHit {
+		ps := p.cards
+		p.cards = nil
+		return ps, nil
+	}
 	m := p.ix.rowMap
 	for {
 		k, err := p.bulkNext()
 		if err != nil || k == 0 {
+			p.keep(err)
 			return nil, err
 		}
 		off, w := p.offs[p.scanSeg], 0
@@ -528,12 +606,20 @@ func (p *postingReader) nextNorm() ([]cardPosting, error) {
 			l := p.lenOfBits(p.bn[j])
 			f, ok := freq32(p.bf[j])
 			if !ok {
+				p.drop()
 				return nil, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, errFreq)
 			}
 			p.cardBatch[w] = cardPosting{row, f, l}
 			w++
 		}
 		if w > 0 {
+			if e := p.building; e != nil {
+				if len(e.cards)+w > cap(e.cards) {
+					p.drop() // more than the lists counted: not kept
+				} else {
+					e.cards = append(e.cards, p.cardBatch[:w]...)
+				}
+			}
 			return p.cardBatch[:w], nil
 		}
 	}

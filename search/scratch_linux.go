@@ -26,3 +26,18 @@ func newScratch(size int) *scratch {
 	_ = syscall.Madvise(used, syscall.MADV_HUGEPAGE)
 	return &scratch{b: used, free: func() { _ = syscall.Munmap(b) }}
 }
+
+// newPlainScratch maps size bytes (rounded up to whole pages) of zeroed
+// memory in ordinary pages, for memory kept long in pieces of any size
+// (postcache.go), where huge pages would round each piece up to 2 MB. nil
+// when the mapping fails.
+func newPlainScratch(size int) *scratch {
+	if size <= 0 {
+		return nil
+	}
+	b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil
+	}
+	return &scratch{b: b, free: func() { _ = syscall.Munmap(b) }}
+}

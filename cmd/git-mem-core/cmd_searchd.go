@@ -21,6 +21,7 @@ import (
 	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/gitmem/git-mem/cmd/internal/warm"
 	"github.com/gitmem/git-mem/memory"
+	"github.com/gitmem/git-mem/search"
 )
 
 // The warm search process (docs/CONTRACT.md, "The warm search process";
@@ -195,6 +196,7 @@ func newKeptView(m *memory.Memory) *memory.View {
 	m.Repo.KeepPacks()
 	v := memory.NewView(m)
 	v.Idle = 0
+	v.PostingCache = search.DefaultPostingCacheBytes
 	return v
 }
 
