@@ -680,6 +680,15 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		size += workers * recBytes
 	}
 	ws := make([]*sessionScorer, workers)
+	defer func() {
+		// A scan left unfinished (an error) gave no postings to the cache:
+		// what it gathered for it is freed.
+		for _, s := range ws {
+			if s != nil && s.pr != nil {
+				s.pr.drop()
+			}
+		}
+	}()
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
 	// The workers' arrays live in one scratch mapping, kept for the next

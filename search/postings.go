@@ -288,6 +288,7 @@ func (p *postingReader) start(ctx context.Context, field, term string, buf []row
 			}
 			if len(p.pls) > 0 {
 				if _, err := p.bulk.Reset(p.pls[0]); err != nil {
+					p.drop()
 					return fmt.Errorf("postings of %q in %s: %w", term, field, err)
 				}
 			}
@@ -566,6 +567,7 @@ func (p *postingReader) startNorm(field, term string) (n int, ok bool, err error
 	}
 	if len(p.pls) > 0 {
 		if _, err := p.bulk.Reset(p.pls[0]); err != nil {
+			p.drop()
 			return 0, false, fmt.Errorf("postings of %q in %s: %w", term, field, err)
 		}
 	}
