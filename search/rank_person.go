@@ -1,0 +1,117 @@
+package search
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+)
+
+// Two parts of the session layer for a question in the first person ("how
+// long have I been …", "what did I buy …"; firstPerson): the asker's own
+// words hold the answer, and which exchange of a session holds them is
+// what the other streams cannot tell. The exchanges of one topical session
+// all hold the topic's words, and the neighbour and reply streams lend
+// them to every exchange alike (docs/bench/eval.md, sessions 10 and 28:
+// 12 of LongMemEval dev's 16 misses had the evidence's session found and
+// another exchange of it first).
+var (
+	// PromptCoverWeight multiplies the score of an exchange by
+	// 1 + PromptCoverWeight·C, C being the share of the query's terms
+	// (weighted by their idf over the first turns, and by the term's
+	// weight) that the exchange's own first turn holds: the exchange in
+	// which the person said most of what is asked, not the one whose reply
+	// repeats one of its words most often. Measured on every set
+	// (docs/bench/eval.md, session 28); with OpeningWeight 0.1, 0.15 /
+	// 0.2 / 0.3 move LongMemEval +0.018 each and pooled +0.045 / +0.045 /
+	// +0.046, no set or category beyond its noise (LoCoMo and the exact
+	// and conceptual sets hold no first-person question: 0).
+	PromptCoverWeight = 0.2
+	// OpeningWeight adds OpeningWeight × the BM25 of the session's opening
+	// message (its first exchange's first turn, the title field) to that
+	// first exchange alone: the title part lifts every exchange of the
+	// session alike, and people say what brings them at the opening (the
+	// evidence of 61 % of LongMemEval dev's relevant exchanges is its
+	// session's first exchange, a fifth of all exchanges; LoCoMo 21 %
+	// against 9 %). 0.075 / 0.1 / 0.125 with PromptCoverWeight 0.2:
+	// LongMemEval +0.018 / +0.018 / +0.015, pooled +0.038 / +0.045 /
+	// +0.042; alone it moves LongMemEval +0.003, and 0.4 costs coding
+	// −0.014 to −0.020.
+	OpeningWeight = 0.1
+)
+
+// coverTerms is how many of a query's terms (in their order, typo
+// corrections after them) PromptCoverWeight counts: one bit each.
+const coverTerms = 64
+
+// personCover is, for one first-person query, which terms each row's own
+// first turn holds and each term's weight. Terms are scored by two workers
+// (and taken over by either: steal.go), so the rows' bits are set with an
+// atomic OR and each term writes only its own weight: the result is the
+// same whoever scored which term, as every score of the layer is.
+type personCover struct {
+	bits []uint64            // per row: bit k-1 when term k is in its first turn
+	idf  [coverTerms]float64 // per term: its weight × its idf over the first turns
+}
+
+func newPersonCover(n int) *personCover {
+	return &personCover{bits: make([]uint64, n)}
+}
+
+// term records term k (1-based, at weight tw) with ps, its postings in the
+// first turns (the head field) of the n rows.
+func (c *personCover) term(k int32, tw float64, n int, ps []rowFreq) {
+	if k < 1 || k > coverTerms {
+		return
+	}
+	df := 0
+	for _, p := range ps {
+		if p.f() > 0 {
+			df++
+		}
+	}
+	d := float64(df)
+	c.idf[k-1] = tw * math.Log(1+(float64(n)-d+0.5)/(d+0.5))
+	bit := uint64(1) << (k - 1)
+	for _, p := range ps {
+		if p.f() > 0 {
+			atomic.OrUint64(&c.bits[p.row], bit)
+		}
+	}
+}
+
+// apply multiplies the scores of the touched rows by 1 + PromptCoverWeight·C.
+func (c *personCover) apply(scores []float64, touched []int32) {
+	var total float64
+	for _, w := range c.idf {
+		total += w
+	}
+	if total == 0 {
+		return
+	}
+	for _, row := range touched {
+		b := c.bits[row]
+		if b == 0 {
+			continue
+		}
+		var held float64
+		for ; b != 0; b &= b - 1 {
+			held += c.idf[bits.TrailingZeros64(b)]
+		}
+		scores[row] *= 1 + PromptCoverWeight*held/total
+	}
+}
+
+// openingScore adds OpeningWeight × the BM25 of the current term over the
+// sessions' opening messages to the first row of each session (titles: the
+// term's postings there).
+func (s *sessionScorer) openingScore(titles []rowFreq) {
+	if len(titles) == 0 {
+		return
+	}
+	sc := s.sc
+	sc.titles()
+	for _, p := range titles {
+		s.add(p.row, p.f())
+	}
+	s.scoreB(OpeningWeight, sc.titleDL, sc.titleAvg, TitleB)
+}
