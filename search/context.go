@@ -683,7 +683,7 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	person := !plain && firstPerson(text)
 	var cover *personCover
 	if person && PromptCoverWeight > 0 {
-		cover = newPersonCover(n)
+		cover = &personCover{}
 	}
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
@@ -889,7 +889,7 @@ func (ix *Index) adjust(ws []*sessionScorer, scores []float64, touched []int32, 
 		}
 	}
 	if c := ws[0].cover; c != nil {
-		c.apply(scores, touched)
+		c.apply(ws, scores)
 		for _, w := range ws {
 			w.cover = nil // what the layer scores next (prf) is not the query
 		}
@@ -1019,7 +1019,10 @@ type sessionScorer struct {
 	prompt  bool    // score the rows' own first turns (PromptWeight)
 	person  bool    // the query is in the first person (rank_person.go)
 	cover   *personCover
-	held    int // postings of the current term in the rows' own fields
+	// coverBits: per row, bit k-1 when term k (scored by this worker) is
+	// in the row's first turn (rank_person.go)
+	coverBits []uint64
+	held      int // postings of the current term in the rows' own fields
 
 	// rec, when set, takes the current term's additions to scores (a term
 	// of the other worker's group: help) instead of scores.
@@ -1279,7 +1282,7 @@ func (s *sessionScorer) fullTerm(ctx context.Context, t string) error {
 		s.openingScore(titles)
 	}
 	if s.cover != nil {
-		s.cover.term(s.k, s.tw, s.n, prompts)
+		s.coverTerm(prompts)
 	}
 	if prompt {
 		s.promptScore(prompts)

@@ -106,7 +106,7 @@ func (s *sessionScorer) fullTermFormer(ctx context.Context, t string) error {
 		s.scoreBFormer(OpeningWeight, sc.titleDL, sc.titleAvg, TitleB)
 	}
 	if s.cover != nil {
-		s.cover.term(s.k, s.tw, s.n, prompts)
+		s.coverTerm(prompts)
 	}
 	if PromptWeight > 0 && s.prompt {
 		s.promptScoreFormer(prompts)

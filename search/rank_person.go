@@ -3,7 +3,6 @@ package search
 import (
 	"math"
 	"math/bits"
-	"sync/atomic"
 )
 
 // Two parts of the session layer for a question in the first person ("how
@@ -43,44 +42,42 @@ var (
 // corrections after them) PromptCoverWeight counts: one bit each.
 const coverTerms = 64
 
-// personCover is, for one first-person query, which terms each row's own
-// first turn holds and each term's weight. Terms are scored by two workers
-// (and taken over by either: steal.go), so the rows' bits are set with an
-// atomic OR and each term writes only its own weight: the result is the
-// same whoever scored which term, as every score of the layer is.
+// personCover is, for one first-person query, each term's weight; which
+// terms each row's first turn holds are bits in the arrays of the workers
+// that scored them (sessionScorer.coverBits). A term is scored by one of
+// two workers (either may take it over: steal.go) and writes only its own
+// weight and bit, and the bits are OR-ed: the result is the same whoever
+// scored which term, as every score of the layer is.
 type personCover struct {
-	bits []uint64            // per row: bit k-1 when term k is in its first turn
-	idf  [coverTerms]float64 // per term: its weight × its idf over the first turns
+	idf [coverTerms]float64 // per term: its weight × its idf over the first turns
 }
 
-func newPersonCover(n int) *personCover {
-	return &personCover{bits: make([]uint64, n)}
-}
-
-// term records term k (1-based, at weight tw) with ps, its postings in the
-// first turns (the head field) of the n rows.
-func (c *personCover) term(k int32, tw float64, n int, ps []rowFreq) {
+// coverTerm records the current term (s.k, at weight s.tw) with ps, its
+// postings in the first turns (the head field).
+func (s *sessionScorer) coverTerm(ps []rowFreq) {
+	k := s.k
 	if k < 1 || k > coverTerms {
 		return
 	}
+	if len(ps) > 0 && s.coverBits == nil {
+		s.coverBits = make([]uint64, s.n)
+	}
+	bits, bit := s.coverBits, uint64(1)<<(k-1)
 	df := 0
 	for _, p := range ps {
-		if p.f() > 0 {
+		if p.freq > 0 {
 			df++
+			bits[p.row] |= bit
 		}
 	}
 	d := float64(df)
-	c.idf[k-1] = tw * math.Log(1+(float64(n)-d+0.5)/(d+0.5))
-	bit := uint64(1) << (k - 1)
-	for _, p := range ps {
-		if p.f() > 0 {
-			atomic.OrUint64(&c.bits[p.row], bit)
-		}
-	}
+	s.cover.idf[k-1] = s.tw * math.Log(1+(float64(s.n)-d+0.5)/(d+0.5))
 }
 
-// apply multiplies the scores of the touched rows by 1 + PromptCoverWeight·C.
-func (c *personCover) apply(scores []float64, touched []int32) {
+// apply multiplies the scores of the rows by 1 + PromptCoverWeight·C, the
+// bits being the workers' (ws). The arrays are walked in row order, not
+// the touched rows' (a row no term touched scores 0, and stays 0).
+func (c *personCover) apply(ws []*sessionScorer, scores []float64) {
 	var total float64
 	for _, w := range c.idf {
 		total += w
@@ -88,8 +85,20 @@ func (c *personCover) apply(scores []float64, touched []int32) {
 	if total == 0 {
 		return
 	}
-	for _, row := range touched {
-		b := c.bits[row]
+	var arrays [][]uint64
+	for _, w := range ws {
+		if w.coverBits != nil {
+			arrays = append(arrays, w.coverBits[:len(scores)])
+		}
+	}
+	if len(arrays) == 0 {
+		return
+	}
+	first, rest := arrays[0], arrays[1:]
+	for row, b := range first {
+		for _, a := range rest {
+			b |= a[row]
+		}
 		if b == 0 {
 			continue
 		}
