@@ -683,7 +683,8 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	person := !plain && firstPerson(text)
 	var cover *personCover
 	if person && PromptCoverWeight > 0 {
-		cover = &personCover{}
+		cover = newPersonCover(len(terms))
+		size += workers * cover.bytes(n)
 	}
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
@@ -707,6 +708,9 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
 			prompt: !PromptFirstPerson || person, person: person, cover: cover, mem: mem.sub(scorerScratch(n, bufs[w][0], bufs[w][1])),
 			sized: true, bufCap: bufs[w][0], cardCap: bufs[w][1]}
+		if cover != nil {
+			ws[w].coverBits = cover.bits(mem, n)
+		}
 		if rm := mem.sub(recBytes); rm != nil { // else records grow on the heap
 			ws[w].recRoom = scratchSlice[rowAdd](rm, 0, recordRoom(n))
 		}
@@ -1020,8 +1024,8 @@ type sessionScorer struct {
 	person  bool    // the query is in the first person (rank_person.go)
 	cover   *personCover
 	// coverBits: per row, bit k-1 when term k (scored by this worker) is
-	// in the row's first turn (rank_person.go)
-	coverBits []uint64
+	// in the row's first turn ([]uint8 … []uint64: rank_person.go)
+	coverBits any
 	held      int // postings of the current term in the rows' own fields
 
 	// rec, when set, takes the current term's additions to scores (a term

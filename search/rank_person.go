@@ -50,29 +50,77 @@ const coverTerms = 64
 // weight and bit, and the bits are OR-ed: the result is the same whoever
 // scored which term, as every score of the layer is.
 type personCover struct {
-	idf [coverTerms]float64 // per term: its weight × its idf over the first turns
+	idf   [coverTerms]float64 // per term: its weight × its idf over the first turns
+	width int                 // bytes of a row's bits: 1, 2, 4 or 8
+}
+
+// newPersonCover is the cover of a query of nterms terms: a row's bits are
+// as wide as its terms and their typo corrections need (a 4-word query: a
+// byte a row, 1 MB per worker at 1,000,000 exchanges, where 8 bytes a row
+// in the Go heap made a warm first-person search there half as slow
+// again, the collector's work included).
+func newPersonCover(nterms int) *personCover {
+	c := &personCover{width: 8}
+	for _, w := range []int{1, 2, 4} {
+		if 2*nterms <= 8*w {
+			c.width = w
+			break
+		}
+	}
+	return c
+}
+
+// bytes is the room one worker's bits take for n rows (with alignment).
+func (c *personCover) bytes(n int) int { return n*c.width + 8 }
+
+// bits makes one worker's bits for n rows, zero, from mem when it has room.
+func (c *personCover) bits(mem *scratch, n int) any {
+	switch c.width {
+	case 1:
+		return scratchSlice[uint8](mem, n, n)
+	case 2:
+		return scratchSlice[uint16](mem, n, n)
+	case 4:
+		return scratchSlice[uint32](mem, n, n)
+	}
+	return scratchSlice[uint64](mem, n, n)
+}
+
+type coverWord interface {
+	~uint8 | ~uint16 | ~uint32 | ~uint64
 }
 
 // coverTerm records the current term (s.k, at weight s.tw) with ps, its
 // postings in the first turns (the head field).
 func (s *sessionScorer) coverTerm(ps []rowFreq) {
 	k := s.k
-	if k < 1 || k > coverTerms {
+	if k < 1 || k > coverTerms || int(k) > 8*s.cover.width {
 		return
 	}
-	if len(ps) > 0 && s.coverBits == nil {
-		s.coverBits = make([]uint64, s.n)
+	var df int
+	switch b := s.coverBits.(type) {
+	case []uint8:
+		df = setCover(b, ps, uint8(1)<<(k-1))
+	case []uint16:
+		df = setCover(b, ps, uint16(1)<<(k-1))
+	case []uint32:
+		df = setCover(b, ps, uint32(1)<<(k-1))
+	case []uint64:
+		df = setCover(b, ps, uint64(1)<<(k-1))
 	}
-	bits, bit := s.coverBits, uint64(1)<<(k-1)
-	df := 0
+	d := float64(df)
+	s.cover.idf[k-1] = s.tw * math.Log(1+(float64(s.n)-d+0.5)/(d+0.5))
+}
+
+// setCover sets bit in the bits of the rows of ps and returns their number.
+func setCover[T coverWord](bits []T, ps []rowFreq, bit T) (df int) {
 	for _, p := range ps {
 		if p.freq > 0 {
 			df++
 			bits[p.row] |= bit
 		}
 	}
-	d := float64(df)
-	s.cover.idf[k-1] = s.tw * math.Log(1+(float64(s.n)-d+0.5)/(d+0.5))
+	return df
 }
 
 // apply multiplies the scores of the rows by 1 + PromptCoverWeight·C, the
@@ -86,10 +134,23 @@ func (c *personCover) apply(ws []*sessionScorer, scores []float64) {
 	if total == 0 {
 		return
 	}
-	var arrays [][]uint64
+	switch ws[0].coverBits.(type) {
+	case []uint8:
+		foldCover[uint8](c, ws, scores, total)
+	case []uint16:
+		foldCover[uint16](c, ws, scores, total)
+	case []uint32:
+		foldCover[uint32](c, ws, scores, total)
+	case []uint64:
+		foldCover[uint64](c, ws, scores, total)
+	}
+}
+
+func foldCover[T coverWord](c *personCover, ws []*sessionScorer, scores []float64, total float64) {
+	var arrays [][]T
 	for _, w := range ws {
-		if w.coverBits != nil {
-			arrays = append(arrays, w.coverBits[:len(scores)])
+		if b, ok := w.coverBits.([]T); ok {
+			arrays = append(arrays, b[:len(scores)])
 		}
 	}
 	if len(arrays) == 0 {
@@ -104,8 +165,8 @@ func (c *personCover) apply(ws []*sessionScorer, scores []float64) {
 			continue
 		}
 		var held float64
-		for ; b != 0; b &= b - 1 {
-			held += c.idf[bits.TrailingZeros64(b)]
+		for x := uint64(b); x != 0; x &= x - 1 {
+			held += c.idf[bits.TrailingZeros64(x)]
 		}
 		scores[row] *= 1 + PromptCoverWeight*held/total
 	}
