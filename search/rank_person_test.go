@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"math"
+	"math/rand"
 	"strings"
 	"testing"
 )
@@ -156,6 +157,68 @@ func TestPromptCoverWorkers(t *testing.T) {
 				if got[id] != s {
 					t.Errorf("%s, %.30q…: %s scores %g, want %g", hook.name, q, id, got[id], s)
 				}
+			}
+		}
+	}
+}
+
+// TestPersonCoverWidths: a row's bits are as wide as the query's terms and
+// their typo corrections (2 per term) need, and every width gives the same
+// factors for the same bits, the two workers' bits OR-ed.
+func TestPersonCoverWidths(t *testing.T) {
+	for _, tc := range []struct{ nterms, width int }{
+		{1, 1}, {4, 1}, {5, 2}, {8, 2}, {9, 4}, {16, 4}, {17, 8}, {40, 8},
+	} {
+		if got := newPersonCover(tc.nterms).width; got != tc.width {
+			t.Errorf("%d terms: width %d, want %d", tc.nterms, got, tc.width)
+		}
+	}
+	seed := postingsSeed(t)
+	r := rand.New(rand.NewSource(seed))
+	const n = 300
+	for _, width := range []int{1, 2, 4, 8} {
+		nterms := 4 * width // 8·width bits: the most a width holds
+		c := &personCover{width: width}
+		ws := []*sessionScorer{{n: n, cover: c}, {n: n, cover: c}}
+		for _, w := range ws {
+			w.coverBits = c.bits(nil, n)
+		}
+		want := make([]float64, n)
+		held := make([]map[int]bool, n)
+		for i := range held {
+			held[i] = map[int]bool{}
+		}
+		for k := 1; k <= 2*nterms; k++ {
+			var ps []rowFreq
+			for row := range n {
+				if r.Intn(4) == 0 {
+					ps = append(ps, rowFreq{int32(row), uint32(1 + r.Intn(3))})
+					held[row][k] = true
+				}
+			}
+			w := ws[r.Intn(2)]
+			w.k, w.tw = int32(k), 0.5+r.Float64()
+			w.coverTerm(ps)
+		}
+		var total float64
+		for _, v := range c.idf {
+			total += v
+		}
+		scores := make([]float64, n)
+		for row := range n {
+			scores[row] = 1 + float64(row)
+			var h float64
+			for k := 1; k <= 2*nterms; k++ {
+				if held[row][k] {
+					h += c.idf[k-1]
+				}
+			}
+			want[row] = scores[row] * (1 + PromptCoverWeight*h/total)
+		}
+		c.apply(ws, scores)
+		for row := range n {
+			if math.Abs(scores[row]-want[row]) > 1e-9*want[row] {
+				t.Fatalf("seed %d, width %d, row %d: %g, want %g", seed, width, row, scores[row], want[row])
 			}
 		}
 	}
