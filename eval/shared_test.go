@@ -43,8 +43,8 @@ var sharedFloors = []struct {
 	{"coding/docgen", "docgen.jsonl", 0.75, 0.9, 0, false},
 	{"coding/ktsu", "ktsu.jsonl", 0.65, 0.75, 0, false},
 	{"coding/chefchopsky", "chefchopsky.jsonl", 0.75, 0.85, 0, false},
-	// LongMemEval-S dev: 12,207 exchanges in 50 memories; measured 0.729 /
-	// 0.957 (docs/bench/eval.md, 2026-12-02 second round)
+	// LongMemEval-S dev: 12,207 exchanges in 50 memories; measured 0.769 /
+	// 0.957 (docs/bench/eval.md, session 28)
 	{"longmemeval-dev", "", 0.70, 0.93, 0, true},
 }
 

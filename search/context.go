@@ -689,6 +689,12 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			}
 		}
 	}()
+	person := !plain && firstPerson(text)
+	var cover *personCover
+	if person && PromptCoverWeight > 0 {
+		cover = newPersonCover(len(terms))
+		size += workers * cover.bytes(n)
+	}
 	missing := make([]bool, len(terms)) // held by no row's own fields (typo.go)
 	errs := make([]error, workers)
 	// The workers' arrays live in one scratch mapping, kept for the next
@@ -709,8 +715,11 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	var wg sync.WaitGroup
 	for w := range ws {
 		ws[w] = &sessionScorer{ix: ix, r: r, sc: sc, cache: cache, n: n, plain: plain, exact: exact, distAvg: distAvg,
-			prompt: !PromptFirstPerson || firstPerson(text), mem: mem.sub(scorerScratch(n, bufs[w][0], bufs[w][1])),
+			prompt: !PromptFirstPerson || person, person: person, cover: cover, mem: mem.sub(scorerScratch(n, bufs[w][0], bufs[w][1])),
 			sized: true, bufCap: bufs[w][0], cardCap: bufs[w][1]}
+		if cover != nil {
+			ws[w].coverBits = cover.bits(mem, n)
+		}
 		if rm := mem.sub(recBytes); rm != nil { // else records grow on the heap
 			ws[w].recRoom = scratchSlice[rowAdd](rm, 0, recordRoom(n))
 		}
@@ -892,6 +901,12 @@ func (ix *Index) adjust(ws []*sessionScorer, scores []float64, touched []int32, 
 			}
 		}
 	}
+	if c := ws[0].cover; c != nil {
+		c.apply(ws, scores)
+		for _, w := range ws {
+			w.cover = nil // what the layer scores next (prf) is not the query
+		}
+	}
 	if SessionMaxWeight > 0 {
 		// Rank sessions, then exchanges: the session's best exchange
 		// score lifts every exchange of the session.
@@ -1015,7 +1030,12 @@ type sessionScorer struct {
 	stamp   []int32 // per row: the last term counted in matched
 	distAvg float64 // mean card length (CardWeight > 0)
 	prompt  bool    // score the rows' own first turns (PromptWeight)
-	held    int     // postings of the current term in the rows' own fields
+	person  bool    // the query is in the first person (rank_person.go)
+	cover   *personCover
+	// coverBits: per row, bit k-1 when term k (scored by this worker) is
+	// in the row's first turn ([]uint8 … []uint64: rank_person.go)
+	coverBits any
+	held      int // postings of the current term in the rows' own fields
 
 	// rec, when set, takes the current term's additions to scores (a term
 	// of the other worker's group: help) instead of scores.
@@ -1232,6 +1252,9 @@ func (s *sessionScorer) fullTerm(ctx context.Context, t string) error {
 		return err
 	}
 	prompt := PromptWeight > 0 && s.prompt
+	gather := prompt || s.cover != nil
+	opening := OpeningWeight > 0 && s.person
+	keepTitles := TitleWeight > 0 || opening
 	for {
 		ps, err := s.pr.next()
 		if err != nil {
@@ -1240,7 +1263,7 @@ func (s *sessionScorer) fullTerm(ctx context.Context, t string) error {
 		if len(ps) == 0 {
 			break
 		}
-		if prompt {
+		if gather {
 			prompts = append(prompts, ps...)
 		}
 		for _, p := range ps {
@@ -1251,7 +1274,7 @@ func (s *sessionScorer) fullTerm(ctx context.Context, t string) error {
 					}
 					tf[prev] += g
 				}
-			} else if TitleWeight > 0 {
+			} else if keepTitles {
 				titles = append(titles, p)
 			}
 		}
@@ -1268,8 +1291,16 @@ func (s *sessionScorer) fullTerm(ctx context.Context, t string) error {
 	}
 	s.score(1, sc.dl, sc.avgdl)
 	s.titleBuf, s.promptBuf = titles[:0], prompts[:0]
-	s.promptScore(prompts)
-	if len(titles) > 0 {
+	if opening {
+		s.openingScore(titles)
+	}
+	if s.cover != nil {
+		s.coverTerm(prompts)
+	}
+	if prompt {
+		s.promptScore(prompts)
+	}
+	if len(titles) > 0 && TitleWeight > 0 {
 		sc.titles()
 		if disableTitleScore || !s.titleScore(titles) {
 			for _, p := range titles {

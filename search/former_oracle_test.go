@@ -3,7 +3,9 @@ package search
 // The scorer's term as it was before session 26 (fullTerm, titleScore,
 // cardTerm, score, scoreB, promptScore at 1ab6857), kept as the oracle
 // of the tests that want the written-out loops to give every row the
-// same float, in the same order (former_test.go's tests).
+// same float, in the same order (former_test.go's tests). Session 28's
+// parts of a first-person query (rank_person.go: the opening message, the
+// first turn's cover) are added where fullTerm has them.
 
 import (
 	"context"
@@ -72,13 +74,13 @@ func (s *sessionScorer) fullTermFormer(ctx context.Context, t string) error {
 		titles, prompts = nil, nil
 	}
 	if err := s.scan(ctx, fieldHead, t, func(ps []rowFreq) {
-		if PromptWeight > 0 && s.prompt {
+		if PromptWeight > 0 && s.prompt || s.cover != nil {
 			prompts = append(prompts, ps...)
 		}
 		for _, p := range ps {
 			if prev := sc.links[p.row].prev; prev >= 0 {
 				s.add(prev, sc.weight[prev]*p.f())
-			} else if TitleWeight > 0 {
+			} else if TitleWeight > 0 || OpeningWeight > 0 && s.person {
 				titles = append(titles, p)
 			}
 		}
@@ -96,8 +98,20 @@ func (s *sessionScorer) fullTermFormer(ctx context.Context, t string) error {
 	}
 	s.scoreFormer(1, sc.dl, sc.avgdl)
 	s.titleBuf, s.promptBuf = titles[:0], prompts[:0]
-	s.promptScoreFormer(prompts)
-	if len(titles) > 0 {
+	if OpeningWeight > 0 && s.person && len(titles) > 0 {
+		sc.titles()
+		for _, p := range titles {
+			s.add(p.row, p.f())
+		}
+		s.scoreBFormer(OpeningWeight, sc.titleDL, sc.titleAvg, TitleB)
+	}
+	if s.cover != nil {
+		s.coverTerm(prompts)
+	}
+	if PromptWeight > 0 && s.prompt {
+		s.promptScoreFormer(prompts)
+	}
+	if len(titles) > 0 && TitleWeight > 0 {
 		sc.titles()
 		if disableTitleScore || !s.titleScoreFormer(titles) {
 			for _, p := range titles {
