@@ -208,21 +208,26 @@ func (c *postingCache) put(segs []*scorch.SegmentSnapshot, e *postingEntry) bool
 const offHeapBytes = 64 << 10
 
 func newRowsEntry(k postingKey, n int) *postingEntry {
-	e := &postingEntry{key: k, n: n, bytes: int64(n) * int64(unsafe.Sizeof(rowFreq{}))}
-	if e.bytes >= offHeapBytes {
-		e.mem = newPlainScratch(int(e.bytes))
-	}
-	e.rows = scratchSlice[rowFreq](e.mem, 0, n)
+	e := &postingEntry{key: k, n: n}
+	e.rows = entrySlice[rowFreq](e, n)
 	return e
 }
 
 func newCardsEntry(k postingKey, n int) *postingEntry {
-	e := &postingEntry{key: k, n: n, bytes: int64(n) * int64(unsafe.Sizeof(cardPosting{}))}
+	e := &postingEntry{key: k, n: n}
+	e.cards = entrySlice[cardPosting](e, n)
+	return e
+}
+
+// entrySlice is room for n postings of e, mapped when they take
+// offHeapBytes or more.
+func entrySlice[T any](e *postingEntry, n int) []T {
+	var zero T
+	e.bytes = int64(n) * int64(unsafe.Sizeof(zero))
 	if e.bytes >= offHeapBytes {
 		e.mem = newPlainScratch(int(e.bytes))
 	}
-	e.cards = scratchSlice[cardPosting](e.mem, 0, n)
-	return e
+	return scratchSlice[T](e.mem, 0, n)
 }
 
 // free gives back e's mapping; nothing may read e after.

@@ -44,7 +44,13 @@ func personScores(t *testing.T, ix *Index, q string, cover, opening float64) map
 	t.Helper()
 	defer func(c, o float64) { PromptCoverWeight, OpeningWeight = c, o }(PromptCoverWeight, OpeningWeight)
 	PromptCoverWeight, OpeningWeight = cover, opening
-	hs, err := ix.Search(Query{Text: q, Mode: ModeSessionBM25, K: 10})
+	return hitScores(t, ix, q, 10)
+}
+
+// hitScores is each hit's score of session-bm25's best k for q.
+func hitScores(t *testing.T, ix *Index, q string, k int) map[string]float64 {
+	t.Helper()
+	hs, err := ix.Search(Query{Text: q, Mode: ModeSessionBM25, K: k})
 	if err != nil {
 		t.Fatal(err)
 	}

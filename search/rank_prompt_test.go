@@ -41,15 +41,7 @@ func TestPromptWeightFirstPerson(t *testing.T) {
 	scores := func(q string, w float64) map[string]float64 {
 		defer func(old float64) { PromptWeight = old }(PromptWeight)
 		PromptWeight = w
-		hs, err := ix.Search(Query{Text: q, Mode: ModeSessionBM25, K: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]float64{}
-		for _, h := range hs {
-			out[h.Doc.ID] = h.Score
-		}
-		return out
+		return hitScores(t, ix, q, 2)
 	}
 	first := "How many online courses have I completed?"
 	on, off := scores(first, 0.1), scores(first, 0)
