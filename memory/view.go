@@ -45,6 +45,10 @@ type View struct {
 	timer  *time.Timer
 }
 
+// WarmPostingCache is the decoded postings a long-lived searcher (the warm
+// search process) keeps: View.PostingCache for it.
+const WarmPostingCache = search.DefaultPostingCacheBytes
+
 // DefaultViewIdle keeps the index open through a session of typing and
 // clicking, and gives it back within seconds of the person looking away.
 const DefaultViewIdle = 5 * time.Second

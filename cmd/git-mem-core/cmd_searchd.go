@@ -21,7 +21,6 @@ import (
 	"github.com/gitmem/git-mem/cmd/internal/cli"
 	"github.com/gitmem/git-mem/cmd/internal/warm"
 	"github.com/gitmem/git-mem/memory"
-	"github.com/gitmem/git-mem/search"
 )
 
 // The warm search process (docs/CONTRACT.md, "The warm search process";
@@ -196,7 +195,7 @@ func newKeptView(m *memory.Memory) *memory.View {
 	m.Repo.KeepPacks()
 	v := memory.NewView(m)
 	v.Idle = 0
-	v.PostingCache = search.DefaultPostingCacheBytes
+	v.PostingCache = memory.WarmPostingCache
 	return v
 }
 
