@@ -58,15 +58,16 @@ type postingEntry struct {
 var minCachedPostings = 4096
 
 // DefaultPostingCacheBytes is the postings a kept index holds by default:
-// the lists of a 4-word query at 1,000,000 exchanges take ~56 MB, and a
-// rotation of 20 queries gained 12 % of CPU at 64 MB, 18 % at 128 MB, for
-// as many MB of RSS (docs/BENCHMARKS.md, session 28).
+// the lists of a 4-word query at 1,000,000 exchanges take ~56 MB; a
+// rotation of 20 queries gained 4–6 % of CPU at 64 MB on a quiet machine
+// (12 % under load, 18 % at 128 MB), for as many MB of RSS
+// (docs/BENCHMARKS.md, session 28).
 const DefaultPostingCacheBytes = 64 << 20
 
 // KeepPostings makes ix keep up to budget bytes of decoded postings for
-// its later searches (0 or less: none). For an index opened read-only by a
-// long-lived process.
-// Called before the Index's searches, not beside one.
+// its later searches (0 or less: none), for an index opened read-only by a
+// long-lived process. It is called before the Index's searches, never
+// beside one.
 func (ix *Index) KeepPostings(budget int64) {
 	var pc *postingCache
 	if budget > 0 && ix.readOnly {
@@ -119,7 +120,7 @@ func (c *postingCache) get(segs []*scorch.SegmentSnapshot, k postingKey) *postin
 // fits, or when the lists it would displace have been read fewer times
 // than it (none is read over and over in turn with another: a rotation of
 // queries whose lists do not all fit keeps the ones it has). The counts
-// halve every agingReads reads, so what was read much long ago gives way.
+// halve every agingReads reads, so what was read often long ago gives way.
 func (c *postingCache) admit(k postingKey, n int, size int64) bool {
 	if n < minCachedPostings {
 		return false
