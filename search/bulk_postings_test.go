@@ -3,7 +3,9 @@ package search
 import (
 	"context"
 	"math"
+	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +33,30 @@ func iteratorPostings(t *testing.T, pl segment.PostingsList) []zapPosting {
 		}
 		zp := d.(*zap.Posting)
 		out = append(out, zapPosting{zp.Number(), zp.Frequency(), zp.NormUint64(), math.Float64bits(zp.Norm())})
+	}
+}
+
+// bulkPairs reads pl through zap.BulkPostings.NextPairs in batches of
+// batch.
+func bulkPairs(t *testing.T, b *zap.BulkPostings, pl segment.PostingsList, batch int) []zap.Pair {
+	t.Helper()
+	if ok, err := b.Reset(pl); !ok || err != nil {
+		t.Fatalf("Reset: %v %v", ok, err)
+	}
+	buf := make([]zap.Pair, batch)
+	var out []zap.Pair
+	for {
+		k, err := b.NextPairs(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			return out
+		}
+		if k > batch {
+			t.Fatalf("%d pairs in a batch of %d", k, batch)
+		}
+		out = append(out, buf[:k]...)
 	}
 }
 
@@ -153,6 +179,16 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 								t.Fatalf("%s:%q segment %d, batches of %d: bulk %d postings, iterator %d; first difference at %d",
 									field, term, i, batch, len(got), len(want), firstDiff(got, want))
 							}
+							// NextPairs: the same documents and frequencies.
+							got := bulkPairs(t, &b, pl, batch)
+							if len(got) != len(want) {
+								t.Fatalf("%s:%q segment %d, batches of %d: %d pairs, iterator %d postings", field, term, i, batch, len(got), len(want))
+							}
+							for j, w := range want {
+								if uint64(got[j].Doc) != w.doc || uint64(got[j].Freq) != w.freq {
+									t.Fatalf("%s:%q segment %d, batches of %d, posting %d: pair %v, iterator %d/%d", field, term, i, batch, j, got[j], w.doc, w.freq)
+								}
+							}
 						}
 						n += len(want)
 						for _, p := range want {
@@ -181,9 +217,11 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 						return ps, ns
 					}
 					gotP, gotN := read(true)
-					// A scan's batches, bulk or all at once, are the same
-					// postings in the same order.
-					for _, bulk := range []bool{true, false} {
+					// A scan's batches, bulk (pairs or not) or all at once,
+					// are the same postings in the same order.
+					for _, mode := range []struct{ bulk, pairs bool }{{true, true}, {true, false}, {false, false}} {
+						bulk := mode.bulk
+						disablePairs = !mode.pairs
 						disableBulkPostings = !bulk
 						if err := pr.start(ctx, field, term, nil); err != nil {
 							t.Fatal(err)
@@ -192,7 +230,7 @@ func TestBulkPostingsMatchIterator(t *testing.T) {
 						if most > len(pr.batch) && bulk {
 							t.Fatalf("a batch of %d", most)
 						}
-						disableBulkPostings = false
+						disableBulkPostings, disablePairs = false, false
 						if pr.wholeScan == bulk {
 							t.Fatalf("bulk %v: the scan read all at once: %v", bulk, pr.wholeScan)
 						}
@@ -261,5 +299,73 @@ func scanAll[T any](t *testing.T, next func() ([]T, error)) (all []T, most int) 
 		}
 		most = max(most, len(ps))
 		all = append(all, ps...)
+	}
+}
+
+// TestRowsOfPairs: pairs turned into postings in place give each
+// document the row its run (or the row map) says, batches within one run
+// and across several alike, and the row map's -1 rows left out.
+func TestRowsOfPairs(t *testing.T) {
+	seed := postingsSeed(t)
+	r := rand.New(rand.NewSource(seed))
+	for round := range 200 {
+		// A segment of runs of 1–40 documents, each run moved by its own
+		// delta; its row map says the same.
+		var runs []rowRun
+		var m []int32
+		next := uint32(0)
+		for range 1 + r.Intn(12) {
+			l := uint32(1 + r.Intn(40))
+			delta := int32(r.Intn(1000))
+			runs = append(runs, rowRun{next, next + l, delta})
+			for d := next; d < next+l; d++ {
+				m = append(m, int32(d)+delta)
+			}
+			next += l
+		}
+		// Ascending documents, some of them.
+		var docs []uint32
+		for d := uint32(0); d < next; d++ {
+			if r.Intn(3) > 0 {
+				docs = append(docs, d)
+			}
+		}
+		if len(docs) == 0 {
+			continue
+		}
+		docs = docs[:min(len(docs), 256)]
+		// Some rows of the map forgotten (-1), for the path without runs.
+		mm := slices.Clone(m)
+		for j := range mm {
+			if r.Intn(5) == 0 {
+				mm[j] = -1
+			}
+		}
+		for _, useRuns := range []bool{true, false} {
+			p := &postingReader{ix: &Index{rowMap: mm}, offs: []uint64{0}}
+			if useRuns {
+				p.rowsOK, p.rowRuns = []int8{3}, [][]rowRun{runs}
+			} else {
+				p.rowsOK, p.rowRuns = []int8{1}, [][]rowRun{nil}
+			}
+			var want []rowFreq
+			for j, d := range docs {
+				p.pairs[j] = zap.Pair{Doc: d, Freq: uint32(j + 1)}
+				row := mm[d]
+				if useRuns {
+					row = int32(d) + runOf(runs, d).delta
+				}
+				if row >= 0 {
+					want = append(want, rowFreq{row, uint32(j + 1)})
+				}
+			}
+			got, err := p.rowsOfPairs(len(docs), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, runs %v: %d postings, want %d; first difference at %d", round, useRuns, len(got), len(want), firstDiff(got, want))
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -49,6 +50,7 @@ type postingReader struct {
 	whole               []rowFreq
 	wholeScan           bool
 	batch               [256]rowFreq
+	pairs               [256]zap.Pair // NextPairs' batch, turned into rowFreqs in place
 	cardBatch           [256]cardPosting
 	// rowsOK: per segment, 0 not checked yet, 1 every internal id of it
 	// maps to a row through the row map, 2 not, 3 every id maps to a row
@@ -110,6 +112,10 @@ var disableDirectPostings = false
 // disableRowRuns makes every postingReader read rows from the row map
 // (tests compare).
 var disableRowRuns = false
+
+// disablePairs makes scans read zap's lists through Next and rowsOf, as
+// before NextPairs (tests compare).
+var disablePairs = false
 
 // disablePostingCache makes every postingReader decode its lists, kept
 // or not (tests compare).
@@ -310,12 +316,23 @@ func (p *postingReader) next() ([]rowFreq, error) {
 		return ps, nil
 	}
 	for {
-		k, err := p.bulkNext()
-		if err != nil || k == 0 {
-			p.keep(err)
-			return nil, err
+		var ps []rowFreq
+		var err error
+		if disablePairs {
+			var k int
+			if k, err = p.bulkNext(); err != nil || k == 0 {
+				p.keep(err)
+				return nil, err
+			}
+			ps, err = p.rowsOf(p.batch[:0], k, p.scanSeg, p.scanField, p.scanTerm)
+		} else {
+			var k int
+			if k, err = p.bulkNextPairs(); err != nil || k == 0 {
+				p.keep(err)
+				return nil, err
+			}
+			ps, err = p.rowsOfPairs(k, p.scanSeg)
 		}
-		ps, err := p.rowsOf(p.batch[:0], k, p.scanSeg, p.scanField, p.scanTerm)
 		if err != nil {
 			p.drop()
 			return ps, err
@@ -412,6 +429,77 @@ func (p *postingReader) bulkNext() (int, error) {
 		}
 	}
 	return 0, nil
+}
+
+// bulkNextPairs is bulkNext through zap's NextPairs, into pairs.
+func (p *postingReader) bulkNextPairs() (int, error) {
+	for p.scanSeg < len(p.pls) {
+		k, err := p.bulk.NextPairs(p.pairs[:])
+		if errors.Is(err, zap.ErrPairFreq) {
+			return 0, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, errFreq)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+		}
+		if k > 0 {
+			return k, nil
+		}
+		if p.scanSeg++; p.scanSeg < len(p.pls) {
+			if _, err := p.bulk.Reset(p.pls[p.scanSeg]); err != nil {
+				return 0, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
+			}
+		}
+	}
+	return 0, nil
+}
+
+// rowsOfPairs turns the k pairs bulkNextPairs decoded, of segment i, into
+// postings (rows ≥ 0) in place: a pair and a rowFreq are the same 8 bytes,
+// the document's number becoming its row. A batch within one run of rows
+// (nearly all, in an index written in row order) is a single addition per
+// posting.
+func (p *postingReader) rowsOfPairs(k int, i int) ([]rowFreq, error) {
+	pairs := p.pairs[:k]
+	ps := unsafe.Slice((*rowFreq)(unsafe.Pointer(&p.pairs[0])), k)
+	if runs := p.runs(i); runs != nil {
+		run := runs[0]
+		first, last := pairs[0].Doc, pairs[k-1].Doc // ascending
+		if first < run.start || first >= run.end {
+			run = runOf(runs, first)
+		}
+		if last < run.end {
+			for j := range pairs {
+				ps[j].row = int32(pairs[j].Doc) + run.delta
+			}
+			return ps, nil
+		}
+		for j := range pairs {
+			d := pairs[j].Doc
+			if d < run.start || d >= run.end {
+				run = runOf(runs, d)
+			}
+			ps[j].row = int32(d) + run.delta
+		}
+		return ps, nil
+	}
+	m, off, w := p.ix.rowMap, p.offs[i], 0
+	for j := range pairs {
+		d, f := pairs[j].Doc, pairs[j].Freq
+		var row int32
+		if iid := uint64(d) + off; iid < uint64(len(m)) {
+			row = m[iid]
+		} else {
+			var err error
+			if row, err = p.row(iid); err != nil {
+				return ps[:w], err
+			}
+		}
+		if row >= 0 {
+			ps[w] = rowFreq{row, f}
+			w++
+		}
+	}
+	return ps[:w], nil
 }
 
 // allRows reports whether every internal id of segment i, deleted ones
@@ -776,3 +864,7 @@ func (ix *Index) normPostings(ctx context.Context, r bleveindex.IndexReader, cac
 		tfd = d
 	}
 }
+
+// A zap.Pair is read as a rowFreq in place (rowsOfPairs).
+var _ = [1]struct{}{}[unsafe.Sizeof(zap.Pair{})-unsafe.Sizeof(rowFreq{})]
+var _ = [1]struct{}{}[unsafe.Offsetof(zap.Pair{}.Freq)-unsafe.Offsetof(rowFreq{}.freq)]

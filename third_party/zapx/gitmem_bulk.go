@@ -3,6 +3,7 @@
 package zap
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -38,6 +39,7 @@ type BulkPostings struct {
 	S       []byte
 	C       int
 	chunkSz uint32
+	docs    []uint32 // NextPairs' document numbers, reused
 }
 
 // Reset makes b read p (a *PostingsList from this package). It returns
@@ -47,8 +49,8 @@ func (b *BulkPostings) Reset(pl interface{}) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	fn := b.fn
-	*b = BulkPostings{p: p, fn: fn, chunk: -1}
+	fn, docs := b.fn, b.docs
+	*b = BulkPostings{p: p, fn: fn, chunk: -1, docs: docs}
 	if p.normBits1Hit != 0 {
 		b.hit1 = true
 		b.hit1Done = p.except != nil && p.except.Contains(uint32(p.docNum1Hit))
@@ -186,6 +188,96 @@ func (b *BulkPostings) Next(docs []uint32, freqs, norms []uint64) (int, error) {
 			// Next keeps the norm bits as a float32 (NormUint64 gives
 			// its 32 bits back).
 			docs[w], freqs[w], norms[w] = d, freq, uint64(uint32(norm))
+			w++
+		}
+		n = w
+	}
+	return n, nil
+}
+
+// Pair is a posting's document and frequency, as NextPairs gives them.
+type Pair struct{ Doc, Freq uint32 }
+
+// ErrPairFreq is NextPairs' error for a frequency over 2^32-1, which a
+// Pair cannot hold.
+var ErrPairFreq = errors.New("a frequency over 2^32-1")
+
+// NextPairs is Next for a reader of documents and frequencies alone: the
+// same postings in the same order, each as one Pair, the norm varints
+// read past but not kept. One pass writing 8 bytes a posting instead of
+// three arrays of 20 that the caller reads again. It uses a buffer of
+// len(dst) document numbers, kept for the next call.
+func (b *BulkPostings) NextPairs(dst []Pair) (int, error) {
+	max := len(dst)
+	if b.hit1 {
+		if b.hit1Done || max == 0 {
+			return 0, nil
+		}
+		b.hit1Done = true
+		dst[0] = Pair{uint32(b.p.docNum1Hit), 1}
+		return 1, nil
+	}
+	if cap(b.docs) < max {
+		b.docs = make([]uint32, max)
+	}
+	docs := b.docs[:max]
+	S, C, chunk, sz, lo, hi := b.S, b.C, b.chunk, b.chunkSz, b.lo, b.hi
+	defer func() { b.S, b.C, b.chunk, b.lo, b.hi = S, C, chunk, lo, hi }()
+	n := 0
+	for n < max {
+		k := b.all.NextMany(docs[:max-n])
+		if k == 0 {
+			break
+		}
+		w := n
+		for _, d := range docs[:k] {
+			var freq uint64
+			if !b.noFreq {
+				if uint64(d) < lo || uint64(d) >= hi {
+					if c := int(d / sz); c != chunk {
+						if err := b.fn.loadChunk(c); err != nil {
+							return w, fmt.Errorf("error loading chunk: %v", err)
+						}
+						chunk = c
+						S, C = b.fn.curChunkBytes, 0
+					}
+					lo = uint64(chunk) * uint64(sz)
+					hi = lo + uint64(sz)
+				}
+				var fh uint64
+				if C < len(S) && S[C] < 0x80 {
+					fh = uint64(S[C])
+					C++
+				} else {
+					var ok bool
+					if fh, C, ok = uvarint(S, C); !ok {
+						return w, fmt.Errorf("error reading frequency: %v", errBulkVarint)
+					}
+				}
+				if freq = fh >> 1; freq != 0 {
+					// The norm, read past as Next reads it.
+					if C+1 < len(S) && S[C] >= 0x80 && S[C+1] < 0x80 {
+						C += 2
+					} else if C < len(S) && S[C] < 0x80 {
+						C++
+					} else {
+						var ok bool
+						if _, C, ok = uvarint(S, C); !ok {
+							return w, fmt.Errorf("error reading norm: %v", errBulkVarint)
+						}
+					}
+				}
+			}
+			if b.except != nil {
+				b.except.AdvanceIfNeeded(d)
+				if b.except.HasNext() && b.except.PeekNext() == d {
+					continue // deleted
+				}
+			}
+			if freq > math.MaxUint32 {
+				return w, ErrPairFreq
+			}
+			dst[w] = Pair{d, uint32(freq)}
 			w++
 		}
 		n = w
