@@ -413,30 +413,21 @@ func (p *postingReader) rowsOf(dst []rowFreq, k int, i int, field, term string) 
 // bulkNext decodes the scan's next batch into bd, bf and bn and returns
 // its size, going on to the next segment's list where one ends; 0 at the
 // end of the last. The batch is segment p.scanSeg's.
-func (p *postingReader) bulkNext() (int, error) {
-	for p.scanSeg < len(p.pls) {
-		k, err := p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
-		if err != nil {
-			return 0, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
-		}
-		if k > 0 {
-			return k, nil
-		}
-		if p.scanSeg++; p.scanSeg < len(p.pls) {
-			if _, err := p.bulk.Reset(p.pls[p.scanSeg]); err != nil {
-				return 0, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
-			}
-		}
-	}
-	return 0, nil
-}
+func (p *postingReader) bulkNext() (int, error) { return p.bulkNextOf(false) }
 
 // bulkNextPairs is bulkNext through zap's NextPairs, into pairs.
-func (p *postingReader) bulkNextPairs() (int, error) {
+func (p *postingReader) bulkNextPairs() (int, error) { return p.bulkNextOf(true) }
+
+func (p *postingReader) bulkNextOf(pairs bool) (int, error) {
 	for p.scanSeg < len(p.pls) {
-		k, err := p.bulk.NextPairs(p.pairs[:])
-		if errors.Is(err, zap.ErrPairFreq) {
-			return 0, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, errFreq)
+		var k int
+		var err error
+		if pairs {
+			if k, err = p.bulk.NextPairs(p.pairs[:]); errors.Is(err, zap.ErrPairFreq) {
+				err = errFreq
+			}
+		} else {
+			k, err = p.bulk.Next(p.bd[:], p.bf[:], p.bn[:])
 		}
 		if err != nil {
 			return 0, fmt.Errorf("postings of %q in %s: %w", p.scanTerm, p.scanField, err)
@@ -482,17 +473,12 @@ func (p *postingReader) rowsOfPairs(k int, i int) ([]rowFreq, error) {
 		}
 		return ps, nil
 	}
-	m, off, w := p.ix.rowMap, p.offs[i], 0
+	off, w := p.offs[i], 0
 	for j := range pairs {
 		d, f := pairs[j].Doc, pairs[j].Freq
-		var row int32
-		if iid := uint64(d) + off; iid < uint64(len(m)) {
-			row = m[iid]
-		} else {
-			var err error
-			if row, err = p.row(iid); err != nil {
-				return ps[:w], err
-			}
+		row, err := p.row(uint64(d) + off)
+		if err != nil {
+			return ps[:w], err
 		}
 		if row >= 0 {
 			ps[w] = rowFreq{row, f}
