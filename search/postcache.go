@@ -148,13 +148,24 @@ func (c *postingCache) admit(k postingKey, n int, size int64) bool {
 	if reads < 2 {
 		return false
 	}
+	ok, _ := c.room(bytes, reads, false)
+	return ok
+}
+
+// room reports whether bytes fit in the budget once the least recently
+// used lists read fewer than uses times are let go of, and, when collect,
+// which lists those are. c.mu is held.
+func (c *postingCache) room(bytes int64, uses int32, collect bool) (ok bool, victims []*list.Element) {
 	free := c.budget - c.used
 	for el := c.lru.Back(); el != nil && free < bytes; el = el.Prev() {
-		if e := el.Value.(*postingEntry); e.uses < reads {
+		if e := el.Value.(*postingEntry); e.uses < uses {
 			free += e.bytes
+			if collect {
+				victims = append(victims, el)
+			}
 		}
 	}
-	return free >= bytes
+	return free >= bytes, victims
 }
 
 // maxSeenLists bounds the counts of lists read and not kept.
@@ -174,15 +185,8 @@ func (c *postingCache) put(segs []*scorch.SegmentSnapshot, e *postingEntry) bool
 		return false // the other worker read it too
 	}
 	e.uses = c.seen[e.key]
-	free := c.budget - c.used
-	var victims []*list.Element
-	for el := c.lru.Back(); el != nil && free < e.bytes; el = el.Prev() {
-		if oe := el.Value.(*postingEntry); oe.uses < e.uses {
-			free += oe.bytes
-			victims = append(victims, el)
-		}
-	}
-	if free < e.bytes {
+	ok, victims := c.room(e.bytes, e.uses, true)
+	if !ok {
 		return false
 	}
 	for _, el := range victims {

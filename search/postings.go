@@ -316,21 +316,15 @@ func (p *postingReader) next() ([]rowFreq, error) {
 		return ps, nil
 	}
 	for {
+		k, err := p.bulkNextOf(!disablePairs)
+		if err != nil || k == 0 {
+			p.keep(err)
+			return nil, err
+		}
 		var ps []rowFreq
-		var err error
 		if disablePairs {
-			var k int
-			if k, err = p.bulkNext(); err != nil || k == 0 {
-				p.keep(err)
-				return nil, err
-			}
 			ps, err = p.rowsOf(p.batch[:0], k, p.scanSeg, p.scanField, p.scanTerm)
 		} else {
-			var k int
-			if k, err = p.bulkNextPairs(); err != nil || k == 0 {
-				p.keep(err)
-				return nil, err
-			}
 			ps, err = p.rowsOfPairs(k, p.scanSeg)
 		}
 		if err != nil {
@@ -415,9 +409,8 @@ func (p *postingReader) rowsOf(dst []rowFreq, k int, i int, field, term string) 
 // end of the last. The batch is segment p.scanSeg's.
 func (p *postingReader) bulkNext() (int, error) { return p.bulkNextOf(false) }
 
-// bulkNextPairs is bulkNext through zap's NextPairs, into pairs.
-func (p *postingReader) bulkNextPairs() (int, error) { return p.bulkNextOf(true) }
-
+// bulkNextOf is bulkNext, or, when pairs, the same through zap's
+// NextPairs into pairs.
 func (p *postingReader) bulkNextOf(pairs bool) (int, error) {
 	for p.scanSeg < len(p.pls) {
 		var k int
@@ -444,7 +437,7 @@ func (p *postingReader) bulkNextOf(pairs bool) (int, error) {
 	return 0, nil
 }
 
-// rowsOfPairs turns the k pairs bulkNextPairs decoded, of segment i, into
+// rowsOfPairs turns the k pairs bulkNextOf(true) decoded, of segment i, into
 // postings (rows ≥ 0) in place: a pair and a rowFreq are the same 8 bytes,
 // the document's number becoming its row. A batch within one run of rows
 // (nearly all, in an index written in row order) is a single addition per
