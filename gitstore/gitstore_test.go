@@ -500,6 +500,7 @@ func TestReadsWhilePacksReplaced(t *testing.T) {
 	if _, ok, err := r.ReadPath(plumbing.ZeroHash, paths[1]); err != nil || !ok {
 		t.Errorf("ReadPath: %v %v", ok, err)
 	}
+	fsck(t, r.Dir()) // the repack kept every object the old packs held
 }
 
 // A .pack without its .idx (a writer killed between the two renames)
