@@ -87,6 +87,13 @@ type benchVariant struct {
 // benchVariants are the ideas measured (docs/bench/eval.md).
 var benchVariants = []benchVariant{
 	{"baseline", func() func() { return func() {} }},
+	{"thes-0.05", set(&search.ThesaurusWeight, 0.05)},
+	{"thes-0.1", set(&search.ThesaurusWeight, 0.1)},
+	{"thes-0.2", set(&search.ThesaurusWeight, 0.2)},
+	{"thes-0.3", set(&search.ThesaurusWeight, 0.3)},
+	{"thes-0.5", set(&search.ThesaurusWeight, 0.5)},
+	{"thes-0.2-m1", both(set(&search.ThesaurusWeight, 0.2), set(&search.ThesaurusMax, 1))},
+	{"thes-0.2-m3", both(set(&search.ThesaurusWeight, 0.2), set(&search.ThesaurusMax, 3))},
 	{"person-off", both(set(&search.PromptCoverWeight, 0.0), set(&search.OpeningWeight, 0.0))},
 	{"cover-off", both(set(&search.PromptCoverWeight, 0.0), set(&search.OpeningWeight, 0.1))},
 	{"opening-off", both(set(&search.PromptCoverWeight, 0.2), set(&search.OpeningWeight, 0.0))},

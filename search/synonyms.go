@@ -71,8 +71,9 @@ type weightedTerm struct {
 }
 
 // expandTerms returns the query terms at weight 1 followed by their
-// synonyms (those not already query terms, each once) at SynonymWeight,
-// when expand.
+// thesaurus words (thesaurus.go) and WordNet synonyms (those not already
+// query terms, each once) at ThesaurusWeight and SynonymWeight, when
+// expand.
 func expandTerms(terms []string, expand bool) []weightedTerm {
 	out := make([]weightedTerm, 0, len(terms))
 	seen := make(map[string]bool, len(terms))
@@ -80,7 +81,11 @@ func expandTerms(terms []string, expand bool) []weightedTerm {
 		out = append(out, weightedTerm{t, 1})
 		seen[t] = true
 	}
-	if !expand || SynonymWeight <= 0 {
+	if !expand {
+		return out
+	}
+	out = thesaurusTerms(out, terms, seen)
+	if SynonymWeight <= 0 {
 		return out
 	}
 	table := synonyms()
