@@ -31,11 +31,20 @@ const (
 // prefetchPostings prefetches pf's elements for the rows of ps[i+ahead,
 // i+ahead+chunk) when i is a multiple of prefetchChunk; a no-op otherwise
 // and past the end.
+// It is inlined: the test costs no call.
 func prefetchPostings(ps []rowFreq, i int, pf *prefetchSet) {
-	if i&(prefetchChunk-1) != 0 || disablePrefetch {
-		return
+	if i&(prefetchChunk-1) == 0 && !disablePrefetch {
+		prefetchChunkAt(ps, i+prefetchAhead, pf)
 	}
-	if j := i + prefetchAhead; j < len(ps) {
+}
+
+// prefetchChunkAt prefetches pf's elements for the rows of ps[j,
+// j+prefetchChunk), as many of them as there are (not inlined, so that
+// prefetchPostings is).
+//
+//go:noinline
+func prefetchChunkAt(ps []rowFreq, j int, pf *prefetchSet) {
+	if j < len(ps) {
 		prefetchRows(&ps[j].row, min(prefetchChunk, len(ps)-j), int(unsafe.Sizeof(rowFreq{})), pf)
 	}
 }
