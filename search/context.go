@@ -1395,7 +1395,14 @@ func (s *sessionScorer) titleScore(titles []rowFreq) bool {
 	twi := s.tw * weight * idf
 	seen, scores, touched := s.seen, s.scores, s.touched
 	start := int32(0)
+	// Each title is another session, its rows far from the last one's: the
+	// lines of its title length, sums, seen and span were each a fresh
+	// miss, a few sessions' misses in flight at most behind the run loops.
+	// They are asked for prefetchAhead titles ahead (−4 % of a warm
+	// search's CPU at 1,000,000 exchanges; docs/BENCHMARKS.md, session 29).
+	pf := newPrefetchSet(dl, scores, seen, spans)
 	for i, p := range titles {
+		prefetchPostings(titles, i, &pf)
 		f := p.f()
 		if l := spans[p.row]; l > 0 && f > 0 {
 			// A run: its rows in order, each with the run's title length.
