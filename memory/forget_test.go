@@ -278,6 +278,46 @@ func TestSyncCarriesForgets(t *testing.T) {
 	}
 }
 
+// A sync that learns a tombstone leaves nothing of the forgotten exchange
+// on disk when it returns: its card left the card cache too. The cache
+// kept it (mem/cache/entries.bin, the card's text) until the next log,
+// show or stats rewrote it, and a machine that only syncs never does.
+func TestSyncThatLearnsAForgetLeavesNoCard(t *testing.T) {
+	remote := syncRemote(t)
+	a, b := memoryOn(t, remote), memoryOn(t, remote)
+	ctx := context.Background()
+	const secret = "ibis-4410-zebu"
+	mustAdd(t, a, ex("a", "s", "2026-01-01T10:00:00Z", "keep heron", "ok"), ex("b", "s", "2026-01-02T10:00:00Z", "forget the "+secret+" value", "ok"))
+	mustSyncMem(t, a)
+	mustSyncMem(t, b)
+	if got := sortedIDs(t, b); got != "a,b" { // b's card cache holds both
+		t.Fatalf("b before: %s", got)
+	}
+	if !bytes.Contains(plainFiles(t, b.Repo.Dir()), []byte(secret)) {
+		t.Fatal("b's card cache does not hold the card: the test proves nothing")
+	}
+	plan, err := a.ForgetPlan(ctx, ForgetSelect{Refs: []string{"b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Forget(ctx, plan, ""); err != nil {
+		t.Fatal(err)
+	}
+	mustSyncMem(t, a)
+	if rb := mustSyncMem(t, b); rb.Forgotten != 1 {
+		t.Fatalf("b's sync forgot %d", rb.Forgotten)
+	}
+	if bytes.Contains(plainFiles(t, b.Repo.Dir()), []byte(secret)) {
+		t.Error("after the sync that learned the tombstone, a file of b still holds the forgotten text")
+	}
+	if bytes.Contains(allObjects(t, b.Repo.Dir()), []byte(secret)) {
+		t.Error("an object of b still holds the forgotten text")
+	}
+	if got := sortedIDs(t, b); got != "a" {
+		t.Errorf("b after: %s", got)
+	}
+}
+
 // A rewrite of the remote that no tombstone explains is still refused.
 func TestSyncRefusesUnexplainedRewrite(t *testing.T) {
 	remote := syncRemote(t)
