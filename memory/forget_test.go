@@ -278,6 +278,35 @@ func TestSyncCarriesForgets(t *testing.T) {
 	}
 }
 
+// The reason of a forget is redacted: it is stored in the tombstone, which
+// sync pushes and no purge removes, and a person may name what leaked.
+func TestForgetReasonRedacted(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	secret := "ghp_" + strings.Repeat("Q7w6E5r4T3", 4)[:36]
+	mustAdd(t, m, ex("a", "s", "2026-01-01T10:00:00Z", "keep heron", "ok"), ex("b", "s", "2026-01-02T10:00:00Z", "the token went here", "ok"))
+	plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{"b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Forget(ctx, plan, "it held "+secret+" and password=hunter2hunter2"); err != nil {
+		t.Fatal(err)
+	}
+	all := allObjects(t, m.Repo.Dir())
+	if bytes.Contains(all, []byte(secret)) || bytes.Contains(all, []byte("hunter2hunter2")) || bytes.Contains(plainFiles(t, m.Repo.Dir()), []byte(secret)) {
+		t.Fatal("the forget's reason is stored with its secrets")
+	}
+	ts, err := m.Repo.Tombstones()
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("tombstones: %v %v", ts, err)
+	}
+	for _, tb := range ts {
+		if !strings.Contains(tb.Reason, "it held [REDACTED:") {
+			t.Fatalf("reason: %q", tb.Reason)
+		}
+	}
+}
+
 // A sync that learns a tombstone leaves nothing of the forgotten exchange
 // on disk when it returns: its card left the card cache too. The cache
 // kept it (mem/cache/entries.bin, the card's text) until the next log,
