@@ -171,6 +171,7 @@ func (m *Memory) Forget(ctx context.Context, plan []*Entry, reason string) (Forg
 	if err != nil {
 		return rep, fmt.Errorf("forget: %w", err)
 	}
+	m.statsFollow() // after the purge: it may read commits an add brought meanwhile
 	if !inPlace {
 		// The in-place follow failed somewhere (its compaction, say): a
 		// half-followed index may still hold the forgotten words in a file
