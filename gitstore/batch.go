@@ -16,7 +16,13 @@ type batch struct {
 
 func newBatch() *batch { return &batch{mem: memory.NewStorage()} }
 
+// put adds o to the batch, once: an object put again (a rewrite can make the
+// same tree from two old ones) is not listed again, since a pack that lists
+// an object twice is refused by git (TestForgetWritesEachObjectOnce).
 func (b *batch) put(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	if h := o.Hash(); b.mem.HasEncodedObject(h) == nil {
+		return h, nil
+	}
 	h, err := b.mem.SetEncodedObject(o)
 	if err == nil {
 		b.order = append(b.order, h)

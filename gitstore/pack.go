@@ -107,6 +107,11 @@ func (r *Repo) writePackOpt(mem *memory.Storage, order []plumbing.Hash, storeTre
 	if err != nil {
 		return err
 	}
+	// The .idx lists an object once; a pack whose header counts more
+	// (an object written twice) is refused by git: never installed.
+	if n, err := mi.Count(); err != nil || n != int64(len(order)) {
+		return fmt.Errorf("write pack: %d objects given, %d distinct: not installed (%v)", len(order), n, err)
+	}
 	if err := installPack(dir, tmp.Name(), mi, packHash); err != nil {
 		return err
 	}

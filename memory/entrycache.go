@@ -605,6 +605,41 @@ func (m *Memory) followRewrite(before, after plumbing.Hash, moved map[plumbing.H
 	_ = saveEntryCache(path, entryCacheFile{Version: entryCacheVersion, Head: after.String(), Entries: out})
 }
 
+// dropTombstonedCards takes the cards of exchanges a tombstone names out of
+// the card cache, after a sync that learned tombstones dropped them from
+// main: the cache held their text (core, context, rooms, files) until the
+// next log, show or stats walked main again, and a machine that only syncs
+// never does. The cache keeps the head it was written at, which the
+// rewritten main no longer reaches, so the next reader walks main as
+// before; only the forgotten cards go sooner. A cache that cannot be read
+// or whose tombstones cannot be read is left as it was.
+func (m *Memory) dropTombstonedCards() {
+	path := m.EntryCachePath()
+	old, ok := loadEntryCache(path)
+	if !ok || len(old.Entries) == 0 {
+		return
+	}
+	paths := make([]string, len(old.Entries))
+	for i := range old.Entries {
+		paths[i] = exchange.BlobPath(old.Entries[i].Exchange)
+	}
+	dead, err := m.Repo.Tombstoned(paths)
+	if err != nil {
+		return
+	}
+	kept := make([]Entry, 0, len(old.Entries))
+	for i, e := range old.Entries {
+		if !dead[i] {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == len(old.Entries) {
+		return
+	}
+	old.Entries = kept
+	_ = saveEntryCache(path, old)
+}
+
 // findCached resolves ref as findEntry does over Entries, reading the card
 // cache without decoding every card: `git mem show` at 1,000,000 exchanges
 // decoded all of them (8.6 s, 1.6 GB) for one. It scans each card's commit

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
+	"github.com/gitmem/git-mem/redact"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -142,6 +143,9 @@ func (m *Memory) Forget(ctx context.Context, plan []*Entry, reason string) (Forg
 		return rep, err
 	}
 	now := time.Now().UTC()
+	// The reason is pushed with the tombstones and never purged: a person
+	// may well name what leaked in it (TestForgetReasonRedacted).
+	reason, _ = redact.String(reason)
 	paths := make([]string, 0, len(plan))
 	ts := make([]gitstore.Tombstone, 0, len(plan))
 	for _, e := range plan {
@@ -167,6 +171,7 @@ func (m *Memory) Forget(ctx context.Context, plan []*Entry, reason string) (Forg
 	if err != nil {
 		return rep, fmt.Errorf("forget: %w", err)
 	}
+	m.statsFollow() // after the purge: it may read commits an add brought meanwhile
 	if !inPlace {
 		// The in-place follow failed somewhere (its compaction, say): a
 		// half-followed index may still hold the forgotten words in a file

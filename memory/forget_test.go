@@ -278,6 +278,113 @@ func TestSyncCarriesForgets(t *testing.T) {
 	}
 }
 
+// The reason of a forget is redacted: it is stored in the tombstone, which
+// sync pushes and no purge removes, and a person may name what leaked.
+func TestForgetReasonRedacted(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	secret := "ghp_" + strings.Repeat("Q7w6E5r4T3", 4)[:36]
+	mustAdd(t, m, ex("a", "s", "2026-01-01T10:00:00Z", "keep heron", "ok"), ex("b", "s", "2026-01-02T10:00:00Z", "the token went here", "ok"))
+	plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{"b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Forget(ctx, plan, "it held "+secret+" and password=hunter2hunter2"); err != nil {
+		t.Fatal(err)
+	}
+	all := allObjects(t, m.Repo.Dir())
+	if bytes.Contains(all, []byte(secret)) || bytes.Contains(all, []byte("hunter2hunter2")) || bytes.Contains(plainFiles(t, m.Repo.Dir()), []byte(secret)) {
+		t.Fatal("the forget's reason is stored with its secrets")
+	}
+	ts, err := m.Repo.Tombstones()
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("tombstones: %v %v", ts, err)
+	}
+	for _, tb := range ts {
+		if !strings.Contains(tb.Reason, "it held [REDACTED:") {
+			t.Fatalf("reason: %q", tb.Reason)
+		}
+	}
+}
+
+// The kept stats state (mem/cache/stats.bin) follows a forget: its room
+// tallies named the forgotten exchange's rooms (here the file it touched)
+// until the next stats, rooms or context counted again.
+func TestForgetLeavesNoRoomInTheStats(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	const name = "zanzibarquokka"
+	gone := ex("gone", "s", "2026-01-02T10:00:00Z", "fix the module", "edited src/"+name+".go")
+	mustAdd(t, m, ex("keep", "s", "2026-01-01T10:00:00Z", "keep heron", "ok"), gone)
+	st, err := m.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(plainFiles(t, m.Repo.Dir()), []byte(name)) {
+		t.Fatal("no file names the room: the test proves nothing")
+	}
+	plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{"gone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Forget(ctx, plan, ""); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(plainFiles(t, m.Repo.Dir()), []byte(name)) {
+		t.Error("after the forget a file under the git dir still names the forgotten exchange's room")
+	}
+	after, err := m.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Exchanges != st.Exchanges-1 || after.Rooms >= st.Rooms {
+		t.Errorf("stats after the forget: %+v (before %+v)", after, st)
+	}
+}
+
+// A sync that learns a tombstone leaves nothing of the forgotten exchange
+// on disk when it returns: its card left the card cache too. The cache
+// kept it (mem/cache/entries.bin, the card's text) until the next log,
+// show or stats rewrote it, and a machine that only syncs never does.
+func TestSyncThatLearnsAForgetLeavesNoCard(t *testing.T) {
+	remote := syncRemote(t)
+	a, b := memoryOn(t, remote), memoryOn(t, remote)
+	ctx := context.Background()
+	const secret = "ibis-4410-zebu"
+	mustAdd(t, a, ex("a", "s", "2026-01-01T10:00:00Z", "keep heron", "ok"), ex("b", "s", "2026-01-02T10:00:00Z", "forget the "+secret+" value", "edited src/ibiszebu.go"))
+	mustSyncMem(t, a)
+	mustSyncMem(t, b)
+	if got := sortedIDs(t, b); got != "a,b" { // b's card cache holds both
+		t.Fatalf("b before: %s", got)
+	}
+	if _, err := b.Stats(); err != nil { // and its stats the room file:ibiszebu
+		t.Fatal(err)
+	}
+	if !bytes.Contains(plainFiles(t, b.Repo.Dir()), []byte(secret)) {
+		t.Fatal("b's card cache does not hold the card: the test proves nothing")
+	}
+	plan, err := a.ForgetPlan(ctx, ForgetSelect{Refs: []string{"b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Forget(ctx, plan, ""); err != nil {
+		t.Fatal(err)
+	}
+	mustSyncMem(t, a)
+	if rb := mustSyncMem(t, b); rb.Forgotten != 1 {
+		t.Fatalf("b's sync forgot %d", rb.Forgotten)
+	}
+	if files := plainFiles(t, b.Repo.Dir()); bytes.Contains(files, []byte(secret)) || bytes.Contains(files, []byte("ibiszebu")) {
+		t.Error("after the sync that learned the tombstone, a file of b still holds the forgotten text or room")
+	}
+	if bytes.Contains(allObjects(t, b.Repo.Dir()), []byte(secret)) {
+		t.Error("an object of b still holds the forgotten text")
+	}
+	if got := sortedIDs(t, b); got != "a" {
+		t.Errorf("b after: %s", got)
+	}
+}
+
 // A rewrite of the remote that no tombstone explains is still refused.
 func TestSyncRefusesUnexplainedRewrite(t *testing.T) {
 	remote := syncRemote(t)

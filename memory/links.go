@@ -189,9 +189,12 @@ func NoteID(note string) string {
 	return notePrefix + hex.EncodeToString(s[:8])
 }
 
-// Pin records a standing rule as a commit of its own.
+// Pin records a standing rule as a commit of its own. The note and the
+// project are redacted as an exchange's text and project are (the commit
+// is pushed by sync).
 func (m *Memory) Pin(ctx context.Context, req PinRequest) (PinReport, error) {
 	var core, id, project string
+	req.Project, _ = redact.String(req.Project)
 	switch {
 	case req.Ref != "" && req.Note != "":
 		return PinReport{}, invalid(fmt.Errorf("give an exchange or --note, not both"))

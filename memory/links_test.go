@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/redact"
 )
 
 func TestMetaEventAndPaths(t *testing.T) {
@@ -111,6 +112,35 @@ func TestLinksIfCurrentDoesNoIndexWork(t *testing.T) {
 // Git dates commits to the second: a pin and an unpin written within one
 // second must still leave the last word in force (CI saw an unpin lose to
 // its pin by commit id). Each event is dated after the one it follows.
+// A pin's --project is redacted as an exchange's project is: a pin is a
+// commit that sync pushes. Both kinds of pin; the pin is then found under
+// the redacted project, as the exchanges of that project are.
+func TestPinProjectRedacted(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	secret := "ghp_" + strings.Repeat("Z9y8X7w6V5", 4)[:36]
+	mustAdd(t, m, ex("p-1", "s", "2026-01-01T10:00:00Z", "always run the linters", "ok"))
+	for _, req := range []PinRequest{
+		{Note: "use the staging cluster first", Project: "proj-" + secret},
+		{Ref: "p-1", Project: "proj-" + secret},
+	} {
+		if _, err := m.Pin(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := exec.Command("git", "--git-dir", m.Repo.Dir(), "log", "-1", "--format=%B", "main").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(msg), secret) || !strings.Contains(string(msg), "Project: proj-[REDACTED:") {
+			t.Fatalf("pin %+v: project not redacted: %s", req, msg)
+		}
+	}
+	redacted, _ := redact.String("proj-" + secret)
+	if pins, err := m.Pins(ctx, redacted); err != nil || len(pins) != 2 {
+		t.Fatalf("pins of the redacted project: %+v %v", pins, err)
+	}
+}
+
 func TestPinUnpinSameSecondLastWins(t *testing.T) {
 	m := newMemory(t)
 	ctx := context.Background()

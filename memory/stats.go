@@ -327,6 +327,20 @@ func (m *Memory) state(count bool) (*statsState, error) {
 	return m.fullState(head, old, nil, count)
 }
 
+// statsFollow brings a kept stats state (mem/cache/stats.bin) to main
+// after a forget or a sync that dropped exchanges because of tombstones:
+// the state held the room names of the forgotten exchanges (in its room
+// tallies; a room names a file or a concept of the exchange) until the next
+// stats, rooms or context counted again. The count reuses the state's rows
+// (no blob is read; the forgotten exchanges' rows go) and reads the cards
+// from the card cache, which has already followed. No state, none written.
+func (m *Memory) statsFollow() {
+	if m.loadStatsState() == nil {
+		return
+	}
+	_, _ = m.state(false)
+}
+
 // fullState is computeStats, kept when complete.
 func (m *Memory) fullState(head plumbing.Hash, old *statsState, recount map[uint64]bool, count bool) (*statsState, error) {
 	s, complete, err := m.computeStats(head, old, recount, count)

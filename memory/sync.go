@@ -72,6 +72,10 @@ func (m *Memory) Sync(ctx context.Context, remote string) (SyncReport, error) {
 		}()
 	}
 	res, err := m.Repo.Sync(ctx, remote, opt)
+	if res.Forgotten > 0 {
+		m.dropTombstonedCards() // TestSyncThatLearnsAForgetLeavesNoCard
+		m.statsFollow()
+	}
 	if bg != nil {
 		<-bg
 		rep.Indexed = bgRep.Indexed

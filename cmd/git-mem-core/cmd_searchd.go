@@ -93,6 +93,10 @@ type searchDaemon struct {
 	stopOnce sync.Once
 	// packsOwed: collections owed to unmap packs let go of (check's own).
 	packsOwed int
+	// tombs is the tombstone ref's commit when the process started: a
+	// forget (or a sync that learned tombstones) moves it, and the process
+	// then exits (check).
+	tombs string
 }
 
 func runSearchDaemon(e *env, idle time.Duration) error {
@@ -128,6 +132,7 @@ func runSearchDaemon(e *env, idle time.Duration) error {
 	d := &searchDaemon{dir: dir, env: warm.EnvDigest(os.LookupEnv), logf: m.Logger("search.log"),
 		m: m, view: newKeptView(m), cfgStamp: configStamp(dir), stop: make(chan string, 1), idleFlag: idle}
 	d.setIdle(m)
+	d.tombs = tombstoneTip(m)
 	// Logged before it listens: whoever reaches it can read its pid.
 	d.logf("warm search process %d started (idle %s)", os.Getpid(), time.Duration(d.idle.Load()))
 	_ = os.Remove(sock) // a dead one's, under the lock
@@ -188,6 +193,16 @@ func freeOld() {
 	debug.FreeOSMemory()
 }
 
+// tombstoneTip names the tombstone ref's commit (the zero hash when none,
+// "?" when it cannot be read).
+func tombstoneTip(m *memory.Memory) string {
+	h, err := m.Repo.TombstoneTip()
+	if err != nil {
+		return "?"
+	}
+	return h.String()
+}
+
 // newKeptView is a view whose index stays open until the process ends.
 // The packs its searches read hits from stay mapped between searches
 // (check lets go of them when the pack folder changes).
@@ -218,6 +233,18 @@ func (d *searchDaemon) check(sock string, sockFI os.FileInfo) string {
 	}
 	if idle := time.Duration(d.idle.Load()); time.Since(time.Unix(0, d.last.Load())) >= idle {
 		return fmt.Sprintf("idle for %s", idle)
+	}
+	d.mu.RLock()
+	forgot := d.m != nil && tombstoneTip(d.m) != d.tombs
+	d.mu.RUnlock()
+	if forgot {
+		// Go frees memory without clearing it, and keeps some of it for
+		// reuse (encoding/json's buffers are pooled): a forgotten
+		// exchange's verbatim text, printed by an earlier search, was
+		// still in this process's memory minutes after the forget, its
+		// index let go of and freeOld run. Only an exit clears it; the
+		// next search runs cold and starts a new process.
+		return "a forget (the tombstones moved)"
 	}
 	d.mu.RLock()
 	released := d.view.ReleaseIfChanged()
