@@ -70,6 +70,11 @@ func (m *Memory) Check(ctx context.Context, repair bool) (*CheckReport, error) {
 	rep.Exchanges = len(living)
 	m.checkIndex(head, living, rep, add)
 	m.checkCache(head, living, add)
+	if files, err := m.forgottenDistillEntries(); err != nil {
+		add("cache", distillCacheWhat+" cannot be read: "+err.Error(), false)
+	} else if len(files) > 0 {
+		add("cache", fmt.Sprintf("%s holds %d forgotten exchange(s)", distillCacheWhat, len(files)), true)
+	}
 	m.checkQueue(rep, add)
 	if repair {
 		if err := m.repair(ctx, rep); err != nil {
@@ -224,6 +229,9 @@ func (m *Memory) checkIndex(head plumbing.Hash, living map[string]string, rep *C
 	report(stale, "are indexed with another commit's card than main's")
 }
 
+// distillCacheWhat begins what check says of the distiller's cache.
+const distillCacheWhat = "the distiller's cache"
+
 // checkCache compares the card cache (when it describes main's head) with
 // main's exchanges.
 func (m *Memory) checkCache(head plumbing.Hash, living map[string]string, add func(string, string, bool)) {
@@ -284,7 +292,8 @@ func (m *Memory) repair(ctx context.Context, rep *CheckReport) error {
 		case "index":
 			needIndex = true
 		case "cache":
-			needCache = true
+			// The distiller's cache is mended apart (purgeDistillCache).
+			needCache = needCache || !strings.HasPrefix(p.What, distillCacheWhat)
 		}
 	}
 	for _, p := range rep.Problems {
@@ -306,6 +315,11 @@ func (m *Memory) repair(ctx context.Context, rep *CheckReport) error {
 	}
 	if m.Repo.RecoverStaleRefLock() {
 		rep.Repaired = append(rep.Repaired, "removed a stale refs/heads/main.lock")
+	}
+	if n, err := m.purgeDistillCache(); err != nil {
+		return err
+	} else if n > 0 {
+		rep.Repaired = append(rep.Repaired, fmt.Sprintf("removed %d forgotten exchange(s) from the distiller's cache", n))
 	}
 	if needCache {
 		if err := os.Remove(m.EntryCachePath()); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -172,6 +172,9 @@ func (m *Memory) Forget(ctx context.Context, plan []*Entry, reason string) (Forg
 		return rep, fmt.Errorf("forget: %w", err)
 	}
 	m.statsFollow() // after the purge: it may read commits an add brought meanwhile
+	if _, err := m.purgeDistillCache(); err != nil {
+		return rep, fmt.Errorf("forgotten, but the distiller's cache still holds a copy (run `git mem check --repair`): %w", err)
+	}
 	if !inPlace {
 		// The in-place follow failed somewhere (its compaction, say): a
 		// half-followed index may still hold the forgotten words in a file

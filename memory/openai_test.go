@@ -99,3 +99,80 @@ func TestOpenAIConfigDrivesDistillerAndEmbedder(t *testing.T) {
 		t.Fatalf("search with an incomplete embedder config: %v", err)
 	}
 }
+
+// The LLM distiller's cache (mem/cache/distill) holds each exchange it was
+// asked about, whole: a forget takes the forgotten one's entry out, check
+// reports one left behind (an add racing the forget, a kill), and
+// --repair removes it. The kept exchange's entry stays.
+func TestForgetPurgesDistillCache(t *testing.T) {
+	var chats, embeds atomic.Int32
+	srv := fakeOpenAI(t, &chats, &embeds)
+	defer srv.Close()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	dir := filepath.Join(t.TempDir(), "mem.git")
+	if _, _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("distiller: openai\nopenai:\n  base_url: %s/v1\n  model: m\n  timeout: 5s\n", srv.URL)
+	if err := os.WriteFile(filepath.Join(dir, "mem", "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const marker = "wombat-kalimantan-4412"
+	mustAdd(t, m, ex("keep", "s", "2026-01-01T00:00:00Z", "fix the flaky retry test", "Raised the timeout."),
+		ex("gone", "s", "2026-01-02T00:00:00Z", "the "+marker+" value leaked", "noted "+marker))
+	entries := func() (n int, holds bool) {
+		des, _ := os.ReadDir(m.DistillCacheDir())
+		for _, de := range des {
+			b, _ := os.ReadFile(filepath.Join(m.DistillCacheDir(), de.Name()))
+			n++
+			holds = holds || strings.Contains(string(b), marker)
+		}
+		return n, holds
+	}
+	if n, holds := entries(); n != 2 || !holds {
+		t.Fatalf("before the forget: %d entries, marker held %v (want 2, true)", n, holds)
+	}
+	// One entry kept aside, to put back after the forget: the one a racing
+	// add would leave.
+	var left string
+	var leftData []byte
+	des, _ := os.ReadDir(m.DistillCacheDir())
+	for _, de := range des {
+		b, _ := os.ReadFile(filepath.Join(m.DistillCacheDir(), de.Name()))
+		if strings.Contains(string(b), marker) {
+			left, leftData = filepath.Join(m.DistillCacheDir(), de.Name()), b
+		}
+	}
+	plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{"gone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Forget(ctx, plan, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n, holds := entries(); n != 1 || holds {
+		t.Fatalf("after the forget: %d entries, marker held %v (want 1, false)", n, holds)
+	}
+	if err := os.WriteFile(left, leftData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.Check(ctx, false)
+	if err == nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].What, "distiller's cache holds 1 forgotten") || !rep.Problems[0].Repairable {
+		t.Fatalf("check: %+v %v", rep, err)
+	}
+	if rep, err = m.Check(ctx, true); err != nil || len(rep.Repaired) != 1 {
+		t.Fatalf("check --repair: %+v %v", rep, err)
+	}
+	if n, holds := entries(); n != 1 || holds {
+		t.Fatalf("after the repair: %d entries, marker held %v (want 1, false)", n, holds)
+	}
+	if rep, err = m.Check(ctx, false); err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("check after the repair: %+v %v", rep, err)
+	}
+}
