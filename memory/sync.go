@@ -73,7 +73,7 @@ func (m *Memory) Sync(ctx context.Context, remote string) (SyncReport, error) {
 	}
 	res, err := m.Repo.Sync(ctx, remote, opt)
 	if res.Forgotten > 0 {
-		m.dropTombstonedCards() // TestSyncThatLearnsAForgetLeavesNoCard
+		m.dropTombstonedCards()      // TestSyncThatLearnsAForgetLeavesNoCard
 		_, _ = m.purgeDistillCache() // check reports what is left (TestForgetPurgesDistillCache)
 		m.statsFollow()
 	}
