@@ -815,6 +815,9 @@ func (r *Repo) FinishPending(timeout time.Duration) (ran bool, err error) {
 	}
 	r.st.refresh()
 	if _, err := r.Purge(timeout); err != nil {
+		if len(r.BadPacks()) > 0 { // git refuses such a pack: mended by check --repair
+			return false, fmt.Errorf("finish the interrupted forget: %w: run `git mem check --repair`", err)
+		}
 		return false, fmt.Errorf("finish the interrupted forget: %w", err)
 	}
 	return true, r.clearPending()
