@@ -445,10 +445,12 @@ func installPack(dir, tmp string, mi *idxfile.MemoryIndex, sum plumbing.Hash) er
 	if err := os.Chmod(tmp, 0o444); err != nil {
 		return err
 	}
-	if err := os.Rename(itmp.Name(), base+".idx"); err != nil {
+	// The .pack first, its .idx last (as git does): readers find packs by
+	// their .idx, so none ever sees an index whose pack is not there yet.
+	if err := os.Rename(tmp, base+".pack"); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, base+".pack"); err != nil {
+	if err := os.Rename(itmp.Name(), base+".idx"); err != nil {
 		return err
 	}
 	syncDir(dir)
