@@ -45,7 +45,7 @@ type packSet struct {
 	// basesMax bytes (then it starts again): a chain's base is read once
 	// for the objects deltified against it, as go-git's cache does.
 	mu        sync.Mutex
-	bases     map[baseKey][]byte
+	bases     map[baseKey]baseObj
 	basesSize int
 	// dirTime is the pack folder's modification time when listed: a miss
 	// in a folder that changed since (a fetch or a writer added a pack)
@@ -62,6 +62,17 @@ type baseKey struct {
 	off int64
 }
 
+// baseObj is a resolved delta base, its type and content, shared uncopied
+// by the objects deltified against it: base hands it only to object's
+// PatchDelta, which reads it. (A copy with the type byte in front was
+// half of what a cold search's exact tier allocated at 1,000,000
+// exchanges, 3.4 of 6.9 MB, each fresh page a fault; docs/BENCHMARKS.md,
+// session 29.)
+type baseObj struct {
+	typ  plumbing.ObjectType
+	data []byte
+}
+
 const basesMax = 32 << 20
 
 func (s *packSet) base(p *mappedPack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
@@ -70,19 +81,24 @@ func (s *packSet) base(p *mappedPack, off int64, depth int) (plumbing.ObjectType
 	b, ok := s.bases[k]
 	s.mu.Unlock()
 	if ok {
-		return plumbing.ObjectType(b[0]), b[1:], nil
+		return b.typ, b.data, nil
 	}
 	typ, data, err := s.object(p, off, depth)
 	if err != nil {
 		return typ, data, err
 	}
-	b = append([]byte{byte(typ)}, data...)
-	s.mu.Lock()
-	if s.bases == nil || s.basesSize+len(b) > basesMax {
-		s.bases, s.basesSize = map[baseKey][]byte{}, 0
+	if cap(data)-len(data) > len(data)/8 {
+		// PatchDelta's buffer grows by doubling past 64 KB: kept, it
+		// would hold up to twice what basesMax counts.
+		data = append([]byte(nil), data...)
 	}
-	s.bases[k] = b
-	s.basesSize += len(b)
+	s.mu.Lock()
+	// Counted as before the copy was dropped: the type byte and the content.
+	if s.bases == nil || s.basesSize+1+len(data) > basesMax {
+		s.bases, s.basesSize = map[baseKey]baseObj{}, 0
+	}
+	s.bases[k] = baseObj{typ, data}
+	s.basesSize += 1 + len(data)
 	s.mu.Unlock()
 	return typ, data, nil
 }
