@@ -392,6 +392,12 @@ func (s *packSet) verified(h plumbing.Hash) (typ plumbing.ObjectType, data []byt
 // object read just before: a commit's trees and blobs are mostly in its
 // pack), and says which pack held h.
 func (s *packSet) verifiedNear(h plumbing.Hash, near *mappedPack) (typ plumbing.ObjectType, data []byte, p *mappedPack, ok bool) {
+	return s.verifiedNearOnce(h, near, nil)
+}
+
+// verifiedNearOnce is verifiedNear resolving deltas through objectOnce
+// with bufs (object when bufs is nil).
+func (s *packSet) verifiedNearOnce(h plumbing.Hash, near *mappedPack, bufs *[2][]byte) (typ plumbing.ObjectType, data []byte, p *mappedPack, ok bool) {
 	var off int64
 	found := false
 	if near != nil {
@@ -403,7 +409,12 @@ func (s *packSet) verifiedNear(h plumbing.Hash, near *mappedPack) (typ plumbing.
 			return 0, nil, nil, false
 		}
 	}
-	typ, data, err := s.object(p, off, 0)
+	var err error
+	if bufs != nil {
+		typ, data, err = s.objectOnce(p, off, bufs)
+	} else {
+		typ, data, err = s.object(p, off, 0)
+	}
 	runtime.KeepAlive(s) // the mappings live as long as s
 	if err != nil || !typ.Valid() || typ > plumbing.TagObject {
 		return 0, nil, nil, false
