@@ -171,6 +171,18 @@ func mapPack(base string) (*mappedPack, error) {
 }
 
 // offset finds h in the pack's index.
+//
+// The ids of a fan-out bucket are sorted and, being hashes, spread evenly:
+// the first probe goes where h's first 8 bytes fall in the bucket's range
+// of them (interpolation), the next ones at growing distances from it until h
+// is bracketed, and a binary search takes the range left. Every probe
+// splits the range as a binary search's does (the ids below the range are
+// smaller than h, the ids from its end on are not), so on a sorted index
+// the answer is the binary search's (offsetBinary in the tests, the former
+// code). What it saves is page faults: at 1,000,000 exchanges a bucket's
+// ids are 427 KB, and the binary search's probes fell in ~2.9 of its
+// 64 KB windows (the kernel maps a window a fault) where these fall in
+// about one.
 func (p *mappedPack) offset(h plumbing.Hash) (int64, bool) {
 	fan := func(b int) int { return int(binary.BigEndian.Uint32(p.idx[8+b*4:])) }
 	lo, hi := 0, fan(int(h[0]))
@@ -181,21 +193,52 @@ func (p *mappedPack) offset(h plumbing.Hash) (int64, bool) {
 		return 0, false
 	}
 	names := p.idx[8+256*4:]
+	cmp := func(m int) int { return bytes.Compare(names[m*20:m*20+20], h[:]) }
+	if hi-lo > interpMin {
+		// The bucket holds the ids whose first byte is h's: the other
+		// seven of the first eight place h among them. (Reading the
+		// bucket's first and last ids to interpolate between would touch
+		// two windows more.)
+		frac := float64(binary.BigEndian.Uint64(h[:8])<<8) / (1 << 64)
+		g := min(lo+int(frac*float64(hi-lo)), hi-1)
+		switch c := cmp(g); {
+		case c == 0:
+			return p.offsetAt(names, g)
+		case c < 0: // h after g: probe g+8, g+16, g+32, … until past h
+			lo = g + 1
+			for step := interpStep; lo+step < hi; step *= 2 {
+				m := lo + step
+				c := cmp(m)
+				if c == 0 {
+					return p.offsetAt(names, m)
+				}
+				if c > 0 {
+					hi = m
+					break
+				}
+				lo = m + 1
+			}
+		default: // h before g
+			hi = g
+			for step := interpStep; hi-1-step >= lo; step *= 2 {
+				m := hi - 1 - step
+				c := cmp(m)
+				if c == 0 {
+					return p.offsetAt(names, m)
+				}
+				if c < 0 {
+					lo = m + 1
+					break
+				}
+				hi = m
+			}
+		}
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		switch c := bytes.Compare(names[m*20:m*20+20], h[:]); {
+		switch c := cmp(m); {
 		case c == 0:
-			offs := names[p.n*(20+4):]
-			o := binary.BigEndian.Uint32(offs[m*4:])
-			if o&0x80000000 == 0 {
-				return int64(o), true
-			}
-			big := offs[p.n*4:]
-			i := int(o & 0x7fffffff)
-			if len(big) < (i+1)*8+40 {
-				return 0, false
-			}
-			return int64(binary.BigEndian.Uint64(big[i*8:])), true
+			return p.offsetAt(names, m)
 		case c < 0:
 			lo = m + 1
 		default:
@@ -203,6 +246,30 @@ func (p *mappedPack) offset(h plumbing.Hash) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// offset's interpolated probe is made when more than interpMin ids are
+// left (fewer fit in a page or two: bisected); the probes after it go
+// interpStep ids from it, then twice as far each time.
+const (
+	interpMin  = 64
+	interpStep = 8
+)
+
+// offsetAt is the pack offset of the m-th id of the index (names is the
+// index from its ids on).
+func (p *mappedPack) offsetAt(names []byte, m int) (int64, bool) {
+	offs := names[p.n*(20+4):]
+	o := binary.BigEndian.Uint32(offs[m*4:])
+	if o&0x80000000 == 0 {
+		return int64(o), true
+	}
+	big := offs[p.n*4:]
+	i := int(o & 0x7fffffff)
+	if len(big) < (i+1)*8+40 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(big[i*8:])), true
 }
 
 var zlibReaders sync.Pool
