@@ -45,9 +45,20 @@ func (r *Repo) ReadPathsPacked(reqs []PathAt) (data [][]byte, ok []bool, complet
 	// session 24). Each request's answer is its own; the delta bases they
 	// share are behind the set's lock.
 	var bad atomic.Bool
+	// A process that keeps its packs (the warm search process) reads again
+	// what it read: its reads keep their delta bases (object). One that
+	// does not reads its batch once: its chains go through two buffers of
+	// each goroutine and keep nothing (objectOnce).
+	r.st.pmu.Lock()
+	once := !r.st.keepPacks
+	r.st.pmu.Unlock()
 	read := func(first int) {
+		var bufs *[2][]byte
+		if once {
+			bufs = new([2][]byte)
+		}
 		for i := first; i < len(reqs) && !bad.Load(); i += 2 {
-			d, found, good := ps.readPath(reqs[i].Commit, reqs[i].Path)
+			d, found, good := ps.readPath(reqs[i].Commit, reqs[i].Path, bufs)
 			if !good {
 				bad.Store(true)
 				return
@@ -74,12 +85,12 @@ func (r *Repo) ReadPathsPacked(reqs []PathAt) (data [][]byte, ok []bool, complet
 }
 
 // readPath reads path in the tree of commit at (see ReadPathsPacked);
-// good is false when it cannot tell.
-func (s *packSet) readPath(at plumbing.Hash, path string) (data []byte, found, good bool) {
+// good is false when it cannot tell. bufs, when not nil, are objectOnce's.
+func (s *packSet) readPath(at plumbing.Hash, path string, bufs *[2][]byte) (data []byte, found, good bool) {
 	if at.IsZero() || path == "" {
 		return nil, false, false
 	}
-	typ, c, near, ok := s.pathObject(at, nil)
+	typ, c, near, ok := s.pathObject(at, nil, bufs)
 	if !ok || typ != plumbing.CommitObject || len(c) < 46 || string(c[:5]) != "tree " || c[45] != '\n' ||
 		!plumbing.IsHash(string(c[5:45])) {
 		return nil, false, false
@@ -93,7 +104,7 @@ func (s *packSet) readPath(at plumbing.Hash, path string) (data []byte, found, g
 		if name == "" {
 			return nil, false, false
 		}
-		typ, t, p, ok := s.pathObject(cur, near)
+		typ, t, p, ok := s.pathObject(cur, near, bufs)
 		if !ok || typ != plumbing.TreeObject {
 			return nil, false, false
 		}
@@ -109,7 +120,7 @@ func (s *packSet) readPath(at plumbing.Hash, path string) (data []byte, found, g
 		case !last && mode == "40000":
 			cur, path = h, rest
 		case last && (mode == "100644" || mode == "100755"):
-			typ, b, _, ok := s.pathObject(h, near)
+			typ, b, _, ok := s.pathObject(h, near, bufs)
 			if !ok || typ != plumbing.BlobObject {
 				return nil, false, false
 			}
@@ -123,8 +134,8 @@ func (s *packSet) readPath(at plumbing.Hash, path string) (data []byte, found, g
 // pathObject is object h read and hashed again (see verified): from the
 // packs, pack near first, else from its loose file, where an add of a few
 // exchanges writes its objects (p is then nil).
-func (s *packSet) pathObject(h plumbing.Hash, near *mappedPack) (typ plumbing.ObjectType, data []byte, p *mappedPack, ok bool) {
-	if typ, data, p, ok = s.verifiedNear(h, near); ok {
+func (s *packSet) pathObject(h plumbing.Hash, near *mappedPack, bufs *[2][]byte) (typ plumbing.ObjectType, data []byte, p *mappedPack, ok bool) {
+	if typ, data, p, ok = s.verifiedNearOnce(h, near, bufs); ok {
 		return typ, data, p, true
 	}
 	typ, data, ok = readLoose(s.dir, h)

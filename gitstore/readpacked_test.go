@@ -90,7 +90,28 @@ func TestReadPathsPacked(t *testing.T) {
 			t.Fatalf("%v %s", err, out)
 		}
 	}
-	t.Run("repacked", check)
+	t.Run("repacked", check) // objectOnce: the repo does not keep its packs
+	// Alone on a fresh set, a batch read by a repo that does not keep its
+	// packs keeps no delta base (objectOnce); one that keeps them (the
+	// warm search process) resolves its chains through object, which does.
+	batch := []PathAt{{last, es[1].Path}, {res.Commits[29], es[29].Path}, {first, es[0].Path}, {last, es[7].Path}}
+	for _, keep := range []bool{false, true} {
+		if keep {
+			r.KeepPacks()
+		}
+		r.ReleasePacks()
+		ps := r.st.currentPackSet() // the set the batch reads, held here
+		if _, _, complete := r.ReadPathsPacked(batch); !complete {
+			t.Fatalf("keep %v: the batch is not complete", keep)
+		}
+		ps.mu.Lock()
+		kept := len(ps.bases)
+		ps.mu.Unlock()
+		if (kept > 0) != keep {
+			t.Fatalf("keep %v: the pack set keeps %d delta bases", keep, kept)
+		}
+	}
+	t.Run("repacked, packs kept", check)
 	if out, _ := exec.Command("git", "--git-dir", r.Dir(), "verify-pack", "-v", listPacks(r.Dir())[0]).Output(); !bytes.Contains(out, []byte(" tree ")) ||
 		!strings.Contains(string(out), "chain length") {
 		t.Fatalf("the repack made no deltas:\n%s", out)
