@@ -77,8 +77,14 @@ func (q *termQueue) steal(adds []rowAdd) (int, *termRecord, bool) {
 // helper 45 ms of thread CPU instead of ~10 (the growth's copies and page
 // faults; docs/BENCHMARKS.md, session 25); in the scratch it is written
 // once, on huge pages, untouched when nothing is stolen. A record that
-// outgrows the room continues on the heap.
-var recordRoom = func(n int) int { return 2 * n }
+// outgrows the room continues on the heap. Four additions a row, not two
+// (session 29): a helper that takes several terms fills the room with all
+// their records, and "fix build script ModuleNotFoundError" at 1,000,000
+// had 1,472,876 additions in it when "modulenotfounderror" needed 736,438
+// more; on the heap that cost a cold process 10,000–25,000 page faults and
+// ~100 ms of CPU (docs/BENCHMARKS.md, session 29). The room is address
+// space: only what a record writes is ever touched.
+var recordRoom = func(n int) int { return 4 * n }
 
 // help computes the other groups' terms that their owners have not
 // started, each into its record, until none is left; false when one failed
