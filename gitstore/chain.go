@@ -50,31 +50,10 @@ func (s *packSet) objectOnce(p *mappedPack, off int64, bufs *[2][]byte) (plumbin
 				return 0, nil, err
 			}
 			typ, base = t, data
-		case plumbing.OFSDeltaObject:
-			neg, n, err := ofsDeltaAt(b[i:])
+		case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
+			bp, boff, delta, err := s.deltaAt(p, off, t, b, i, size)
 			if err != nil {
 				return 0, nil, err
-			}
-			delta, err := inflate(b[i+n:], size)
-			if err != nil {
-				return 0, nil, err
-			}
-			deltas = append(deltas, delta)
-			off -= neg
-			continue
-		case plumbing.REFDeltaObject:
-			if i+20 > len(b) {
-				return 0, nil, errors.New("bad delta header")
-			}
-			var bh plumbing.Hash
-			copy(bh[:], b[i:i+20])
-			delta, err := inflate(b[i+20:], size)
-			if err != nil {
-				return 0, nil, err
-			}
-			bp, boff, ok := s.find(bh)
-			if !ok {
-				return 0, nil, plumbing.ErrObjectNotFound
 			}
 			deltas = append(deltas, delta)
 			p, off = bp, boff

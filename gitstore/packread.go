@@ -361,35 +361,10 @@ func (s *packSet) object(p *mappedPack, off int64, depth int) (plumbing.ObjectTy
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 		data, err := inflate(b[i:], size)
 		return typ, data, err
-	case plumbing.OFSDeltaObject:
-		neg, n, err := ofsDeltaAt(b[i:])
+	case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
+		bp, boff, delta, err := s.deltaAt(p, off, typ, b, i, size)
 		if err != nil {
 			return 0, nil, err
-		}
-		i += n
-		delta, err := inflate(b[i:], size)
-		if err != nil {
-			return 0, nil, err
-		}
-		bt, base, err := s.base(p, off-neg, depth+1)
-		if err != nil {
-			return 0, nil, err
-		}
-		data, err := packfile.PatchDelta(base, delta)
-		return bt, data, err
-	case plumbing.REFDeltaObject:
-		if i+20 > len(b) {
-			return 0, nil, errors.New("bad delta header")
-		}
-		var bh plumbing.Hash
-		copy(bh[:], b[i:i+20])
-		delta, err := inflate(b[i+20:], size)
-		if err != nil {
-			return 0, nil, err
-		}
-		bp, boff, ok := s.find(bh)
-		if !ok {
-			return 0, nil, plumbing.ErrObjectNotFound
 		}
 		bt, base, err := s.base(bp, boff, depth+1)
 		if err != nil {
@@ -399,6 +374,34 @@ func (s *packSet) object(p *mappedPack, off int64, depth int) (plumbing.ObjectTy
 		return bt, data, err
 	}
 	return 0, nil, fmt.Errorf("object type %d", typ)
+}
+
+// deltaAt reads the delta object of type typ at off of p (b is the pack
+// from off, i the end of its header): its base's pack and offset, and the
+// inflated delta.
+func (s *packSet) deltaAt(p *mappedPack, off int64, typ plumbing.ObjectType, b []byte, i int, size uint64) (*mappedPack, int64, []byte, error) {
+	if typ == plumbing.OFSDeltaObject {
+		neg, n, err := ofsDeltaAt(b[i:])
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		delta, err := inflate(b[i+n:], size)
+		return p, off - neg, delta, err
+	}
+	if i+20 > len(b) {
+		return nil, 0, nil, errors.New("bad delta header")
+	}
+	var bh plumbing.Hash
+	copy(bh[:], b[i:i+20])
+	delta, err := inflate(b[i+20:], size)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	bp, boff, ok := s.find(bh)
+	if !ok {
+		return nil, 0, nil, plumbing.ErrObjectNotFound
+	}
+	return bp, boff, delta, nil
 }
 
 func (s *packSet) find(h plumbing.Hash) (*mappedPack, int64, bool) {

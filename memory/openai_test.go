@@ -51,19 +51,16 @@ func fakeOpenAI(t *testing.T, chats, embeds *atomic.Int32) *httptest.Server {
 	}))
 }
 
-// The config file switches both the distiller and the embedder to an
-// OpenAI-compatible endpoint; add and search go through the real clients.
-func TestOpenAIConfigDrivesDistillerAndEmbedder(t *testing.T) {
-	var chats, embeds atomic.Int32
-	srv := fakeOpenAI(t, &chats, &embeds)
-	defer srv.Close()
+// openAIMemory is a fresh memory whose mem/config.yaml is cfg (its HOME and
+// API key the test's own).
+func openAIMemory(t *testing.T, cfg string) *Memory {
+	t.Helper()
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("OPENAI_API_KEY", "test-key")
 	dir := filepath.Join(t.TempDir(), "mem.git")
 	if _, _, err := Init(dir); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("distiller: openai\nembedder: openai\nopenai:\n  base_url: %s/v1\n  model: m\n  embedding_model: e\n  embedding_dims: 4\n  timeout: 5s\n", srv.URL)
 	if err := os.WriteFile(filepath.Join(dir, "mem", "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +68,16 @@ func TestOpenAIConfigDrivesDistillerAndEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// The config file switches both the distiller and the embedder to an
+// OpenAI-compatible endpoint; add and search go through the real clients.
+func TestOpenAIConfigDrivesDistillerAndEmbedder(t *testing.T) {
+	var chats, embeds atomic.Int32
+	srv := fakeOpenAI(t, &chats, &embeds)
+	defer srv.Close()
+	m := openAIMemory(t, fmt.Sprintf("distiller: openai\nembedder: openai\nopenai:\n  base_url: %s/v1\n  model: m\n  embedding_model: e\n  embedding_dims: 4\n  timeout: 5s\n", srv.URL))
 	in := ex("o1", "s", "2026-01-01T00:00:00Z", "fix the flaky retry test", "Raised the timeout in retry_test.go; the retry test passes.")
 	rep, err := m.Add(context.Background(), []*exchange.Exchange{in}, AddOptions{})
 	if err != nil || rep.Added != 1 || rep.IndexErr != "" {
@@ -88,6 +95,7 @@ func TestOpenAIConfigDrivesDistillerAndEmbedder(t *testing.T) {
 		t.Fatalf("endpoint not used: %d chats, %d embeddings", chats.Load(), embeds.Load())
 	}
 	// A config without the embedding model is a clear error, not a crash.
+	dir := m.Repo.Dir()
 	if err := os.WriteFile(filepath.Join(dir, "mem", "config.yaml"), []byte("embedder: openai\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -108,20 +116,7 @@ func TestForgetPurgesDistillCache(t *testing.T) {
 	var chats, embeds atomic.Int32
 	srv := fakeOpenAI(t, &chats, &embeds)
 	defer srv.Close()
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("OPENAI_API_KEY", "test-key")
-	dir := filepath.Join(t.TempDir(), "mem.git")
-	if _, _, err := Init(dir); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf("distiller: openai\nopenai:\n  base_url: %s/v1\n  model: m\n  timeout: 5s\n", srv.URL)
-	if err := os.WriteFile(filepath.Join(dir, "mem", "config.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := openAIMemory(t, fmt.Sprintf("distiller: openai\nopenai:\n  base_url: %s/v1\n  model: m\n  timeout: 5s\n", srv.URL))
 	ctx := context.Background()
 	const marker = "wombat-kalimantan-4412"
 	mustAdd(t, m, ex("keep", "s", "2026-01-01T00:00:00Z", "fix the flaky retry test", "Raised the timeout."),
