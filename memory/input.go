@@ -167,7 +167,7 @@ func (m *Memory) AddFile(ctx context.Context, path, format string, ro hooks.Opti
 		}
 		rep, err := m.Add(ctx, res.Exchanges, opt)
 		for _, p := range res.Problems {
-			rep.Skipped = append(rep.Skipped, p.Error())
+			rep.Skipped = append(rep.Skipped, redactString(p.Error()))
 		}
 		return rep, err
 	}
@@ -291,7 +291,7 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 	}
 	err := exchange.ReadJSONL(br, name, func(rec exchange.Record) error {
 		if rec.Err != nil {
-			total.Skipped = append(total.Skipped, rec.Err.Error())
+			total.Skipped = append(total.Skipped, redactString(rec.Err.Error()))
 			return nil
 		}
 		batch = append(batch, rec.Exchange)
