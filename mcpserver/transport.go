@@ -32,7 +32,10 @@ func Transport(in io.Reader, out io.Writer) mcp.Transport {
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
 	go filterLines(in, pw, w, MaxLine)
-	return &mcp.IOTransport{Reader: pr, Writer: w}
+	// The SDK's own cap is off: filterLines caps each line, and the SDK's
+	// counts the bytes its decoder reads ahead, so a line near the cap
+	// followed by another could end the session.
+	return &mcp.IOTransport{Reader: pr, Writer: w, MaxLineLength: -1}
 }
 
 // lockedWriter serialises whole writes: the SDK writes each message (or

@@ -2,13 +2,19 @@ package mcpserver_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gitmem/git-mem/mcpserver"
+	"github.com/gitmem/git-mem/memory"
 )
 
 // TestBadLinesDoNotEndTheSession sends, between valid requests, lines that
@@ -105,5 +111,56 @@ func TestBadLinesDoNotEndTheSession(t *testing.T) {
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("server exit: %v (stderr %q)", err, stderr.String())
+	}
+}
+
+// TestLinesAtTheCap: requests of exactly MaxLine bytes, one after the other,
+// are all answered. Before, the SDK's own cap (behind the filter) counted
+// the bytes its decoder read ahead into the next line and ended the session
+// on the second.
+func TestLinesAtTheCap(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	m, err := memory.Open(demoMemory(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- mcpserver.New(m, "test").Run(context.Background(), mcpserver.Transport(inR, outW))
+		outW.Close()
+	}()
+	lines := bufio.NewReader(outR)
+	go func() {
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		for i := 0; i < 3; i++ {
+			head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","pad":"`, 10+i)
+			line := head + strings.Repeat("p", mcpserver.MaxLine-len(head)-2) + `"}`
+			io.WriteString(inW, line+"\n")
+		}
+	}()
+	var ids []string
+	for len(ids) < 4 {
+		l, err := lines.ReadString('\n')
+		if err != nil {
+			break
+		}
+		var r struct {
+			ID    json.RawMessage `json:"id"`
+			Error json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil || r.Error != nil {
+			t.Fatalf("reply %.200q: %v", l, err)
+		}
+		ids = append(ids, string(r.ID))
+	}
+	inW.Close() // the server ends at the end of its input
+	if err := <-done; err != nil && !errors.Is(err, io.EOF) {
+		t.Errorf("server: %v", err)
+	}
+	if got := strings.Join(ids, ","); got != "1,10,11,12" {
+		t.Errorf("answered %s, want 1,10,11,12", got)
 	}
 }
