@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(4)
 		}
-		if err := mcpserver.New(mem, "test").Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		if err := mcpserver.New(mem, "test").Run(context.Background(), mcpserver.StdioTransport()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

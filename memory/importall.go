@@ -55,7 +55,7 @@ func ScanAgents(ctx context.Context, agents []string, root string) (ScanReport, 
 				continue
 			}
 			for _, p := range res.Problems {
-				rep.Skipped = append(rep.Skipped, p.Error())
+				rep.Skipped = append(rep.Skipped, redactString(p.Error()))
 			}
 			rep.HeldBack += held
 			projects := map[string]bool{}

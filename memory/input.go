@@ -168,7 +168,7 @@ func (m *Memory) AddFile(ctx context.Context, path, format string, ro hooks.Opti
 		}
 		rep, err := m.Add(ctx, res.Exchanges, opt)
 		for _, p := range res.Problems {
-			rep.Skipped = append(rep.Skipped, p.Error())
+			rep.Skipped = append(rep.Skipped, redactString(p.Error()))
 		}
 		return rep, err
 	}
@@ -292,10 +292,7 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 	}
 	err := exchange.ReadJSONL(br, name, func(rec exchange.Record) error {
 		if rec.Err != nil {
-			// The reason may quote the bad value (an id, a role, a time),
-			// and it is printed and logged: redacted like everything else.
-			why, _ := redact.String(rec.Err.Error())
-			total.Skipped = append(total.Skipped, why)
+			total.Skipped = append(total.Skipped, redactString(rec.Err.Error()))
 			return nil
 		}
 		if err := secretID(rec.Exchange.ID); err != nil {

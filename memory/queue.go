@@ -38,6 +38,9 @@ func (m *Memory) Enqueue(j Job) error { return queue.Enqueue(m.queueDir(), j.Job
 // redacted (the queue is written before the worker redacts the rest).
 func writeJob(path string, j Job) error { return queue.Write(path, j.Job, redactString) }
 
+// redactString is also applied to the skipped records' messages: they quote
+// a bad field's value ("time", "role"), which may be a secret, and they go to
+// stderr, `--json` and the worker's log.
 func redactString(s string) string {
 	out, _ := redact.String(s)
 	return out

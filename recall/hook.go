@@ -64,7 +64,9 @@ func sessionStartOutput(ctx context.Context, memDir, hook string, stdin io.Reade
 	}
 	var in claudeSessionStart
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, fmt.Errorf("hook input is not JSON (%.80q): %w", raw, err)
+		// Only its length: the input may be another event's (a prompt) cut short,
+		// and the log is plain text.
+		return nil, fmt.Errorf("hook input is not JSON (%d bytes): %w", len(raw), err)
 	}
 	if in.HookEventName != "" && in.HookEventName != "SessionStart" {
 		return nil, fmt.Errorf("hook event %q: git mem context answers SessionStart only", in.HookEventName)

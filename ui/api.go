@@ -56,7 +56,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // page says to try again), anything else 500.
 func fail(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, memory.ErrBadQuery), errors.Is(err, errBadParam):
+	case errors.Is(err, memory.ErrBadQuery), errors.Is(err, errBadParam),
+		errors.Is(err, memory.ErrInvalid): // a too short or ambiguous commit prefix
 		httpError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, memory.ErrNoSuchExchange):
 		httpError(w, http.StatusNotFound, err.Error())

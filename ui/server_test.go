@@ -255,6 +255,7 @@ func TestAPI(t *testing.T) {
 		{"/api/log?n=-1", http.StatusBadRequest},
 		{"/api/exchange?ref=nope", http.StatusNotFound},
 		{"/api/exchange", http.StatusNotFound},
+		{"/api/exchange?ref=ab", http.StatusBadRequest}, // a commit prefix too short (ambiguous prefixes are the same class)
 		{"/api/timeline?bucket=month", http.StatusBadRequest},
 		{"/api/palace?max=0", http.StatusBadRequest},
 		{"/api/nope", http.StatusNotFound},

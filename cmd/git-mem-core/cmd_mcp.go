@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/gitmem/git-mem/mcpserver"
@@ -28,7 +27,7 @@ func newMCPCmd(e *env) *cobra.Command {
 				return err
 			}
 			srv := mcpserver.New(m, versionString())
-			err = srv.Run(e.ctx, &mcp.StdioTransport{})
+			err = srv.Run(e.ctx, mcpserver.StdioTransport())
 			if err != nil && !errors.Is(err, e.ctx.Err()) {
 				return fmt.Errorf("mcp server: %w", err)
 			}
