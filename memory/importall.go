@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"sort"
-	"time"
 
 	"github.com/gitmem/git-mem/hooks"
 )
@@ -89,17 +88,11 @@ func ScanAgents(ctx context.Context, agents []string, root string) (ScanReport, 
 // the last LiveSession may be a running session, so its last exchange is
 // left open; heldBack counts the exchanges so left out.
 func readSession(path, agent string) (res hooks.Result, heldBack int, err error) {
-	ended := true
-	if t := hooks.ChangedAt(path); !t.IsZero() && time.Since(t) < LiveSession {
-		ended = false
+	if liveFile(path) {
+		return readLive(path, agent, hooks.Options{SessionEnded: true})
 	}
-	res, err = hooks.ReadFile(path, agent, hooks.Options{SessionEnded: ended})
-	if err == nil && !ended {
-		if all, err := hooks.ReadFile(path, agent, hooks.Options{SessionEnded: true}); err == nil {
-			heldBack = len(all.Exchanges) - len(res.Exchanges)
-		}
-	}
-	return res, heldBack, err
+	res, err = hooks.ReadFile(path, agent, hooks.Options{SessionEnded: true})
+	return res, 0, err
 }
 
 // Agents lists the agents of a scan that have something to store.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/hooks"
@@ -59,6 +60,10 @@ func (m *Memory) AddFiles(ctx context.Context, paths []string, stdin io.Reader, 
 	}
 	each := opt
 	each.NoIndex = true
+	// A transcript still being written would have its last exchange stored
+	// open (the prompt alone), and its hook would find that id present and
+	// never store the reply (TestAddHoldsBackALiveTranscript).
+	each.liveHold = true
 	restoreGC := storeGC()
 	defer func() { restoreGC() }()
 	for _, p := range paths {
@@ -157,7 +162,14 @@ func (m *Memory) AddFile(ctx context.Context, path, format string, ro hooks.Opti
 		format = det
 	}
 	if format != hooks.FormatExchange {
-		res, err := hooks.ReadFile(path, format, ro)
+		var res hooks.Result
+		var err error
+		held := 0
+		if opt.liveHold && ro.SessionEnded && liveFile(path) {
+			res, held, err = readLive(path, format, ro)
+		} else {
+			res, err = hooks.ReadFile(path, format, ro)
+		}
 		if err != nil {
 			return AddReport{}, inClass(err, errRead)
 		}
@@ -167,6 +179,7 @@ func (m *Memory) AddFile(ctx context.Context, path, format string, ro hooks.Opti
 			}
 		}
 		rep, err := m.Add(ctx, res.Exchanges, opt)
+		rep.HeldBack = held
 		for _, p := range res.Problems {
 			rep.Skipped = append(rep.Skipped, redactString(p.Error()))
 		}
@@ -319,6 +332,7 @@ func mergeReport(dst *AddReport, src AddReport) {
 	dst.Present += src.Present
 	dst.Forgotten += src.Forgotten
 	dst.Redacted += src.Redacted
+	dst.HeldBack += src.HeldBack
 	dst.Commits = append(dst.Commits, src.Commits...)
 	dst.Skipped = append(dst.Skipped, src.Skipped...)
 	dst.Indexed = dst.Indexed || src.Indexed
@@ -368,4 +382,24 @@ func secretID(id string) error {
 		return errors.New(`field "id" holds what looks like a secret: give the exchange another id (or none, for a content hash)`)
 	}
 	return nil
+}
+
+// liveFile says whether path was written to in the last LiveSession: its
+// session may still be running.
+func liveFile(path string) bool {
+	t := hooks.ChangedAt(path)
+	return !t.IsZero() && time.Since(t) < LiveSession
+}
+
+// readLive reads a transcript with its last exchange left open (as import
+// does a live one, readSession); held is how many exchanges that leaves
+// out.
+func readLive(path, format string, ro hooks.Options) (hooks.Result, int, error) {
+	all, err := hooks.ReadFile(path, format, ro)
+	if err != nil {
+		return all, 0, err
+	}
+	ro.SessionEnded = false
+	res, err := hooks.ReadFile(path, format, ro)
+	return res, len(all.Exchanges) - len(res.Exchanges), err
 }

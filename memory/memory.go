@@ -90,6 +90,9 @@ type AddOptions struct {
 	// excludable: a transcript whose project or agent the config excludes
 	// is skipped (hooks' worker, import; not a file given to add).
 	excludable bool
+	// liveHold: a transcript written to in the last LiveSession keeps its
+	// last exchange open, counted in HeldBack (add, as import).
+	liveHold bool
 }
 
 // AddReport says what an add did.
@@ -102,9 +105,12 @@ type AddReport struct {
 	Forgotten int           `json:"forgotten"`
 	Commits   []AddedCommit `json:"commits"`
 	Skipped   []string      `json:"skipped"` // one line per bad record
-	Indexed   bool          `json:"indexed"`
-	IndexErr  string        `json:"index_error,omitempty"`
-	excluded  bool          // AddFile skipped an excluded transcript
+	// HeldBack counts open last exchanges of transcripts written to in the
+	// last LiveSession, not stored: their session may still be running.
+	HeldBack int    `json:"held_back"`
+	Indexed  bool   `json:"indexed"`
+	IndexErr string `json:"index_error,omitempty"`
+	excluded bool   // AddFile skipped an excluded transcript
 }
 
 // AddedCommit names one new commit.

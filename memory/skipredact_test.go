@@ -2,10 +2,10 @@ package memory
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSkippedMessagesRedacted: a skipped record's message quotes the bad
@@ -33,9 +33,8 @@ func TestSkippedMessagesRedacted(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".jsonl")
-			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			// Old enough that a transcript's last exchange counts as closed.
+			writeAged(t, path, []byte(tc.content), time.Now().Add(-time.Hour))
 			rep, err := m.AddFiles(context.Background(), []string{path}, nil, tc.format, AddOptions{NoIndex: true})
 			if err != nil {
 				t.Fatal(err)
@@ -52,5 +51,53 @@ func TestSkippedMessagesRedacted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAddHoldsBackALiveTranscript: `add` of a transcript written to in the
+// last LiveSession stores all but its last exchange, which its session may
+// still be answering (stored open, the prompt alone, its reply would have
+// been lost: the hook then finds the id present); once the file is older,
+// the same add stores it, with the reply. The exchange format is never held.
+func TestAddHoldsBackALiveTranscript(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "live.jsonl")
+	line := func(typ, uuid, parent, at, content string) string {
+		return `{"type":"` + typ + `","sessionId":"s1","uuid":"` + uuid + `","parentUuid":"` + parent + `","cwd":"/tmp","timestamp":"2026-01-01T00:00:0` + at + `Z","message":{"role":"` + typ + `","content":` + content + `}}` + "\n"
+	}
+	first := line("user", "u1", "", "0", `"first question"`) + line("assistant", "a1", "u1", "1", `[{"type":"text","text":"first answer"}]`)
+	live := first + line("user", "u2", "a1", "2", `"second question"`)
+	writeAged(t, path, []byte(live), time.Now())
+	rep, err := m.AddFiles(ctx, []string{path}, nil, "claude-code", AddOptions{NoIndex: true})
+	if err != nil || rep.Added != 1 || rep.HeldBack != 1 {
+		t.Fatalf("live: added %d, held back %d, %v; want 1, 1", rep.Added, rep.HeldBack, err)
+	}
+	// The session answers; its file is no longer written to.
+	writeAged(t, path, []byte(live+line("assistant", "a2", "u2", "3", `[{"type":"text","text":"second answer"}]`)), time.Now().Add(-time.Hour))
+	rep, err = m.AddFiles(ctx, []string{path}, nil, "claude-code", AddOptions{NoIndex: true})
+	if err != nil || rep.Added != 1 || rep.Present != 1 || rep.HeldBack != 0 {
+		t.Fatalf("ended: %+v %v; want 1 added, 1 present, none held", rep, err)
+	}
+	es, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range es {
+		_, blob, err := m.Show(e.Exchange)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = found || (strings.Contains(string(blob), "second question") && strings.Contains(string(blob), "second answer"))
+	}
+	if !found {
+		t.Fatal("the second exchange was not stored with its reply")
+	}
+	// The exchange format has no open exchange: a fresh file is stored whole.
+	ex := filepath.Join(t.TempDir(), "ex.jsonl")
+	writeAged(t, ex, []byte(`{"id":"x1","session":"s","time":"2026-01-01T00:00:00Z","turns":[{"role":"user","text":"plain"}]}`+"\n"), time.Now())
+	if rep, err = m.AddFiles(ctx, []string{ex}, nil, "exchange", AddOptions{NoIndex: true}); err != nil || rep.Added != 1 || rep.HeldBack != 0 {
+		t.Fatalf("exchange format: %+v %v", rep, err)
 	}
 }
