@@ -80,17 +80,23 @@ func (e *treeEditor) fastTree(h plumbing.Hash) ([]object.TreeEntry, bool) {
 
 // has reports whether a file exists at p in the current state.
 func (e *treeEditor) has(p string) (bool, error) {
+	_, ok, err := e.hash(p)
+	return ok, err
+}
+
+// hash returns the id of the entry at p (a blob for an exchange's path).
+func (e *treeEditor) hash(p string) (plumbing.Hash, bool, error) {
 	dir, name := path.Split(p)
 	ents, err := e.entries(strings.TrimSuffix(dir, "/"))
 	if err != nil {
-		return false, err
+		return plumbing.ZeroHash, false, err
 	}
 	for _, en := range ents {
 		if en.Name == name {
-			return true, nil
+			return en.Hash, true, nil
 		}
 	}
-	return false, nil
+	return plumbing.ZeroHash, false, nil
 }
 
 // put sets the file at p to blob and writes the changed trees, returning

@@ -94,11 +94,23 @@ func (r *Repo) Has(paths []string) (out []bool, err error) {
 // HasLooked is Has that also returns the trees it read, for an
 // AppendLooked of the same paths (which then does not read them again).
 func (r *Repo) HasLooked(paths []string) (out []bool, looked *Looked, err error) {
+	ids, looked, err := r.StoredLooked(paths)
+	out = make([]bool, len(ids))
+	for i, h := range ids {
+		out[i] = !h.IsZero()
+	}
+	return out, looked, err
+}
+
+// StoredLooked is HasLooked returning, for each path, the id of the blob
+// main's tree holds there (zero: none), read from the leaf trees it
+// decodes anyway (no blob is read).
+func (r *Repo) StoredLooked(paths []string) (ids []plumbing.Hash, looked *Looked, err error) {
 	err = r.retry(func() (err error) {
-		out, looked, err = r.has(paths)
+		ids, looked, err = r.has(paths)
 		return err
 	})
-	return out, looked, err
+	return ids, looked, err
 }
 
 // Looked holds the trees a HasLooked decoded, by id. memory.lookupItems
@@ -121,8 +133,8 @@ func (l *Looked) tree(h plumbing.Hash) ([]object.TreeEntry, bool) {
 	return es, ok
 }
 
-func (r *Repo) has(paths []string) ([]bool, *Looked, error) {
-	out := make([]bool, len(paths))
+func (r *Repo) has(paths []string) ([]plumbing.Hash, *Looked, error) {
+	out := make([]plumbing.Hash, len(paths))
 	head, err := r.Head()
 	if err != nil || head.IsZero() {
 		return out, nil, err
@@ -141,7 +153,7 @@ func (r *Repo) has(paths []string) ([]bool, *Looked, error) {
 		return es, ok
 	}
 	for i, p := range paths {
-		if out[i], err = ed.has(p); err != nil {
+		if out[i], _, err = ed.hash(p); err != nil {
 			return out, nil, err
 		}
 	}

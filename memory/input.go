@@ -333,6 +333,7 @@ func mergeReport(dst *AddReport, src AddReport) {
 	dst.Forgotten += src.Forgotten
 	dst.Redacted += src.Redacted
 	dst.HeldBack += src.HeldBack
+	dst.Reused += src.Reused
 	dst.Commits = append(dst.Commits, src.Commits...)
 	dst.Skipped = append(dst.Skipped, src.Skipped...)
 	dst.Indexed = dst.Indexed || src.Indexed

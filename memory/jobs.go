@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/hooks"
 )
 
@@ -146,23 +145,24 @@ func (m *Memory) mootReason(j Job) string {
 	if err != nil || len(res.Exchanges) == 0 || len(res.Problems) > 0 {
 		return ""
 	}
-	paths := make([]string, 0, len(res.Exchanges))
 	for _, ex := range res.Exchanges {
 		if ex.ID == "" {
 			return "" // content ids depend on redaction: not provable here
 		}
-		paths = append(paths, exchange.BlobPath(ex.ID))
 	}
-	has, err := m.Repo.Has(paths)
+	// Present as add finds it: an id a rewritten history reused for
+	// another exchange is not (lookupItems, classify).
+	items := prepareAdd(res.Exchanges, AddOptions{})
+	st, _, err := m.classify(items, map[string]bool{})
 	if err != nil {
 		return ""
 	}
-	for _, h := range has {
-		if !h {
+	for _, s := range st {
+		if s != stPresent {
 			return ""
 		}
 	}
-	return fmt.Sprintf("all %d exchanges of its transcript are in main", len(paths))
+	return fmt.Sprintf("all %d exchanges of its transcript are in main", len(items))
 }
 
 func (m *Memory) dropLog() string { return filepath.Join(m.queueDir(), "dropped.jsonl") }

@@ -107,7 +107,11 @@ type AddReport struct {
 	Skipped   []string      `json:"skipped"` // one line per bad record
 	// HeldBack counts open last exchanges of transcripts written to in the
 	// last LiveSession, not stored: their session may still be running.
-	HeldBack int    `json:"held_back"`
+	HeldBack int `json:"held_back"`
+	// Reused counts the added exchanges stored under a derived id because
+	// their own id held another exchange (a rewritten history): included
+	// in Added.
+	Reused   int    `json:"reused,omitempty"`
 	Indexed  bool   `json:"indexed"`
 	IndexErr string `json:"index_error,omitempty"`
 	excluded bool   // AddFile skipped an excluded transcript
@@ -127,6 +131,11 @@ type prepared struct {
 	blob     []byte
 	redacted int
 	card     exchange.Card
+	// prompt is the first user turn before redaction, for classify's
+	// comparison with a stored exchange.
+	prompt string
+	// reused: its own id held another exchange; key is the derived id.
+	reused bool
 }
 
 // Add stores the exchanges, one commit each, skipping those already in
@@ -157,6 +166,7 @@ func prepareAdd(exs []*exchange.Exchange, opt AddOptions) []*prepared {
 	// Redaction and canonical JSON are CPU work on every byte: spread it.
 	parallel(len(items), func(i int) {
 		p := items[i]
+		p.prompt = rawFirstUser(p.ex)
 		p.redacted = redact.Exchange(p.ex)
 		p.blob = p.ex.Canonical()
 		if p.ex.ID != "" {
@@ -193,26 +203,21 @@ func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[st
 	if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
 		return nil, nil, rep, err
 	}
-	paths := make([]string, len(items))
-	for i, p := range items {
-		paths[i] = p.path
-	}
-	has, looked, err := m.Repo.HasLooked(paths)
+	st, looked, err := m.classify(items, seen)
 	if err != nil {
-		return nil, nil, rep, fmt.Errorf("look up stored exchanges: %w", err)
-	}
-	// An exchange once forgotten is never stored again (re-import, hook).
-	dead, err := m.Repo.Tombstoned(paths)
-	if err != nil {
-		return nil, nil, rep, fmt.Errorf("look up forgotten exchanges: %w", err)
+		return nil, nil, rep, err
 	}
 	var todo []*prepared
 	for i, p := range items {
-		if dead[i] {
+		switch st[i] {
+		case stForgotten:
 			rep.Forgotten++
 			continue
+		case stPresent:
+			rep.Present++
+			continue
 		}
-		if has[i] || seen[p.key] {
+		if seen[p.key] { // a second item of the same (derived) id
 			rep.Present++
 			continue
 		}
@@ -267,6 +272,9 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 		if !h.IsZero() {
 			rep.Commits = append(rep.Commits, AddedCommit{Commit: h.String(), Exchange: todo[i].key})
 			rep.Redacted += todo[i].redacted
+			if todo[i].reused {
+				rep.Reused++
+			}
 		}
 	}
 	if !opt.NoIndex && rep.Added > 0 {

@@ -57,6 +57,9 @@ func (e *env) reportAdd(rep memory.AddReport) error {
 		if rep.Redacted > 0 {
 			fmt.Fprintf(e.out, ", %d secrets redacted", rep.Redacted)
 		}
+		if rep.Reused > 0 {
+			fmt.Fprintf(e.out, ", %d of them under a derived id (their id, from a position in a rewritten history, held another exchange)", rep.Reused)
+		}
 		if rep.HeldBack > 0 {
 			fmt.Fprintf(e.out, ", held back %d open exchange(s): their transcript changed in the last %d minutes, so the session may still be running (its hook or a later add stores them)", rep.HeldBack, int(memory.LiveSession.Minutes()))
 		}
