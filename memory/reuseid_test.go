@@ -3,12 +3,15 @@ package memory
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/memory/queue"
@@ -236,5 +239,22 @@ func TestMootReasonSeesAReusedID(t *testing.T) {
 	}
 	if r := m.mootReason(job); r == "" {
 		t.Fatalf("the rewritten transcript, stored, is not moot")
+	}
+}
+
+// TestGitBlobIDMatchesGoGit: the id classify compares with a tree entry is
+// the one go-git gives the blob it writes (random inputs; seed logged).
+func TestGitBlobIDMatchesGoGit(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	for i := 0; i < 200; i++ {
+		b := make([]byte, rng.IntN(1<<(i%17)+1))
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		if got, want := gitBlobID(b), plumbing.ComputeHash(plumbing.BlobObject, b); got != want {
+			t.Fatalf("len %d: %s, go-git %s", len(b), got, want)
+		}
 	}
 }
