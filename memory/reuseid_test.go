@@ -14,7 +14,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/gitstore"
 	"github.com/gitmem/git-mem/memory/queue"
+	"github.com/gitmem/git-mem/redact"
 )
 
 // writeOld writes a transcript and dates it an hour back, so that add does
@@ -256,5 +258,31 @@ func TestGitBlobIDMatchesGoGit(t *testing.T) {
 		if got, want := gitBlobID(b), plumbing.ComputeHash(plumbing.BlobObject, b); got != want {
 			t.Fatalf("len %d: %s, go-git %s", len(b), got, want)
 		}
+	}
+}
+
+// TestAddSameIDStoredBeforeARedactionRule: an exchange stored before a
+// redaction rule covered a secret in its prompt is present when re-read
+// (its redacted prompt differs from the stored one, the prompt as read
+// does not): never stored twice.
+func TestAddSameIDStoredBeforeARedactionRule(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	secret := "ghp_" + strings.Repeat("aB3dE5gH7j", 4)[:36]
+	prompt := "why does the push fail with token " + secret
+	old := ex("x", "s", "2026-01-02T00:00:00Z", prompt, "the token expired")
+	if _, err := m.Repo.Append([]gitstore.Entry{{Path: exchange.BlobPath("x"), Blob: old.Canonical(),
+		Message: "stored unredacted\n\nExchange: x", When: time.Now()}}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n := redact.Exchange(ex("x", "s", "", prompt, "")); n == 0 {
+		t.Fatalf("the test secret is not redacted")
+	}
+	rep, err := m.Add(ctx, []*exchange.Exchange{ex("x", "s", "2026-01-02T00:00:00Z", prompt, "the token expired")}, AddOptions{NoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Added != 0 || rep.Present != 1 {
+		t.Fatalf("re-read of an exchange stored before a rule: %+v, want present", rep)
 	}
 }
