@@ -305,6 +305,7 @@ func TestForgetReasonRedacted(t *testing.T) {
 			t.Fatalf("reason: %q", tb.Reason)
 		}
 	}
+	fsckStrict(t, m.Repo.Dir())
 }
 
 // The kept stats state (mem/cache/stats.bin) follows a forget: its room
@@ -340,6 +341,7 @@ func TestForgetLeavesNoRoomInTheStats(t *testing.T) {
 	if after.Exchanges != st.Exchanges-1 || after.Rooms >= st.Rooms {
 		t.Errorf("stats after the forget: %+v (before %+v)", after, st)
 	}
+	fsckStrict(t, m.Repo.Dir())
 }
 
 // A sync that learns a tombstone leaves nothing of the forgotten exchange
@@ -383,6 +385,8 @@ func TestSyncThatLearnsAForgetLeavesNoCard(t *testing.T) {
 	if got := sortedIDs(t, b); got != "a" {
 		t.Errorf("b after: %s", got)
 	}
+	fsckStrict(t, a.Repo.Dir())
+	fsckStrict(t, b.Repo.Dir())
 }
 
 // A rewrite of the remote that no tombstone explains is still refused.

@@ -139,6 +139,7 @@ func TestPinProjectRedacted(t *testing.T) {
 	if pins, err := m.Pins(ctx, redacted); err != nil || len(pins) != 2 {
 		t.Fatalf("pins of the redacted project: %+v %v", pins, err)
 	}
+	fsckStrict(t, m.Repo.Dir())
 }
 
 func TestPinUnpinSameSecondLastWins(t *testing.T) {

@@ -170,4 +170,5 @@ func TestForgetPurgesDistillCache(t *testing.T) {
 	if rep, err = m.Check(ctx, false); err != nil || len(rep.Problems) != 0 {
 		t.Fatalf("check after the repair: %+v %v", rep, err)
 	}
+	fsckStrict(t, m.Repo.Dir())
 }

@@ -52,6 +52,7 @@ func TestSkippedMessagesRedacted(t *testing.T) {
 			}
 		})
 	}
+	fsckStrict(t, m.Repo.Dir())
 }
 
 // TestAddHoldsBackALiveTranscript: `add` of a transcript written to in the
@@ -100,4 +101,5 @@ func TestAddHoldsBackALiveTranscript(t *testing.T) {
 	if rep, err = m.AddFiles(ctx, []string{ex}, nil, "exchange", AddOptions{NoIndex: true}); err != nil || rep.Added != 1 || rep.HeldBack != 0 {
 		t.Fatalf("exchange format: %+v %v", rep, err)
 	}
+	fsckStrict(t, m.Repo.Dir())
 }
