@@ -436,6 +436,10 @@ func treeObject(typ plumbing.ObjectType, data []byte, ok bool) (*plumbing.Memory
 	return mo, true
 }
 
+// BlobID is the id git gives a blob of b (memory's lookup compares it with
+// the blob stored at an exchange's path).
+func BlobID(b []byte) plumbing.Hash { return objectHash(plumbing.BlobObject, b) }
+
 // objectHash is git's id of an object: the SHA-1 of its header and bytes.
 func objectHash(typ plumbing.ObjectType, data []byte) plumbing.Hash {
 	return hashObject(sha1.New(), typ, data)

@@ -89,9 +89,9 @@ func (m *Memory) Check(ctx context.Context, repair bool) (*CheckReport, error) {
 	m.checkIndex(head, living, rep, add)
 	m.checkCache(head, living, add)
 	if files, err := m.forgottenDistillEntries(); err != nil {
-		add("cache", distillCacheWhat+" cannot be read: "+err.Error(), false)
+		add("distill", "the distiller's cache cannot be read: "+err.Error(), false)
 	} else if len(files) > 0 {
-		add("cache", fmt.Sprintf("%s holds %d forgotten exchange(s)", distillCacheWhat, len(files)), true)
+		add("distill", fmt.Sprintf("the distiller's cache holds %d forgotten exchange(s)", len(files)), true)
 	}
 	m.checkQueue(rep, add)
 	if repair {
@@ -256,9 +256,6 @@ func (m *Memory) checkIndex(head plumbing.Hash, living map[string]string, rep *C
 	report(stale, "are indexed with another commit's card than main's")
 }
 
-// distillCacheWhat begins what check says of the distiller's cache.
-const distillCacheWhat = "the distiller's cache"
-
 // checkCache compares the card cache (when it describes main's head) with
 // main's exchanges.
 func (m *Memory) checkCache(head plumbing.Hash, living map[string]string, add func(string, string, bool)) {
@@ -319,8 +316,7 @@ func (m *Memory) repair(ctx context.Context, rep *CheckReport) error {
 		case "index":
 			needIndex = true
 		case "cache":
-			// The distiller's cache is mended apart (purgeDistillCache).
-			needCache = needCache || !strings.HasPrefix(p.What, distillCacheWhat)
+			needCache = true
 		}
 	}
 	for _, p := range rep.Problems {

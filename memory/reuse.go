@@ -1,14 +1,10 @@
 package memory
 
 import (
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
@@ -34,16 +30,6 @@ const (
 	stForgotten
 	stCheck // its path holds a blob: is it this exchange?
 )
-
-// gitBlobID is the id git gives a blob of b.
-func gitBlobID(b []byte) plumbing.Hash {
-	h := sha1.New()
-	h.Write([]byte("blob " + strconv.Itoa(len(b)) + "\x00"))
-	h.Write(b)
-	var out plumbing.Hash
-	copy(out[:], h.Sum(nil))
-	return out
-}
 
 // DerivedID is the id an exchange is stored under when its own id holds
 // another exchange: id + "~" + the first 12 hex digits of the SHA-256 of
@@ -108,7 +94,7 @@ func (m *Memory) classify(items []*prepared, seen map[string]bool) ([]state, *gi
 	// The same blob: present, no blob read.
 	parallel(len(check), func(j int) {
 		i := check[j]
-		if gitBlobID(items[i].blob) == ids[i] {
+		if gitstore.BlobID(items[i].blob) == ids[i] {
 			st[i] = stPresent
 		}
 	})

@@ -255,7 +255,7 @@ func TestGitBlobIDMatchesGoGit(t *testing.T) {
 		for j := range b {
 			b[j] = byte(rng.Uint32())
 		}
-		if got, want := gitBlobID(b), plumbing.ComputeHash(plumbing.BlobObject, b); got != want {
+		if got, want := gitstore.BlobID(b), plumbing.ComputeHash(plumbing.BlobObject, b); got != want {
 			t.Fatalf("len %d: %s, go-git %s", len(b), got, want)
 		}
 	}
