@@ -56,6 +56,8 @@ type Repo struct {
 	// not a record (a pin, a link) refers to, from its message; a rewrite
 	// that drops one of them drops that commit too, so nothing dangles.
 	MetaPaths func(msg string) []string
+	// objects is go-git's cache of decoded objects (DropCaches).
+	objects *cache.ObjectLRU
 }
 
 // objectStore is the repo's storage with its list of packs guarded. go-git
@@ -618,7 +620,8 @@ func Open(dir string) (*Repo, error) {
 		return nil, &NotFoundError{Dir: dir}
 	}
 	removeOrphanPacks(dir)
-	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(dir), cache.NewObjectLRU(32<<20), filesystem.Options{}), dir)
+	objects := cache.NewObjectLRU(32 << 20)
+	st := newObjectStore(filesystem.NewStorageWithOptions(newPackFS(dir), objects, filesystem.Options{}), dir)
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		if errors.Is(err, git.ErrRepositoryNotExists) {
@@ -629,8 +632,12 @@ func Open(dir string) (*Repo, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "mem"), 0o755); err != nil {
 		return nil, fmt.Errorf("open memory at %s: %w", dir, err)
 	}
-	return &Repo{dir: dir, st: st, repo: repo}, nil
+	return &Repo{dir: dir, st: st, repo: repo, objects: objects}, nil
 }
+
+// DropCaches empties the cache of decoded objects: a long-lived process
+// calls it after a forget, whose commits and blobs it may hold.
+func (r *Repo) DropCaches() { r.objects.Clear() }
 
 // Head returns the commit main points at, or the zero hash for an empty memory.
 func (r *Repo) Head() (plumbing.Hash, error) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gitmem/git-mem/exchange"
@@ -151,12 +152,36 @@ const instructions = "git mem is the user's long-term memory of past exchanges w
 type server struct {
 	mu sync.Mutex
 	m  *memory.Memory
+	// tombs is the tombstone ref's commit the memory was opened at.
+	tombs plumbing.Hash
+}
+
+// lock takes the call lock. When a forget (or a sync that learned
+// tombstones) moved the tombstone ref since the last call, the memory is
+// opened again and the freed heap overwritten and handed back first
+// (memory.FreeHeap): the server lives as long as the agent's session, and
+// what the memory it opened held (objects, the last search's scratch) kept
+// the forgotten text in the process (TestMCPForgetLeavesNoCopy).
+func (s *server) lock() {
+	s.mu.Lock()
+	tip, err := s.m.Repo.TombstoneTip()
+	if err != nil || tip == s.tombs {
+		return
+	}
+	m, err := memory.Open(s.m.Repo.Dir())
+	if err != nil {
+		return // the next call tries again; the old memory still answers
+	}
+	old := s.m
+	s.m, s.tombs = m, tip
+	memory.FreeHeap(old)
 }
 
 // New builds the MCP server for a memory. Tool errors (bad input, unknown
 // id) come back as tool results with IsError set, never as a crash.
 func New(m *memory.Memory, version string) *mcp.Server {
 	s := &server{m: m}
+	s.tombs, _ = m.Repo.TombstoneTip()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "git-mem", Title: "git mem", Version: version},
 		&mcp.ServerOptions{Instructions: instructions})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
@@ -195,7 +220,7 @@ func New(m *memory.Memory, version string) *mcp.Server {
 }
 
 func (s *server) pin(ctx context.Context, _ *mcp.CallToolRequest, in PinInput) (*mcp.CallToolResult, memory.PinReport, error) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	rep, err := s.m.Pin(ctx, memory.PinRequest{Ref: strings.TrimSpace(in.ID), Note: in.Note, Project: in.Project})
 	if err != nil {
@@ -220,7 +245,7 @@ func (s *server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 	if err := memory.CheckQuery(q); err != nil {
 		return nil, SearchOutput{}, err
 	}
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	hits, note, err := s.m.Search(ctx, q)
 	if err != nil {
@@ -239,7 +264,7 @@ func (s *server) show(_ context.Context, _ *mcp.CallToolRequest, in ShowInput) (
 	if strings.TrimSpace(in.ID) == "" {
 		return nil, ShowOutput{}, errors.New("id is empty: give a commit id from search or log, or an exchange id")
 	}
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	e, blob, err := s.m.Show(in.ID)
 	if err != nil {
@@ -265,7 +290,7 @@ func (s *server) log(ctx context.Context, _ *mcp.CallToolRequest, in LogInput) (
 		n = defaultLog
 	}
 	n = min(n, maxLog)
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	// The card cache answers without walking the whole history.
 	all, _, err := recall.Entries(ctx, s.m)
@@ -305,7 +330,7 @@ func (s *server) context(ctx context.Context, _ *mcp.CallToolRequest, in Context
 			return nil, ContextOutput{}, err
 		}
 	}
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	res, err := recall.Recall(ctx, s.m, recall.Request{Query: in.Query, Budget: in.Budget, Filter: f})
 	if err != nil {

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/gitmem/git-mem/search"
 )
@@ -31,7 +35,10 @@ type View struct {
 	// for later searches (search.Index.KeepPostings; 0: none).
 	PostingCache int64
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// tombs is the tombstone ref's commit when the caches were filled
+	// (followForget).
+	tombs     plumbing.Hash
 	head      string
 	entries   []*Entry
 	bySession map[string][]*Entry // oldest first, built on first use
@@ -55,7 +62,49 @@ const DefaultViewIdle = 5 * time.Second
 
 // NewView starts a view; Close releases what it holds.
 func NewView(m *Memory) *View {
-	return &View{m: m, Idle: DefaultViewIdle, Loc: time.Local}
+	v := &View{m: m, Idle: DefaultViewIdle, Loc: time.Local}
+	v.tombs, _ = m.Repo.TombstoneTip()
+	return v
+}
+
+// followForget drops everything the view holds when the tombstone ref
+// moved since it was filled (a forget, from the page or elsewhere, or a
+// sync that learned tombstones), and hands the freed heap back (FreeHeap):
+// the page lives as long as the person keeps it open, and its cards,
+// verbatim blobs and search scratch held the forgotten text.
+func (v *View) followForget() {
+	tip, err := v.m.Repo.TombstoneTip()
+	if err != nil {
+		return
+	}
+	v.mu.Lock()
+	moved := tip != v.tombs
+	v.mu.Unlock()
+	if !moved {
+		return
+	}
+	v.ixMu.Lock()
+	_ = v.closeIndex()
+	v.ixMu.Unlock()
+	v.mu.Lock()
+	v.tombs = tip
+	v.head, v.entries, v.bySession, v.memo = "", nil, nil, nil
+	v.mu.Unlock()
+	FreeHeap(v.m)
+}
+
+// FreeHeap empties m's object cache and the kept search scratch, then
+// collects and returns the freed heap to the system. A long-lived process
+// (the page, the MCP server) calls it after a forget: with the
+// GODEBUG=clobberfree=1 the front sets for them, every object the
+// collection frees is overwritten, so what it held of a forgotten exchange
+// is gone from the process, not only unreachable (docs/CONTRACT.md, Forget).
+func FreeHeap(m *Memory) {
+	m.Repo.DropCaches()
+	search.DropScratch()
+	runtime.GC()
+	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // Memory is the memory the view reads.
@@ -88,6 +137,7 @@ func (v *View) closeIndex() error {
 // Snapshot returns main's head and every card (newest first, as Entries),
 // read again only when the head moved.
 func (v *View) Snapshot() (string, []*Entry, error) {
+	v.followForget()
 	h, err := v.m.Repo.Head()
 	if err != nil {
 		return "", nil, fmt.Errorf("read main: %w", err)
@@ -157,6 +207,7 @@ func (v *View) Search(ctx context.Context, q SearchQuery) ([]Result, string, err
 	if err := CheckQuery(q); err != nil {
 		return nil, "", err
 	}
+	v.followForget()
 	if q.Mode == "" {
 		q.Mode = v.m.Config.Search.Mode
 	}

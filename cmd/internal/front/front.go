@@ -312,7 +312,7 @@ func execSearch(args []string) {
 func ExecCore(args []string, asJSON bool, stdout, stderr io.Writer) int {
 	core, err := CorePath()
 	if err == nil {
-		err = syscall.Exec(core, append([]string{CoreName}, args...), os.Environ())
+		err = syscall.Exec(core, append([]string{CoreName}, args...), coreEnv(args, os.Environ()))
 		err = fmt.Errorf("run %s: %w", core, err)
 	}
 	if asJSON {
@@ -322,6 +322,41 @@ func ExecCore(args []string, asJSON bool, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "git mem: "+err.Error())
 	}
 	return 1
+}
+
+// coreEnv is env for git-mem-core running args. The processes that live as
+// long as a session, `mcp` and `ui`, get GODEBUG=clobberfree=1: the
+// collector then overwrites every object it frees, so after a forget
+// (memory.FreeHeap) no freed copy of the forgotten text stays in the
+// process. It is read only at a process's start, hence here; it costs a
+// write per freed byte, nothing a one-shot command should pay.
+func coreEnv(args, env []string) []string {
+	cmd := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--mem-dir" {
+			i++
+			continue
+		}
+		if a != "" && !strings.HasPrefix(a, "-") {
+			cmd = a
+			break
+		}
+	}
+	if cmd != "mcp" && cmd != "ui" {
+		return env
+	}
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			if v == "" {
+				env[i] = "GODEBUG=clobberfree=1"
+			} else {
+				env[i] = kv + ",clobberfree=1"
+			}
+			return env
+		}
+	}
+	return append(env, "GODEBUG=clobberfree=1")
 }
 
 // Version is the -X main.version when set, else the module version from

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,5 +218,25 @@ func TestWarmSearchOff(t *testing.T) {
 	t.Setenv("GIT_MEM_NO_SERVER", "1")
 	if _, done := warmSearch([]string{"search", "x"}, &out, &errOut); done {
 		t.Fatal("asked while turned off")
+	}
+}
+
+func TestCoreEnvClobbersFreedMemoryOfLongLivedCommands(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want []string
+	}{
+		{[]string{"mcp"}, []string{"HOME=/h"}, []string{"HOME=/h", "GODEBUG=clobberfree=1"}},
+		{[]string{"--mem-dir", "ui", "ui", "--no-browser"}, []string{"GODEBUG=gctrace=1"}, []string{"GODEBUG=gctrace=1,clobberfree=1"}},
+		{[]string{"--json", "ui"}, []string{"GODEBUG="}, []string{"GODEBUG=clobberfree=1"}},
+		{[]string{"--mem-dir", "mcp", "search", "mcp"}, []string{"HOME=/h"}, []string{"HOME=/h"}},
+		{[]string{"add", "ui"}, []string{"GODEBUG=gctrace=1"}, []string{"GODEBUG=gctrace=1"}},
+		{nil, nil, nil},
+	} {
+		got := coreEnv(tc.args, slices.Clone(tc.env))
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("coreEnv(%q, %q) = %q, want %q", tc.args, tc.env, got, tc.want)
+		}
 	}
 }
