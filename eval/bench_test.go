@@ -87,6 +87,13 @@ type benchVariant struct {
 // benchVariants are the ideas measured (docs/bench/eval.md).
 var benchVariants = []benchVariant{
 	{"baseline", func() func() { return func() {} }},
+	{"date-off", set(&search.DateBoost, 0.0)},
+	{"date-0.25", set(&search.DateBoost, 0.25)},
+	{"date-0.5", set(&search.DateBoost, 0.5)},
+	{"date-1", set(&search.DateBoost, 1.0)},
+	{"date-2", set(&search.DateBoost, 2.0)},
+	{"date-1-slack0", both(set(&search.DateBoost, 1.0), set(&search.DateSlack, 0))},
+	{"date-1-slack2", both(set(&search.DateBoost, 1.0), set(&search.DateSlack, 2))},
 	{"thes-0.05", set(&search.ThesaurusWeight, 0.05)},
 	{"thes-0.1", set(&search.ThesaurusWeight, 0.1)},
 	{"thes-0.2", set(&search.ThesaurusWeight, 0.2)},
