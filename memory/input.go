@@ -281,7 +281,7 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 		mergeReport(&total, r.rep)
 		return r.err
 	}
-	seen := map[string]bool{}
+	seen := claims{}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil

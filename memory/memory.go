@@ -134,8 +134,11 @@ type prepared struct {
 	// prompt is the first user turn before redaction, for classify's
 	// comparison with a stored exchange.
 	prompt string
-	// reused: its own id held another exchange; key is the derived id.
-	reused bool
+	// stage: the id it is stored under, its own or a derived one (classify);
+	// ownKey and ownBlob are its own id's, once it is derived.
+	stage   stage
+	ownKey  string
+	ownBlob []byte
 }
 
 // Add stores the exchanges, one commit each, skipping those already in
@@ -181,7 +184,7 @@ func prepareAdd(exs []*exchange.Exchange, opt AddOptions) []*prepared {
 
 // addItems is Add of the exchanges prepareAdd made ready.
 func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions) (AddReport, error) {
-	todo, looked, rep, err := m.lookupItems(ctx, items, map[string]bool{})
+	todo, looked, rep, err := m.lookupItems(ctx, items, claims{})
 	if err != nil {
 		return rep, err
 	}
@@ -195,7 +198,7 @@ func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions
 // stores is then Present here, as when looked up after it; and Append
 // finds again, under the lock, anything stored meanwhile. The trees it
 // read are returned for storeItems' Append (gitstore.Looked).
-func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[string]bool) ([]*prepared, *gitstore.Looked, AddReport, error) {
+func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen claims) ([]*prepared, *gitstore.Looked, AddReport, error) {
 	defer trace.StartRegion(ctx, "lookupItems").End()
 	var rep AddReport
 	// An interrupted forget is finished before anything is stored (it may
@@ -217,11 +220,6 @@ func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[st
 			rep.Present++
 			continue
 		}
-		if seen[p.key] { // a second item of the same (derived) id
-			rep.Present++
-			continue
-		}
-		seen[p.key] = true
 		todo = append(todo, p)
 	}
 	errs := make([]error, len(todo))
@@ -272,7 +270,7 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 		if !h.IsZero() {
 			rep.Commits = append(rep.Commits, AddedCommit{Commit: h.String(), Exchange: todo[i].key})
 			rep.Redacted += todo[i].redacted
-			if todo[i].reused {
+			if todo[i].stage != ownID {
 				rep.Reused++
 			}
 		}
