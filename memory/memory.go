@@ -188,6 +188,9 @@ func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions
 	if err != nil {
 		return rep, err
 	}
+	if testHookBeforeStore != nil {
+		testHookBeforeStore()
+	}
 	return m.storeItems(ctx, todo, looked, rep, opt)
 }
 
@@ -241,31 +244,97 @@ func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen claims
 // storeItems commits the items lookupItems found new, one commit each,
 // and hands them to the indexer; looked and rep are lookupItems' trees and
 // report.
+//
+// An item whose path another add took after the look-up (the append finds
+// another blob there under the write lock: gitstore's Taken) goes back
+// through classify and, when it is still new (under the completed or the
+// derived id), is appended again. The loop ends: each time round, each
+// such item is settled (present, forgotten) or moves one stage on (own id
+// → completed id → derived id), and at the derived id a taken path is
+// present (the id names its content); so while main only grows under the
+// lock, three rounds settle every item. A path that vanished meanwhile
+// without a tombstone (main rewound by hand) is retried too; past
+// maxStoreRounds the add fails rather than count the item present.
 func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitstore.Looked, rep AddReport, opt AddOptions) (AddReport, error) {
 	r := trace.StartRegion(ctx, "entries")
 	entries := make([]gitstore.Entry, len(todo))
 	now := time.Now()
 	for i, p := range todo {
-		entries[i] = gitstore.Entry{
-			Path: p.path,
-			Blob: p.blob,
-			Message: exchange.FormatMessage(p.card, exchange.Trailers{
-				Exchange: p.key, Session: p.ex.Session, Project: p.ex.Project,
-				Agent: p.ex.Agent, Redacted: p.redacted,
-			}),
-			When: p.ex.When(now),
-		}
+		entries[i] = commitEntry(p, now)
 	}
 	r.End()
 	r = trace.StartRegion(ctx, "Append")
-	res, err := m.Repo.AppendLooked(entries, m.LockTimeout, looked)
-	r.End()
-	if err != nil {
-		return rep, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
+	commits := make([]plumbing.Hash, len(todo))
+	pending, batch := []int(nil), entries
+	for round := 0; ; round++ {
+		res, err := m.Repo.AppendLooked(batch, m.LockTimeout, looked)
+		if err != nil {
+			r.End()
+			return rep, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
+		}
+		rep.Present += res.Present
+		rep.Forgotten += res.Forgotten
+		rep.Added += res.Added
+		for j, h := range res.Commits {
+			if pending != nil {
+				j = pending[j]
+			}
+			commits[j] = h
+		}
+		if len(res.Taken) == 0 {
+			break
+		}
+		if round+1 == maxStoreRounds {
+			r.End()
+			return rep, fmt.Errorf("append to memory %s: %d exchanges' ids taken again and again by other writers", m.Repo.Dir(), len(res.Taken))
+		}
+		storeRetries.Add(int64(len(res.Taken)))
+		retry := make([]int, len(res.Taken))
+		items := make([]*prepared, len(res.Taken))
+		for k, j := range res.Taken {
+			if pending != nil {
+				j = pending[j]
+			}
+			retry[k], items[k] = j, todo[j]
+		}
+		var again []int
+		var st []state
+		st, looked, err = m.classify(items, claims{})
+		if err != nil {
+			r.End()
+			return rep, err
+		}
+		for k, i := range retry {
+			switch st[k] {
+			case stPresent:
+				rep.Present++
+			case stForgotten:
+				rep.Forgotten++
+			default:
+				again = append(again, i)
+			}
+		}
+		if len(again) == 0 {
+			break
+		}
+		// Under a new id: its card and message again (the distiller sees
+		// the id the exchange is stored under, as in lookupItems).
+		batch = make([]gitstore.Entry, len(again))
+		for k, i := range again {
+			p := todo[i]
+			card, err := m.Distiller.Distill(ctx, p.ex)
+			if err != nil {
+				r.End()
+				return rep, fmt.Errorf("distill exchange %s: %w", p.key, err)
+			}
+			p.card = card
+			entries[i] = commitEntry(p, now)
+			batch[k] = entries[i]
+		}
+		pending = again
 	}
-	rep.Present += res.Present
-	rep.Forgotten += res.Forgotten
-	rep.Added = res.Added
+	r.End()
+	res := gitstore.AppendResult{Commits: commits}
 	for i, h := range res.Commits {
 		if !h.IsZero() {
 			rep.Commits = append(rep.Commits, AddedCommit{Commit: h.String(), Exchange: todo[i].key})
@@ -306,6 +375,30 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 		}
 	}
 	return rep, nil
+}
+
+// maxStoreRounds bounds storeItems' appends of one batch (see there).
+const maxStoreRounds = 8
+
+// testHookBeforeStore runs between an Add's look-up and its append (tests
+// widen the window a concurrent add stores in); storeRetries counts the
+// items storeItems classified again.
+var (
+	testHookBeforeStore func()
+	storeRetries        atomic.Int64
+)
+
+// commitEntry is the commit of item p.
+func commitEntry(p *prepared, now time.Time) gitstore.Entry {
+	return gitstore.Entry{
+		Path: p.path,
+		Blob: p.blob,
+		Message: exchange.FormatMessage(p.card, exchange.Trailers{
+			Exchange: p.key, Session: p.ex.Session, Project: p.ex.Project,
+			Agent: p.ex.Agent, Redacted: p.redacted,
+		}),
+		When: p.ex.When(now),
+	}
 }
 
 // handoff holds the verbatim blobs an add has just committed, by commit,
