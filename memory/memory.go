@@ -197,10 +197,11 @@ func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions
 // lookupItems finds which items are new (not stored, not forgotten, not
 // in seen, which it adds them to) and distills those: what Add does before
 // it writes anything. addJSONL runs it for a batch while the batch before
-// it is stored, with the keys of that batch in seen: what that batch
-// stores is then Present here, as when looked up after it; and Append
-// finds again, under the lock, anything stored meanwhile. The trees it
-// read are returned for storeItems' Append (gitstore.Looked).
+// it is stored, with the claims of that batch in seen: what that batch
+// stores is then compared with here, as when looked up after it; and
+// storeItems classifies again an item whose id another add took meanwhile
+// (the append sees it under the lock). The trees it read are returned for
+// storeItems' Append (gitstore.Looked).
 func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen claims) ([]*prepared, *gitstore.Looked, AddReport, error) {
 	defer trace.StartRegion(ctx, "lookupItems").End()
 	var rep AddReport
@@ -334,8 +335,7 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 		pending = again
 	}
 	r.End()
-	res := gitstore.AppendResult{Commits: commits}
-	for i, h := range res.Commits {
+	for i, h := range commits {
 		if !h.IsZero() {
 			rep.Commits = append(rep.Commits, AddedCommit{Commit: h.String(), Exchange: todo[i].key})
 			rep.Redacted += todo[i].redacted
@@ -351,19 +351,19 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 		defer trace.StartRegion(ctx, "handoff").End()
 		talks := make([]*talk, len(todo))
 		parallel(len(todo), func(i int) {
-			if !res.Commits[i].IsZero() {
+			if !commits[i].IsZero() {
 				if t, ok := talkOf(todo[i].ex, todo[i].blob); ok {
 					talks[i] = &t
 				}
 			}
 		})
-		for i, c := range res.Commits {
+		for i, c := range commits {
 			if !c.IsZero() {
 				h.keep(c, todo[i].blob, talks[i])
 			}
 		}
 		if prepareAheadOn && h.startAhead() {
-			m.prepareAhead(h, todo, entries, res.Commits, talks)
+			m.prepareAhead(h, todo, entries, commits, talks)
 		}
 	}
 	if !opt.NoIndex && rep.Added > 0 {
