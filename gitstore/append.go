@@ -16,7 +16,7 @@ import (
 // commit that adds nothing: its tree is the parent's (a pin or a link,
 // whose meaning its trailers carry).
 type Entry struct {
-	Path    string    // tree path of the blob; an entry whose path exists is already stored
+	Path    string    // tree path of the blob; an entry whose path holds this blob is already stored
 	Blob    []byte    // the blob's bytes
 	Message string    // the commit message
 	When    time.Time // author date (the record's own time)
@@ -28,9 +28,15 @@ var Author = object.Signature{Name: "git-mem", Email: "git-mem@localhost"}
 
 // AppendResult says, per entry (same order as the input), what happened.
 type AppendResult struct {
-	Commits []plumbing.Hash // zero for an entry that was already present
+	Commits []plumbing.Hash // zero for an entry that was not stored
 	Added   int
+	// Present counts entries whose path holds their blob.
 	Present int
+	// Taken lists the entries (indexes into the input) whose path holds
+	// another blob: not stored, not counted. Something stored under the
+	// name after the caller looked (a concurrent add); only the caller
+	// knows whether it is this record (memory: classify).
+	Taken []int
 	// Forgotten counts entries a tombstone names (a forget that ended
 	// after the caller looked, before this append took the write lock).
 	Forgotten int
@@ -42,8 +48,10 @@ const packThreshold = 16
 
 // Append commits each entry whose path is not yet in main, one commit per
 // entry, in order, and moves main compare-and-swap. It is idempotent:
-// entries already present (by path) are skipped, also within the batch. A
-// crash at any point leaves main at the old or the new tip.
+// entries already present (their path holds their blob) are skipped, also
+// within the batch; an entry whose path holds another blob is skipped and
+// listed in Taken. A crash at any point leaves main at the old or the new
+// tip.
 func (r *Repo) Append(entries []Entry, timeout time.Duration) (AppendResult, error) {
 	return r.AppendLooked(entries, timeout, nil)
 }
@@ -122,12 +130,16 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration, looked *Look
 				return res, err
 			}
 		} else {
-			exists, err := ed.has(e.Path)
+			have, exists, err := ed.hash(e.Path)
 			if err != nil {
 				return res, err
 			}
 			if exists {
-				res.Present++
+				if have == BlobID(e.Blob) {
+					res.Present++
+				} else {
+					res.Taken = append(res.Taken, i)
+				}
 				continue
 			}
 			if tomb != nil {

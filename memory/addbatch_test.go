@@ -16,7 +16,8 @@ import (
 // batch redacted, looked up and distilled while the one before is stored,
 // gives what one batch gives: the same report (added, present, forgotten,
 // skipped, redacted, commits in order) and the same commits. Ids repeat
-// across batches and within one; a bad line and a secret sit among them;
+// across batches and within one, each time with another first user turn
+// (another exchange: stored under a derived id); a bad line and a secret sit among them;
 // the memory holds two of the ids already and has forgotten a third.
 func TestAddJSONLBatchesInOrder(t *testing.T) {
 	var lines []string
@@ -71,7 +72,7 @@ func TestAddJSONLBatchesInOrder(t *testing.T) {
 		return rep, string(out)
 	}
 	one, logOne := run(1000)
-	if one.Added != 7 || one.Present != 6 || one.Forgotten != 1 || len(one.Skipped) != 1 || one.Redacted != 1 {
+	if one.Added != 12 || one.Reused != 5 || one.Present != 1 || one.Forgotten != 1 || len(one.Skipped) != 1 || one.Redacted != 1 {
 		t.Fatalf("one batch: %+v", one)
 	}
 	ex := func(r AddReport) []string {
@@ -83,7 +84,7 @@ func TestAddJSONLBatchesInOrder(t *testing.T) {
 	}
 	for _, batch := range []int{1, 2, 3} {
 		got, log := run(batch)
-		if got.Added != one.Added || got.Present != one.Present || got.Forgotten != one.Forgotten || got.Redacted != one.Redacted ||
+		if got.Added != one.Added || got.Reused != one.Reused || got.Present != one.Present || got.Forgotten != one.Forgotten || got.Redacted != one.Redacted ||
 			!reflect.DeepEqual(got.Skipped, one.Skipped) || !reflect.DeepEqual(ex(got), ex(one)) {
 			t.Fatalf("batches of %d: %+v\none batch: %+v", batch, got, one)
 		}

@@ -264,9 +264,9 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 	// distilled (lookupItems) while the batch before it is stored, whose
 	// git writing leaves a core idle (docs/BENCHMARKS.md, sessions 14 and
 	// 17); the batches are stored one after the other, in order. seen
-	// holds the keys of every batch handed to storeItems, so that an
-	// exchange stored by the batch before is Present, as it would be were
-	// the look-up made after that batch was stored.
+	// holds the claims of every batch handed to storeItems (classify), so
+	// that an item is compared with what the batch before stores, as it
+	// would be were the look-up made after that batch was stored.
 	type stored struct {
 		rep AddReport
 		err error
@@ -281,7 +281,7 @@ func (m *Memory) addJSONL(ctx context.Context, r io.Reader, name string, opt Add
 		mergeReport(&total, r.rep)
 		return r.err
 	}
-	seen := map[string]bool{}
+	seen := claims{}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil

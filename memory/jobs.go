@@ -153,7 +153,7 @@ func (m *Memory) mootReason(j Job) string {
 	// Present as add finds it: an id a rewritten history reused for
 	// another exchange is not (lookupItems, classify).
 	items := prepareAdd(res.Exchanges, AddOptions{})
-	st, _, err := m.classify(items, map[string]bool{})
+	st, _, err := m.classify(items, claims{})
 	if err != nil {
 		return ""
 	}

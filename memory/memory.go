@@ -134,8 +134,11 @@ type prepared struct {
 	// prompt is the first user turn before redaction, for classify's
 	// comparison with a stored exchange.
 	prompt string
-	// reused: its own id held another exchange; key is the derived id.
-	reused bool
+	// stage: the id it is stored under, its own or a derived one (classify);
+	// ownKey and ownBlob are its own id's, once it is derived.
+	stage   stage
+	ownKey  string
+	ownBlob []byte
 }
 
 // Add stores the exchanges, one commit each, skipping those already in
@@ -181,9 +184,12 @@ func prepareAdd(exs []*exchange.Exchange, opt AddOptions) []*prepared {
 
 // addItems is Add of the exchanges prepareAdd made ready.
 func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions) (AddReport, error) {
-	todo, looked, rep, err := m.lookupItems(ctx, items, map[string]bool{})
+	todo, looked, rep, err := m.lookupItems(ctx, items, claims{})
 	if err != nil {
 		return rep, err
+	}
+	if testHookBeforeStore != nil {
+		testHookBeforeStore()
 	}
 	return m.storeItems(ctx, todo, looked, rep, opt)
 }
@@ -191,11 +197,12 @@ func (m *Memory) addItems(ctx context.Context, items []*prepared, opt AddOptions
 // lookupItems finds which items are new (not stored, not forgotten, not
 // in seen, which it adds them to) and distills those: what Add does before
 // it writes anything. addJSONL runs it for a batch while the batch before
-// it is stored, with the keys of that batch in seen: what that batch
-// stores is then Present here, as when looked up after it; and Append
-// finds again, under the lock, anything stored meanwhile. The trees it
-// read are returned for storeItems' Append (gitstore.Looked).
-func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[string]bool) ([]*prepared, *gitstore.Looked, AddReport, error) {
+// it is stored, with the claims of that batch in seen: what that batch
+// stores is then compared with here, as when looked up after it; and
+// storeItems classifies again an item whose id another add took meanwhile
+// (the append sees it under the lock). The trees it read are returned for
+// storeItems' Append (gitstore.Looked).
+func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen claims) ([]*prepared, *gitstore.Looked, AddReport, error) {
 	defer trace.StartRegion(ctx, "lookupItems").End()
 	var rep AddReport
 	// An interrupted forget is finished before anything is stored (it may
@@ -217,11 +224,6 @@ func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[st
 			rep.Present++
 			continue
 		}
-		if seen[p.key] { // a second item of the same (derived) id
-			rep.Present++
-			continue
-		}
-		seen[p.key] = true
 		todo = append(todo, p)
 	}
 	errs := make([]error, len(todo))
@@ -243,36 +245,101 @@ func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen map[st
 // storeItems commits the items lookupItems found new, one commit each,
 // and hands them to the indexer; looked and rep are lookupItems' trees and
 // report.
+//
+// An item whose path another add took after the look-up (the append finds
+// another blob there under the write lock: gitstore's Taken) goes back
+// through classify and, when it is still new (under the completed or the
+// derived id), is appended again. The loop ends: each time round, each
+// such item is settled (present, forgotten) or moves one stage on (own id
+// → completed id → derived id), and at the derived id a taken path is
+// present (the id names its content); so while main only grows under the
+// lock, three rounds settle every item. A path that vanished meanwhile
+// without a tombstone (main rewound by hand) is retried too; past
+// maxStoreRounds the add fails rather than count the item present.
 func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitstore.Looked, rep AddReport, opt AddOptions) (AddReport, error) {
 	r := trace.StartRegion(ctx, "entries")
 	entries := make([]gitstore.Entry, len(todo))
 	now := time.Now()
 	for i, p := range todo {
-		entries[i] = gitstore.Entry{
-			Path: p.path,
-			Blob: p.blob,
-			Message: exchange.FormatMessage(p.card, exchange.Trailers{
-				Exchange: p.key, Session: p.ex.Session, Project: p.ex.Project,
-				Agent: p.ex.Agent, Redacted: p.redacted,
-			}),
-			When: p.ex.When(now),
-		}
+		entries[i] = commitEntry(p, now)
 	}
 	r.End()
 	r = trace.StartRegion(ctx, "Append")
-	res, err := m.Repo.AppendLooked(entries, m.LockTimeout, looked)
-	r.End()
-	if err != nil {
-		return rep, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
+	commits := make([]plumbing.Hash, len(todo))
+	pending, batch := []int(nil), entries
+	for round := 0; ; round++ {
+		res, err := m.Repo.AppendLooked(batch, m.LockTimeout, looked)
+		if err != nil {
+			r.End()
+			return rep, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
+		}
+		rep.Present += res.Present
+		rep.Forgotten += res.Forgotten
+		rep.Added += res.Added
+		for j, h := range res.Commits {
+			if pending != nil {
+				j = pending[j]
+			}
+			commits[j] = h
+		}
+		if len(res.Taken) == 0 {
+			break
+		}
+		if round+1 == maxStoreRounds {
+			r.End()
+			return rep, fmt.Errorf("append to memory %s: %d exchanges' ids taken again and again by other writers", m.Repo.Dir(), len(res.Taken))
+		}
+		storeRetries.Add(int64(len(res.Taken)))
+		retry := make([]int, len(res.Taken))
+		items := make([]*prepared, len(res.Taken))
+		for k, j := range res.Taken {
+			if pending != nil {
+				j = pending[j]
+			}
+			retry[k], items[k] = j, todo[j]
+		}
+		var again []int
+		var st []state
+		st, looked, err = m.classify(items, claims{})
+		if err != nil {
+			r.End()
+			return rep, err
+		}
+		for k, i := range retry {
+			switch st[k] {
+			case stPresent:
+				rep.Present++
+			case stForgotten:
+				rep.Forgotten++
+			default:
+				again = append(again, i)
+			}
+		}
+		if len(again) == 0 {
+			break
+		}
+		// Under a new id: its card and message again (the distiller sees
+		// the id the exchange is stored under, as in lookupItems).
+		batch = make([]gitstore.Entry, len(again))
+		for k, i := range again {
+			p := todo[i]
+			card, err := m.Distiller.Distill(ctx, p.ex)
+			if err != nil {
+				r.End()
+				return rep, fmt.Errorf("distill exchange %s: %w", p.key, err)
+			}
+			p.card = card
+			entries[i] = commitEntry(p, now)
+			batch[k] = entries[i]
+		}
+		pending = again
 	}
-	rep.Present += res.Present
-	rep.Forgotten += res.Forgotten
-	rep.Added = res.Added
-	for i, h := range res.Commits {
+	r.End()
+	for i, h := range commits {
 		if !h.IsZero() {
 			rep.Commits = append(rep.Commits, AddedCommit{Commit: h.String(), Exchange: todo[i].key})
 			rep.Redacted += todo[i].redacted
-			if todo[i].reused {
+			if todo[i].stage != ownID {
 				rep.Reused++
 			}
 		}
@@ -284,19 +351,19 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 		defer trace.StartRegion(ctx, "handoff").End()
 		talks := make([]*talk, len(todo))
 		parallel(len(todo), func(i int) {
-			if !res.Commits[i].IsZero() {
+			if !commits[i].IsZero() {
 				if t, ok := talkOf(todo[i].ex, todo[i].blob); ok {
 					talks[i] = &t
 				}
 			}
 		})
-		for i, c := range res.Commits {
+		for i, c := range commits {
 			if !c.IsZero() {
 				h.keep(c, todo[i].blob, talks[i])
 			}
 		}
 		if prepareAheadOn && h.startAhead() {
-			m.prepareAhead(h, todo, entries, res.Commits, talks)
+			m.prepareAhead(h, todo, entries, commits, talks)
 		}
 	}
 	if !opt.NoIndex && rep.Added > 0 {
@@ -308,6 +375,30 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 		}
 	}
 	return rep, nil
+}
+
+// maxStoreRounds bounds storeItems' appends of one batch (see there).
+const maxStoreRounds = 8
+
+// testHookBeforeStore runs between an Add's look-up and its append (tests
+// widen the window a concurrent add stores in); storeRetries counts the
+// items storeItems classified again.
+var (
+	testHookBeforeStore func()
+	storeRetries        atomic.Int64
+)
+
+// commitEntry is the commit of item p.
+func commitEntry(p *prepared, now time.Time) gitstore.Entry {
+	return gitstore.Entry{
+		Path: p.path,
+		Blob: p.blob,
+		Message: exchange.FormatMessage(p.card, exchange.Trailers{
+			Exchange: p.key, Session: p.ex.Session, Project: p.ex.Project,
+			Agent: p.ex.Agent, Redacted: p.redacted,
+		}),
+		When: p.ex.When(now),
+	}
 }
 
 // handoff holds the verbatim blobs an add has just committed, by commit,

@@ -20,6 +20,10 @@ import (
 // read differently: never stored twice). Otherwise it is another exchange
 // and is stored under a derived id, <id>~<first 12 hex of the SHA-256 of
 // its canonical bytes>: deterministic, so a re-read finds it present.
+// Two items of one id in one input are compared so too, the second with
+// the first, as when the first was stored before. A stored prompt alone
+// (no turn of the agent's) does not hide the exchange with its reply: that
+// is stored under CompletedID.
 
 // state of an item after lookup.
 type state uint8
@@ -28,7 +32,6 @@ const (
 	stNew state = iota
 	stPresent
 	stForgotten
-	stCheck // its path holds a blob: is it this exchange?
 )
 
 // DerivedID is the id an exchange is stored under when its own id holds
@@ -54,98 +57,188 @@ func firstUser(ex *exchange.Exchange) string { return fold(rawFirstUser(ex)) }
 
 func fold(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// stage is the id an item is classified under.
+type stage uint8
+
+const (
+	// ownID: the item's own id (or content id).
+	ownID stage = iota
+	// completedID: its own id holds the same prompt stored alone (no turn
+	// of the agent's) and the item holds the reply: CompletedID.
+	completedID
+	// contentID: its own id (or completedID) holds another exchange:
+	// DerivedID, which names its content.
+	contentID
+)
+
+// claim is what an add found new under a key, for the items after it of
+// the same key (in its input, or a batch after): its first user turn as
+// stored (redacted, not folded), whether it holds a turn of the agent's,
+// and, when it does not, its blob (for CompletedID).
+type claim struct {
+	first   string
+	replied bool
+	blob    []byte
+}
+
+// claims are the keys an add found new, by key.
+type claims map[string]claim
+
+func (c claims) has(key string) bool {
+	_, ok := c[key]
+	return ok
+}
+
+func claimOf(p *prepared) claim {
+	c := claim{first: rawFirstUser(p.ex), replied: replied(p.ex)}
+	if !c.replied {
+		c.blob = p.blob
+	}
+	return c
+}
+
+// replied says whether the exchange holds a turn of the agent's: a reply
+// or a tool call.
+func replied(ex *exchange.Exchange) bool {
+	for _, t := range ex.Turns {
+		if t.Role == exchange.RoleAssistant || t.Role == exchange.RoleTool {
+			return true
+		}
+	}
+	return false
+}
+
+// sameFirst says whether item p's first user turn is first (whitespace
+// folded; p's as redacted or as read).
+func sameFirst(first string, p *prepared) bool {
+	u := fold(first)
+	return u == firstUser(p.ex) || u == fold(p.prompt)
+}
+
+// CompletedID is the id of an exchange whose own id holds its prompt
+// stored alone (no turn of the agent's: a SessionEnd hook, or an add of a
+// transcript later resumed, stored it before the reply was written, or
+// before a half-written last line): id + "~" + the first 12 hex digits of
+// the SHA-256 of the stored blob. It names the prompt, not the reply, so
+// every later reading of the completed exchange finds it present there
+// (by its first user turn) instead of storing each version.
+func CompletedID(id string, storedAlone []byte) string { return DerivedID(id, storedAlone) }
+
 // classify says which items are new, present or forgotten, in main and in
-// seen (keys found new before, which it does not change); an item whose id
-// holds another exchange gets its derived id (key, path, ex.ID, blob) and
-// is classified by that. It returns the trees of its first look.
-func (m *Memory) classify(items []*prepared, seen map[string]bool) ([]state, *gitstore.Looked, error) {
+// seen (the keys an add found new before, to which it adds the items it
+// finds new): items are taken in order, as if each were added after the
+// ones before it. An item whose path holds a blob, or whose key an item
+// before it claimed, is compared with that exchange:
+//   - the same blob (no blob read) or the same first user turn: present,
+//     unless that exchange is the prompt alone and the item holds the
+//     reply: then the item goes to CompletedID, where it is compared again;
+//   - another exchange: the item goes to DerivedID, which names its
+//     content: whatever is there is it.
+//
+// Each step moves an item on (own id → completed id → derived id), so a
+// few look-ups classify every item. An item's key, path, ex.ID and blob
+// are its id's. classify resumes from an item's stage (storeItems' retry
+// of an item whose path was taken under the lock). It returns the trees of
+// its first look.
+func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Looked, error) {
 	st := make([]state, len(items))
-	paths := make([]string, len(items))
-	for i, p := range items {
-		paths[i] = p.path
+	pending := make([]int, len(items))
+	for i := range items {
+		pending[i] = i
 	}
-	ids, looked, err := m.Repo.StoredLooked(paths)
-	if err != nil {
-		return nil, nil, fmt.Errorf("look up stored exchanges: %w", err)
-	}
-	// An exchange once forgotten is never stored again (re-import, hook).
-	// An item whose id a tombstone names is refused even when it differs
-	// from the forgotten one: a tombstone keeps no text to compare, and a
-	// reader or redaction change must not bring forgotten text back.
-	dead, err := m.Repo.Tombstoned(paths)
-	if err != nil {
-		return nil, nil, fmt.Errorf("look up forgotten exchanges: %w", err)
-	}
-	var check []int
-	for i, p := range items {
-		switch {
-		case dead[i]:
-			st[i] = stForgotten
-		case seen[p.key]:
-			st[i] = stPresent
-		case !ids[i].IsZero():
-			st[i] = stCheck
-			check = append(check, i)
+	var first *gitstore.Looked
+	for len(pending) > 0 {
+		paths := make([]string, len(pending))
+		for j, i := range pending {
+			paths[j] = items[i].path
 		}
-	}
-	if len(check) == 0 {
-		return st, looked, nil
-	}
-	// The same blob: present, no blob read.
-	parallel(len(check), func(j int) {
-		i := check[j]
-		if gitstore.BlobID(items[i].blob) == ids[i] {
-			st[i] = stPresent
-		}
-	})
-	var reused []int
-	for _, i := range check {
-		if st[i] != stCheck {
-			continue
-		}
-		stored, err := m.Repo.Blob(ids[i])
+		ids, looked, err := m.Repo.StoredLooked(paths)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read stored exchange %s: %w", items[i].key, err)
+			return nil, nil, fmt.Errorf("look up stored exchanges: %w", err)
 		}
-		p := items[i]
-		if old, err := exchange.Parse(stored); err == nil {
-			if u := firstUser(old); u == firstUser(p.ex) || u == fold(p.prompt) {
+		if first == nil {
+			first = looked
+		}
+		// An exchange once forgotten is never stored again (re-import,
+		// hook). An item whose id a tombstone names is refused even when it
+		// differs from the forgotten one: a tombstone keeps no text to
+		// compare, and a reader or redaction change must not bring
+		// forgotten text back.
+		dead, err := m.Repo.Tombstoned(paths)
+		if err != nil {
+			return nil, nil, fmt.Errorf("look up forgotten exchanges: %w", err)
+		}
+		// The same blob: present, no blob read.
+		same := make([]bool, len(pending))
+		parallel(len(pending), func(j int) {
+			if p := items[pending[j]]; !ids[j].IsZero() && p.stage != contentID {
+				same[j] = gitstore.BlobID(p.blob) == ids[j]
+			}
+		})
+		var next []int
+		for j, i := range pending {
+			p := items[i]
+			var c claim
+			switch {
+			case dead[j]:
+				st[i] = stForgotten
+				continue
+			case !ids[j].IsZero() && (p.stage == contentID || same[j]):
 				st[i] = stPresent
 				continue
+			case !ids[j].IsZero():
+				stored, err := m.Repo.Blob(ids[j])
+				if err != nil {
+					return nil, nil, fmt.Errorf("read stored exchange %s: %w", p.key, err)
+				}
+				old, err := exchange.Parse(stored)
+				if err != nil {
+					p.derive(contentID, nil) // unreadable: never taken for this one
+					next = append(next, i)
+					continue
+				}
+				c = claim{first: rawFirstUser(old), replied: replied(old), blob: stored}
+			case seen.has(p.key):
+				if p.stage == contentID {
+					st[i] = stPresent
+					continue
+				}
+				c = seen[p.key]
+			default:
+				st[i] = stNew
+				seen[p.key] = claimOf(p)
+				continue
 			}
+			switch {
+			case !sameFirst(c.first, p):
+				p.derive(contentID, nil)
+			case c.replied || !replied(p.ex):
+				st[i] = stPresent
+				continue
+			case p.stage == ownID:
+				p.derive(completedID, c.blob)
+			default:
+				// A prompt alone at its completed id: not made so.
+				p.derive(contentID, nil)
+			}
+			next = append(next, i)
 		}
-		reused = append(reused, i)
+		pending = next
 	}
-	if len(reused) == 0 {
-		return st, looked, nil
+	return st, first, nil
+}
+
+// derive moves p to the id of stage to (CompletedID of the blob stored
+// alone, or DerivedID of p as read with its own id).
+func (p *prepared) derive(to stage, alone []byte) {
+	if p.stage == ownID {
+		p.ownKey, p.ownBlob = p.key, p.blob
 	}
-	dpaths := make([]string, len(reused))
-	for j, i := range reused {
-		p := items[i]
-		id := DerivedID(p.key, p.blob)
-		p.ex.ID, p.key, p.path = id, id, exchange.BlobPath(id)
-		p.blob = p.ex.Canonical()
-		p.reused = true
-		dpaths[j] = p.path
+	id := DerivedID(p.ownKey, p.ownBlob)
+	if to == completedID {
+		id = CompletedID(p.ownKey, alone)
 	}
-	dids, _, err := m.Repo.StoredLooked(dpaths)
-	if err != nil {
-		return nil, nil, fmt.Errorf("look up stored exchanges: %w", err)
-	}
-	ddead, err := m.Repo.Tombstoned(dpaths)
-	if err != nil {
-		return nil, nil, fmt.Errorf("look up forgotten exchanges: %w", err)
-	}
-	for j, i := range reused {
-		switch {
-		case ddead[j]:
-			st[i] = stForgotten
-		case seen[items[i].key] || !dids[j].IsZero():
-			// The derived id names its content: whatever is there is it.
-			st[i] = stPresent
-		default:
-			st[i] = stNew
-		}
-	}
-	return st, looked, nil
+	p.stage = to
+	p.ex.ID, p.key, p.path = id, id, exchange.BlobPath(id)
+	p.blob = p.ex.Canonical()
 }
