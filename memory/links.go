@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/gitmem/git-mem/exchange"
@@ -354,15 +355,7 @@ func (m *Memory) lookup(ref string) (*Entry, error) {
 
 // writeMeta appends a commit that is not an exchange and indexes it.
 func (m *Memory) writeMeta(ctx context.Context, subject, kind string, trailers [][2]string, project string) (PinReport, error) {
-	var b strings.Builder
-	b.WriteString(exchange.OneLine(subject, MaxNoteBytes))
-	b.WriteString("\n\n" + TrailerKind + ": " + kind + "\n")
-	for _, t := range trailers {
-		b.WriteString(t[0] + ": " + t[1] + "\n")
-	}
-	if project != "" {
-		b.WriteString(exchange.TrailerProject + ": " + project + "\n")
-	}
+	msg := metaMessage(subject, kind, trailers, project)
 	// Git dates to the second: an event written in the second of the
 	// last word on the same thing would tie with it and lose half the
 	// time (by commit id), so it is dated a second after.
@@ -378,7 +371,7 @@ func (m *Memory) writeMeta(ctx context.Context, subject, kind string, trailers [
 	if prev, ok := l.LastEvent(kind, trailers[0][1], newID); ok {
 		when = datedAfter(when, prev.Time)
 	}
-	res, err := m.Repo.Append([]gitstore.Entry{{Message: b.String(), When: when}}, m.LockTimeout)
+	res, err := m.Repo.Append([]gitstore.Entry{{Message: msg, When: when}}, m.LockTimeout)
 	if err != nil {
 		return PinReport{}, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
 	}
@@ -387,6 +380,47 @@ func (m *Memory) writeMeta(ctx context.Context, subject, kind string, trailers [
 		rep.Indexed = true
 	}
 	return rep, nil
+}
+
+// metaMessage is the message of a commit that is not an exchange: the
+// subject, then the kind and the trailers.
+func metaMessage(subject, kind string, trailers [][2]string, project string) string {
+	var b strings.Builder
+	b.WriteString(exchange.OneLine(subject, MaxNoteBytes))
+	b.WriteString("\n\n" + TrailerKind + ": " + kind + "\n")
+	for _, t := range trailers {
+		b.WriteString(t[0] + ": " + t[1] + "\n")
+	}
+	if project != "" {
+		b.WriteString(exchange.TrailerProject + ": " + project + "\n")
+	}
+	return b.String()
+}
+
+// linkCompleted states, for each exchange stored under its completed id,
+// that it supersedes the prompt stored alone under its own id (one
+// supersede commit each, as `git mem supersede` writes): search then puts
+// the prompt alone right after its completed exchange and marks it, which
+// near-duplicate folding cannot (the reply makes the texts too unlike).
+// The pair is new, so no earlier event on it needs dating around.
+func (m *Memory) linkCompleted(todo []*prepared, commits []plumbing.Hash) error {
+	var entries []gitstore.Entry
+	now := time.Now()
+	for i, h := range commits {
+		p := todo[i]
+		if h.IsZero() || p.stage != completedID {
+			continue
+		}
+		entries = append(entries, gitstore.Entry{When: now, Message: metaMessage(p.key+" supersedes "+p.ownKey, KindSupersede,
+			[][2]string{{TrailerSupersedes, p.ownKey}, {TrailerSupersededBy, p.key}}, "")})
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if _, err := m.Repo.Append(entries, m.LockTimeout); err != nil {
+		return fmt.Errorf("append to memory %s: link completed exchanges to their prompts: %w", m.Repo.Dir(), err)
+	}
+	return nil
 }
 
 // datedAfter is now, or the first whole second after prev when now is

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -276,8 +277,11 @@ func TestAddPromptStoredAloneThenItsReply(t *testing.T) {
 			if len(res) == 0 || res[0].Exchange != rep.Commits[0].Exchange {
 				t.Fatalf("search: %+v, want %s first", res, rep.Commits[0].Exchange)
 			}
-			for _, r := range res {
-				t.Logf("hit %s collapsed %v", r.Exchange, r.Collapsed)
+			// The completed exchange supersedes its prompt alone: the prompt
+			// comes right after it and says so.
+			own := strings.SplitN(rep.Commits[0].Exchange, "~", 2)[0]
+			if len(res) < 2 || res[1].Exchange != own || !slices.Contains(res[1].SupersededBy, rep.Commits[0].Exchange) {
+				t.Fatalf("search: %+v, want %s second, superseded by %s", res, own, rep.Commits[0].Exchange)
 			}
 			if rep := add(full); rep.Added != 0 || rep.Present != 1 {
 				t.Fatalf("third add: %+v, want added 0 present 1", rep)

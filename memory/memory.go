@@ -344,6 +344,9 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 			}
 		}
 	}
+	if err := m.linkCompleted(todo, commits); err != nil {
+		return rep, err
+	}
 	if !opt.NoIndex && rep.Added > 0 {
 		defer m.startHandoff()()
 	}
