@@ -77,9 +77,10 @@ const WarmFileBudget = 160 << 20
 // bytes, and reports whether it did. The mappings stay and the page cache
 // keeps the pages: the next search faults in, from memory, the few it
 // reads. Call it between searches: a search running beside it pays
-// faults, never wrong bytes.
+// faults, never wrong bytes. Where the process's memory cannot be read
+// (no /proc), it gives back nothing.
 func (v *View) TrimResident(budget int64) bool {
-	if r := mapfile.FileResident(); r >= 0 && r <= budget {
+	if r := mapfile.FileResident(); r < 0 || r <= budget {
 		return false
 	}
 	v.ixMu.Lock()
