@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/gitmem/git-mem/internal/mapfile"
 	"github.com/gitmem/git-mem/search"
 )
 
@@ -113,6 +114,29 @@ func (v *View) Memory() *Memory { return v.m }
 // DropSearchScratch unmaps the scratch a long-lived process keeps for its
 // next search (the warm search process, when it lets go of an index).
 func DropSearchScratch() { search.DropScratch() }
+
+// WarmFileBudget is the file-backed resident memory (mapped index files,
+// packs, the binary) a long-lived searcher (the warm search process)
+// lets itself keep after a search: View.TrimResident's budget for it.
+const WarmFileBudget = 160 << 20
+
+// TrimResident gives back this process's pages of the files the kept
+// index and the repo map (search.Index.DropResident; the session cache's
+// stay) when the file-backed part of its resident memory is over budget
+// bytes, and reports whether it did. The mappings stay and the page cache
+// keeps the pages: the next search faults in, from memory, the few it
+// reads. Call it between searches: a search running beside it pays
+// faults, never wrong bytes. Where the process's memory cannot be read
+// (no /proc), it gives back nothing.
+func (v *View) TrimResident(budget int64) bool {
+	if r := mapfile.FileResident(); r < 0 || r <= budget {
+		return false
+	}
+	v.ixMu.Lock()
+	defer v.ixMu.Unlock()
+	v.ix.DropResident()
+	return true
+}
 
 // Close releases the search index.
 func (v *View) Close() error {

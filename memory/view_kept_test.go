@@ -110,3 +110,55 @@ func TestSearchKept(t *testing.T) {
 		t.Errorf("kept %q after a reindex, the old generation was %q", v.Kept(), gen)
 	}
 }
+
+// TestTrimResident: a kept view gives back its mapped pages only when the
+// file-backed part of the process's memory is over the budget, and its
+// searches after that are the same as before (and as a one-shot
+// search's), from the same kept index.
+func TestTrimResident(t *testing.T) {
+	m := viewMemory(t)
+	ctx := context.Background()
+	v := NewView(m)
+	v.Idle = 0
+	defer v.Close()
+	q := SearchQuery{Text: "calcTax"}
+	before, err := v.SearchKept(ctx, q)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("kept search: %+v, %v", before, err)
+	}
+	opened := v.Opened()
+	for _, tt := range []struct {
+		budget int64
+		want   bool
+	}{{1 << 50, false}, {0, true}, {-1, true}} {
+		if got := v.TrimResident(tt.budget); got != tt.want {
+			t.Fatalf("TrimResident(%d) = %v, want %v", tt.budget, got, tt.want)
+		}
+		after, err := v.SearchKept(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(after, before) {
+			t.Fatalf("after TrimResident(%d):\n%+v\nbefore:\n%+v", tt.budget, after, before)
+		}
+	}
+	if v.Opened() != opened || v.Kept() == "" {
+		t.Fatal("TrimResident closed or reopened the kept index")
+	}
+	cold, err := Open(m.Repo.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := cold.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, want) {
+		t.Fatalf("kept:\n%+v\none-shot:\n%+v", before, want)
+	}
+	empty := NewView(m) // no index kept: mapfile's part only
+	defer empty.Close()
+	if !empty.TrimResident(0) {
+		t.Fatal("TrimResident(0) without a kept index: want true")
+	}
+}

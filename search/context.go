@@ -668,9 +668,21 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 	if workers < 2 {
 		size = n*int(unsafe.Sizeof(cand{})) + 8 // the candidates (below)
 	}
+	// An index that keeps postings (the warm search process's) keeps its
+	// scratch for the next query too: there the buffers are sized for
+	// every row, so that every query of as many workers lays the scratch
+	// out the same and its resident pages are what the largest query
+	// touched, not the union of layouts shifted by each query's buffers
+	// (144–184 MB of 208 at 1,000,000 exchanges after a rotation of
+	// queries; docs/BENCHMARKS.md, session 30). Untouched, the room costs
+	// address space only.
+	stable := ix.pcache.Load() != nil
 	for w, g := range groups {
 		for _, k := range g {
 			bufs[w][0], bufs[w][1] = max(bufs[w][0], most[k]), max(bufs[w][1], cards[k])
+		}
+		if stable {
+			bufs[w] = [2]int{n, n}
 		}
 		size += scorerScratch(n, bufs[w][0], bufs[w][1])
 	}

@@ -49,6 +49,9 @@ const keptIdle = time.Minute
 // reuseScratch returns the kept scratch when it has size bytes, else a
 // fresh one (newScratch).
 func reuseScratch(size int) *scratch {
+	if testScratchSize != nil {
+		testScratchSize(size)
+	}
 	kept.Lock()
 	s := kept.s
 	if s != nil && len(s.b) >= size {
@@ -63,6 +66,10 @@ func reuseScratch(size int) *scratch {
 	s.off, s.used = 0, true
 	return s
 }
+
+// testScratchSize, when set, is told the size of every scratch a query
+// asks reuseScratch for (tests).
+var testScratchSize func(size int)
 
 // keep gives s back for the next query (reuseScratch) instead of
 // unmapping it: the larger of s and the scratch already kept stays, the

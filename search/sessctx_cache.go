@@ -89,6 +89,9 @@ func (ix *Index) loadSessCache(rows []ctxRow, f *ctxFile, key sessCacheKey) *ses
 		return nil
 	}
 	c.file = f
+	// Every session-bm25 search reads most of it: a long-lived process
+	// that gives back its mapped pages (DropResident) keeps these.
+	mapfile.KeepResident(b)
 	// The columns are slices of the mapping: unmapped when c is gone
 	// (whoever reads them holds c).
 	runtime.AddCleanup(c, func(f func()) { f() }, unmap)

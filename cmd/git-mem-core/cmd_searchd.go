@@ -155,6 +155,7 @@ func runSearchDaemon(e *env, idle time.Duration) error {
 	_ = os.Chdir("/")
 	// The index is opened now, not by the first request.
 	_, _ = d.view.SearchKept(context.Background(), memory.SearchQuery{Text: "git mem", K: 1})
+	d.trim()
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -333,6 +334,20 @@ func (d *searchDaemon) serve(c *net.UnixConn) {
 	}
 	d.answered.Add(1)
 	_ = warm.WriteReply(c, false, code, out.Bytes(), errOut.Bytes())
+	d.trim()
+}
+
+// trim gives back the process's pages of the mapped index files and packs
+// when they are over memory.WarmFileBudget (View.TrimResident), after the
+// answer went out: each search touches a little of them, a different
+// little each, so they made most of the process's memory after a few
+// different queries (docs/BENCHMARKS.md, session 30).
+func (d *searchDaemon) trim() {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.m != nil {
+		d.view.TrimResident(memory.WarmFileBudget)
+	}
 }
 
 // warmCall is one request as the search command sees it (env.warm).
