@@ -70,9 +70,12 @@ const DefaultPostingCacheBytes = 64 << 20
 // beside one.
 func (ix *Index) KeepPostings(budget int64) {
 	var pc *postingCache
+	var gr *groupRows
 	if budget > 0 && ix.readOnly {
 		pc = &postingCache{budget: budget, entries: map[postingKey]*list.Element{}}
+		gr = &groupRows{} // and the rows of shared groups (members.go)
 	}
+	ix.grows.Store(gr)
 	if old := ix.pcache.Swap(pc); old != nil {
 		old.close()
 	}
