@@ -71,11 +71,15 @@ const DefaultPostingCacheBytes = 64 << 20
 func (ix *Index) KeepPostings(budget int64) {
 	var pc *postingCache
 	var gr *groupRows
+	var tc *termCounts
 	if budget > 0 && ix.readOnly {
 		pc = &postingCache{budget: budget, entries: map[postingKey]*list.Element{}}
-		gr = &groupRows{} // and the rows of shared groups (members.go)
+		// and the rows of shared groups (members.go), the terms' counts
+		// (termcounts.go)
+		gr, tc = &groupRows{}, &termCounts{}
 	}
 	ix.grows.Store(gr)
+	ix.tcounts.Store(tc)
 	if old := ix.pcache.Swap(pc); old != nil {
 		old.close()
 	}
