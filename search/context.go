@@ -789,6 +789,13 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			return nil, err
 		}
 	}
+	// Without a filter, the top is selected from the rows and their sums
+	// as they stand, when its first selection answers (tail.go).
+	if allowed == nil && !testNoRowsTop {
+		if top, ok := ix.topGroupsOfRows(touched, scores, limit); ok {
+			return top, nil
+		}
+	}
 	// The candidates go where the second worker's sums and frequencies
 	// were, no longer read (2n floats: room for n candidates): in a cold
 	// process those pages are already faulted in and zeroed, where a
