@@ -801,6 +801,13 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 			return nil, err
 		}
 	}
+	// Without a filter, the top is selected from the rows and their sums
+	// as they stand, when its first selection answers (tail.go).
+	if allowed == nil && !testNoRowsTop {
+		if top, ok := ix.topGroupsOfRows(touched, scores, limit); ok {
+			return top, nil
+		}
+	}
 	// The candidates go where the second worker's sums and frequencies
 	// were, no longer read (2n floats: room for n candidates): in a cold
 	// process those pages are already faulted in and zeroed, where a
@@ -842,18 +849,41 @@ func termCosts(ix *Index, r bleveindex.IndexReader, cache map[uint64]int32, term
 			return int(tfr.Count()), nil
 		}
 	}
-	fields := []struct {
-		name string
-		mul  int
-	}{{fieldVerbatim, 3}, {fieldOutput, 1}, {fieldHead, 1}, {fieldAsked, 1}, {fieldDistilled, 2}}
+	fields := costFields[:]
 	if plain {
 		fields = fields[:2]
 	}
+	// A kept index keeps each term's counts in every field (termcounts.go).
+	var kept *termCounts
+	if pr.direct && !testCountTerms {
+		kept = ix.tcounts.Load()
+	}
 	for k, t := range terms {
-		for _, f := range fields {
-			n, err := count(f.name, t.t)
-			if err != nil {
-				// The scorer reports it when it reads the term.
+		var ns [len(costFields)]int
+		ok := false
+		if kept != nil {
+			ns, ok = kept.get(pr.segs, t.t)
+		}
+		if !ok {
+			counted, all := fields, true
+			if kept != nil {
+				counted = costFields[:]
+			}
+			for i, f := range counted {
+				n, err := count(f.name, t.t)
+				if err != nil {
+					// The scorer reports it when it reads the term.
+					n, all = -1, false
+				}
+				ns[i] = n
+			}
+			if kept != nil && all {
+				kept.put(pr.segs, t.t, ns)
+			}
+		}
+		for i, f := range fields {
+			n := ns[i]
+			if n < 0 {
 				continue
 			}
 			costs[k] += f.mul * n

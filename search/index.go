@@ -215,6 +215,8 @@ type Index struct {
 	runsMu      sync.Mutex
 	runsOf      map[[2]uint64]segRuns        // rowMap's runs by segment offset and size (postings.go)
 	pcache      atomic.Pointer[postingCache] // decoded postings kept (KeepPostings), nil for none
+	grows       atomic.Pointer[groupRows]    // rows of shared dedup groups, kept with pcache (members.go)
+	tcounts     atomic.Pointer[termCounts]   // terms' postings counts, kept with pcache (termcounts.go)
 
 	ctxMu sync.Mutex
 	sctx  *sessionCtx   // session neighbours (session-bm25), built or loaded on first use

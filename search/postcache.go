@@ -70,9 +70,16 @@ const DefaultPostingCacheBytes = 64 << 20
 // beside one.
 func (ix *Index) KeepPostings(budget int64) {
 	var pc *postingCache
+	var gr *groupRows
+	var tc *termCounts
 	if budget > 0 && ix.readOnly {
 		pc = &postingCache{budget: budget, entries: map[postingKey]*list.Element{}}
+		// and the rows of shared groups (members.go), the terms' counts
+		// (termcounts.go)
+		gr, tc = &groupRows{}, &termCounts{}
 	}
+	ix.grows.Store(gr)
+	ix.tcounts.Store(tc)
 	if old := ix.pcache.Swap(pc); old != nil {
 		old.close()
 	}

@@ -441,25 +441,44 @@ func (ix *Index) hits(final []cand, ranked map[string][]cand, allowed func(int32
 	// The rows are walked in two halves at once (1,000,000 rows: ~2 ms
 	// of wall on one goroutine), each half's members in row order, the
 	// first half's first: the same lists.
-	var parts [2][][]int32
-	inHalves(len(ix.groups), func(half, lo, hi int) {
-		members := make([][]int32, len(out))
-		for row := lo; row < hi; row++ {
+	var members [][]int32
+	if shared, ok := ix.multiRows(); ok && !testWalkAllRows {
+		// A kept index lists the rows of the groups with other members: a
+		// row of a group of its own is its group's hit or no hit's member
+		// (members.go). The same tests on the same rows in the same order.
+		members = make([][]int32, len(out))
+		for _, row := range shared {
 			g := ix.groups[row]
 			if shown != nil && (g < 0 || int(g) >= 64*len(shown) || shown[g/64]&(1<<(g%64)) == 0) {
 				continue
 			}
 			i, ok := slot[g]
-			if !ok || row == int(final[i].row) || allowed != nil && !allowed(int32(row)) {
+			if !ok || row == final[i].row || allowed != nil && !allowed(row) {
 				continue
 			}
-			members[i] = append(members[i], int32(row))
+			members[i] = append(members[i], row)
 		}
-		parts[half] = members
-	})
-	members := parts[0]
-	for i, rows := range parts[1] {
-		members[i] = append(members[i], rows...)
+	} else {
+		var parts [2][][]int32
+		inHalves(len(ix.groups), func(half, lo, hi int) {
+			members := make([][]int32, len(out))
+			for row := lo; row < hi; row++ {
+				g := ix.groups[row]
+				if shown != nil && (g < 0 || int(g) >= 64*len(shown) || shown[g/64]&(1<<(g%64)) == 0) {
+					continue
+				}
+				i, ok := slot[g]
+				if !ok || row == int(final[i].row) || allowed != nil && !allowed(int32(row)) {
+					continue
+				}
+				members[i] = append(members[i], int32(row))
+			}
+			parts[half] = members
+		})
+		members = parts[0]
+		for i, rows := range parts[1] {
+			members[i] = append(members[i], rows...)
+		}
 	}
 	for i, rows := range members {
 		sort.Slice(rows, func(a, b int) bool { return ix.better(cand{row: rows[a]}, cand{row: rows[b]}) })

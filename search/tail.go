@@ -1,6 +1,9 @@
 package search
 
-import "sync"
+import (
+	"sort"
+	"sync"
+)
 
 // The serial tail of a session-bm25 search: what one goroutine did after
 // the scoring workers while the other core idled. At 1,000,000 exchanges,
@@ -132,3 +135,97 @@ func (ix *Index) selectTopSplit(all []cand, n int) []cand {
 	}
 	return out[:min(n, len(out))]
 }
+
+// topGroupsOfRows is topGroups(candidates(touched, scores, nil), limit)
+// without the candidates' array when its first selection answers (ok): the
+// rows are read as they stand in touched, the order candidates would list
+// them in, so the selection meets the same candidates in the same order.
+// At 1,000,000 exchanges the array was 16 MB written and read again, ~0.6
+// ms of a warm search's serial tail (docs/BENCHMARKS.md, session 30). ok
+// is false, nothing decided, when topGroups would sort every candidate or
+// widen its selection (duplicates took slots): the caller then builds the
+// candidates and runs topGroups, whose first selection is this one.
+func (ix *Index) topGroupsOfRows(touched []int32, scores []float64, limit int) ([]cand, bool) {
+	want := limit * 4
+	if want >= len(touched) {
+		return nil, false
+	}
+	got := ix.pickGroups(ix.selectTopSplitRows(touched, scores, want), limit)
+	return got, len(got) == limit
+}
+
+// selectTopSplitRows is selectTopSplit over the candidates of rows (each
+// row with its score), read in place.
+func (ix *Index) selectTopSplitRows(rows []int32, scores []float64, n int) []cand {
+	if len(rows) < tailSplitMin || n+1 > len(rows)/2 {
+		return ix.selectTopRows(rows, scores, n)
+	}
+	var tops [2][]cand
+	inHalves(len(rows), func(half, lo, hi int) {
+		tops[half] = ix.selectTopRows(rows[lo:hi], scores, n+1)
+	})
+	a, b := tops[0], tops[1]
+	out := make([]cand, 0, n+1)
+	for len(out) < n+1 && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || len(a) > 0 && ix.better(a[0], b[0]) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	for i := 1; i < len(out); i++ {
+		if !ix.better(out[i-1], out[i]) {
+			return ix.selectTopRows(rows, scores, n)
+		}
+	}
+	return out[:min(n, len(out))]
+}
+
+// selectTopRows is selectTop over the candidates of rows, read in place:
+// the same heap, fed the same candidates in the same order.
+func (ix *Index) selectTopRows(rows []int32, scores []float64, n int) []cand {
+	h := make([]cand, 0, n)
+	less := func(a, b cand) bool { return ix.better(b, a) } // a worse than b
+	up := func(i int) {
+		for i > 0 {
+			p := (i - 1) / 2
+			if !less(h[i], h[p]) {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+	}
+	down := func(i int) {
+		for {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(h) && less(h[l], h[m]) {
+				m = l
+			}
+			if r < len(h) && less(h[r], h[m]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for _, row := range rows {
+		c := cand{row: row, score: scores[row]}
+		if len(h) < n {
+			h = append(h, c)
+			up(len(h) - 1)
+		} else if ix.better(c, h[0]) {
+			h[0] = c
+			down(0)
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return ix.better(h[i], h[j]) })
+	return h
+}
+
+// testNoRowsTop makes the session layer build its candidates for every
+// selection (tests compare).
+var testNoRowsTop = false

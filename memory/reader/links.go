@@ -212,6 +212,15 @@ const RecencyBoost = 0.25
 
 // RerankHits applies r to hits of an open index (search and eval share it).
 func RerankHits(ix *search.Index, hits []search.Hit, query string, r Rerank) ([]search.Hit, error) {
+	hits, _, err := rerankHits(ix, hits, query, r)
+	return hits, err
+}
+
+// rerankHits is RerankHits, and the links of the hits when it read them
+// (Living; nil otherwise): the reranked hits are the same exchanges, so
+// they are the links SearchIn marks its results with (LinksOf's answer
+// depends on the set of ids, not their order).
+func rerankHits(ix *search.Index, hits []search.Hit, query string, r Rerank) ([]search.Hit, *Links, error) {
 	if r.Recent && len(hits) > 1 && recencyWords().MatchString(query) {
 		lo, hi := hits[0].Doc.Time, hits[0].Doc.Time
 		for _, h := range hits {
@@ -231,7 +240,7 @@ func RerankHits(ix *search.Index, hits []search.Hit, query string, r Rerank) ([]
 		}
 	}
 	if !r.Living {
-		return hits, nil
+		return hits, nil, nil
 	}
 	ids := make([]string, len(hits))
 	for i, h := range hits {
@@ -239,9 +248,9 @@ func RerankHits(ix *search.Index, hits []search.Hit, query string, r Rerank) ([]
 	}
 	l, err := LinksOf(ix, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return LivingFirst(hits, func(h search.Hit) string { return h.Doc.ID }, l), nil
+	return LivingFirst(hits, func(h search.Hit) string { return h.Doc.ID }, l), l, nil
 }
 
 // LivingFirst reorders results so that a superseded exchange comes right

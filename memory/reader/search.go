@@ -81,16 +81,22 @@ func (rd *Reader) SearchIn(ix *search.Index, q SearchQuery) ([]Result, error) {
 	if q.Rerank != nil {
 		rr = *q.Rerank
 	}
-	if hits, err = RerankHits(ix, hits, q.Text, rr); err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.Doc.ID
-	}
-	links, err := LinksOf(ix, ids)
+	hits, links, err := rerankHits(ix, hits, q.Text, rr)
 	if err != nil {
 		return nil, err
+	}
+	// The rerank read the links of these exchanges when it put the living
+	// first (the same ids, reordered): read once, they were ~0.25 ms of a
+	// warm search's serial end at 1,000,000 exchanges each time
+	// (docs/BENCHMARKS.md, session 30).
+	if links == nil || testLinksTwice {
+		ids := make([]string, len(hits))
+		for i, h := range hits {
+			ids[i] = h.Doc.ID
+		}
+		if links, err = LinksOf(ix, ids); err != nil {
+			return nil, err
+		}
 	}
 	results := make([]Result, 0, len(hits))
 	for _, h := range hits {
@@ -163,3 +169,7 @@ func ToSearchFilter(f Filter) search.Filter {
 	return search.Filter{Rooms: f.Rooms, Files: f.Files, Project: f.Project, Agent: f.Agent,
 		Session: f.Session, Since: f.Since, Until: f.Until}
 }
+
+// testLinksTwice makes SearchIn read its results' links again after the
+// rerank read them (tests compare).
+var testLinksTwice = false
