@@ -588,45 +588,66 @@ func (ix *Index) topGroups(all []cand, limit int) []cand {
 
 // selectTop returns the n best candidates, sorted, leaving all reordered.
 func (ix *Index) selectTop(all []cand, n int) []cand {
-	// quickselect-free: a bounded min-heap of size n.
-	h := make([]cand, 0, n)
-	less := func(a, b cand) bool { return ix.better(b, a) } // a worse than b
-	up := func(i int) {
-		for i > 0 {
-			p := (i - 1) / 2
-			if !less(h[i], h[p]) {
-				break
-			}
-			h[i], h[p] = h[p], h[i]
-			i = p
-		}
-	}
-	down := func(i int) {
-		for {
-			l, r, m := 2*i+1, 2*i+2, i
-			if l < len(h) && less(h[l], h[m]) {
-				m = l
-			}
-			if r < len(h) && less(h[r], h[m]) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
+	t := topHeap{ix: ix, h: make([]cand, 0, n)}
 	for _, c := range all {
-		if len(h) < n {
-			h = append(h, c)
-			up(len(h) - 1)
-		} else if ix.better(c, h[0]) {
-			h[0] = c
-			down(0)
+		if len(t.h) < n {
+			t.push(c)
+		} else if ix.better(c, t.h[0]) {
+			t.replaceWorst(c)
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return ix.better(h[i], h[j]) })
+	return t.sorted()
+}
+
+// topHeap is a bounded min-heap of candidates on better (its root the
+// worst kept): the selection of selectTop and selectTopRows. The callers
+// test a candidate against the root themselves, the common case at a
+// million rows, so that test stays in their loops.
+type topHeap struct {
+	ix *Index
+	h  []cand
+}
+
+// less: a is worse than b.
+func (t *topHeap) less(a, b cand) bool { return t.ix.better(b, a) }
+
+func (t *topHeap) push(c cand) {
+	t.h = append(t.h, c)
+	h, i := t.h, len(t.h)-1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !t.less(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+// replaceWorst puts c in the root's place and sifts it down.
+func (t *topHeap) replaceWorst(c cand) {
+	h, i := t.h, 0
+	h[0] = c
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && t.less(h[l], h[m]) {
+			m = l
+		}
+		if r < len(h) && t.less(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// sorted is the kept candidates, best first.
+func (t *topHeap) sorted() []cand {
+	h := t.h
+	sort.Slice(h, func(i, j int) bool { return t.ix.better(h[i], h[j]) })
 	return h
 }
 

@@ -1,9 +1,6 @@
 package search
 
-import (
-	"sort"
-	"sync"
-)
+import "sync"
 
 // The serial tail of a session-bm25 search: what one goroutine did after
 // the scoring workers while the other core idled. At 1,000,000 exchanges,
@@ -119,7 +116,17 @@ func (ix *Index) selectTopSplit(all []cand, n int) []cand {
 	inHalves(len(all), func(half, lo, hi int) {
 		tops[half] = ix.selectTop(all[lo:hi], n+1)
 	})
-	a, b := tops[0], tops[1]
+	if out, ok := ix.mergeTops(tops[0], tops[1], n); ok {
+		return out
+	}
+	return ix.selectTop(all, n)
+}
+
+// mergeTops merges two halves' n+1 best (each sorted) and returns their n
+// best, and false when two of the merge's first n+1 tie (the serial
+// selection's pick among equals depends on the order it meets them; see
+// selectTopSplit).
+func (ix *Index) mergeTops(a, b []cand, n int) ([]cand, bool) {
 	out := make([]cand, 0, n+1)
 	for len(out) < n+1 && (len(a) > 0 || len(b) > 0) {
 		if len(b) == 0 || len(a) > 0 && ix.better(a[0], b[0]) {
@@ -130,10 +137,10 @@ func (ix *Index) selectTopSplit(all []cand, n int) []cand {
 	}
 	for i := 1; i < len(out); i++ {
 		if !ix.better(out[i-1], out[i]) {
-			return ix.selectTop(all, n)
+			return nil, false
 		}
 	}
-	return out[:min(n, len(out))]
+	return out[:min(n, len(out))], true
 }
 
 // topGroupsOfRows is topGroups(candidates(touched, scores, nil), limit)
@@ -164,66 +171,25 @@ func (ix *Index) selectTopSplitRows(rows []int32, scores []float64, n int) []can
 	inHalves(len(rows), func(half, lo, hi int) {
 		tops[half] = ix.selectTopRows(rows[lo:hi], scores, n+1)
 	})
-	a, b := tops[0], tops[1]
-	out := make([]cand, 0, n+1)
-	for len(out) < n+1 && (len(a) > 0 || len(b) > 0) {
-		if len(b) == 0 || len(a) > 0 && ix.better(a[0], b[0]) {
-			out, a = append(out, a[0]), a[1:]
-		} else {
-			out, b = append(out, b[0]), b[1:]
-		}
+	if out, ok := ix.mergeTops(tops[0], tops[1], n); ok {
+		return out
 	}
-	for i := 1; i < len(out); i++ {
-		if !ix.better(out[i-1], out[i]) {
-			return ix.selectTopRows(rows, scores, n)
-		}
-	}
-	return out[:min(n, len(out))]
+	return ix.selectTopRows(rows, scores, n)
 }
 
 // selectTopRows is selectTop over the candidates of rows, read in place:
 // the same heap, fed the same candidates in the same order.
 func (ix *Index) selectTopRows(rows []int32, scores []float64, n int) []cand {
-	h := make([]cand, 0, n)
-	less := func(a, b cand) bool { return ix.better(b, a) } // a worse than b
-	up := func(i int) {
-		for i > 0 {
-			p := (i - 1) / 2
-			if !less(h[i], h[p]) {
-				break
-			}
-			h[i], h[p] = h[p], h[i]
-			i = p
-		}
-	}
-	down := func(i int) {
-		for {
-			l, r, m := 2*i+1, 2*i+2, i
-			if l < len(h) && less(h[l], h[m]) {
-				m = l
-			}
-			if r < len(h) && less(h[r], h[m]) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
+	t := topHeap{ix: ix, h: make([]cand, 0, n)}
 	for _, row := range rows {
 		c := cand{row: row, score: scores[row]}
-		if len(h) < n {
-			h = append(h, c)
-			up(len(h) - 1)
-		} else if ix.better(c, h[0]) {
-			h[0] = c
-			down(0)
+		if len(t.h) < n {
+			t.push(c)
+		} else if ix.better(c, t.h[0]) {
+			t.replaceWorst(c)
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return ix.better(h[i], h[j]) })
-	return h
+	return t.sorted()
 }
 
 // testNoRowsTop makes the session layer build its candidates for every
