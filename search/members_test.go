@@ -5,7 +5,6 @@ import (
 	"math/rand"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -105,13 +104,7 @@ func TestHitsSharedGroupsSame(t *testing.T) {
 	}
 	vocab := vocabulary(docs)
 	queries := []string{"weekly deploy status gateway", "billing backup database", "auth middleware test token", "retry timeout"}
-	for range 20 {
-		w := make([]string, 1+r.Intn(4))
-		for i := range w {
-			w[i] = vocab[r.Intn(len(vocab))]
-		}
-		queries = append(queries, strings.Join(w, " "))
-	}
+	queries = append(queries, randomQueries(r, vocab, 20)...)
 	filters := []Filter{{}, {Project: "gw"}, {Since: base.Add(100 * time.Hour)}}
 	folded := 0
 	defer func() { testWalkAllRows = false }()

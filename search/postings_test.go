@@ -65,6 +65,19 @@ func directIndex(t *testing.T, seed int64) (string, []Doc) {
 }
 
 // vocabulary is every analysed term of the docs, sorted by first sight.
+// randomQueries is n queries of 1–4 words of vocab, drawn from r.
+func randomQueries(r *rand.Rand, vocab []string, n int) []string {
+	var out []string
+	for range n {
+		w := make([]string, 1+r.Intn(4))
+		for i := range w {
+			w[i] = vocab[r.Intn(len(vocab))]
+		}
+		out = append(out, strings.Join(w, " "))
+	}
+	return out
+}
+
 func vocabulary(docs []Doc) []string {
 	seen := map[string]bool{}
 	var out []string

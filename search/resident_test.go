@@ -48,13 +48,7 @@ func TestDropResident(t *testing.T) {
 	vocab := vocabulary(docs)
 	r := rand.New(rand.NewSource(seed))
 	var queries []string
-	for range 12 {
-		w := make([]string, 1+r.Intn(4))
-		for i := range w {
-			w[i] = vocab[r.Intn(len(vocab))]
-		}
-		queries = append(queries, strings.Join(w, " "))
-	}
+	queries = append(queries, randomQueries(r, vocab, 12)...)
 	queries = append(queries, "retry timeout in authMiddleware", "why does parseConfig panic?")
 	ix, err := OpenReadOnly(dir, Options{})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"math/rand"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -108,13 +107,7 @@ func TestKeptIndexConcurrentSearches(t *testing.T) {
 	vocab := vocabulary(docs)
 	r := rand.New(rand.NewSource(seed))
 	var queries []string
-	for range 12 {
-		w := make([]string, 1+r.Intn(4))
-		for i := range w {
-			w[i] = vocab[r.Intn(len(vocab))]
-		}
-		queries = append(queries, strings.Join(w, " "))
-	}
+	queries = append(queries, randomQueries(r, vocab, 12)...)
 	plain, err := OpenReadOnly(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
