@@ -232,68 +232,6 @@ var benchVariants = []benchVariant{
 	}},
 }
 
-// rm3Variants parses the relevance-model feedback variants named in only
-// (docs/bench/eval.md, session 31): rm3-l<λ>-k<docs>-m<terms>, then any of
-// -rank / -score (the first pass's scores normalised by rank or sum, else
-// softmax), -idf (terms chosen by P(w|R)·idf), -sess (one feedback exchange
-// per session), -g1 / -g2 (no feedback for identifiers and quoted spans /
-// for every query the exact tier reads back), -c<τ> (no feedback when
-// (s1−s10)/s1 > τ), -df<x> (RM3MaxDF), -min<n> (RM3MinDocs).
-func rm3Variants(only string) []benchVariant {
-	var out []benchVariant
-	for _, name := range strings.Split(only, ",") {
-		if !strings.HasPrefix(name, "rm3-") {
-			continue
-		}
-		var sets []func() func()
-		for _, p := range strings.Split(name, "-")[1:] {
-			num := func(pre string) float64 {
-				var f float64
-				if _, err := fmt.Sscan(strings.TrimPrefix(p, pre), &f); err != nil {
-					panic(fmt.Sprintf("variant %s: %s: %v", name, p, err))
-				}
-				return f
-			}
-			switch {
-			case p == "rank" || p == "score":
-				sets = append(sets, set(&search.RM3Norm, p))
-			case p == "idf":
-				sets = append(sets, set(&search.RM3Idf, true))
-			case p == "sess":
-				sets = append(sets, set(&search.RM3Sessions, true))
-			case strings.HasPrefix(p, "min"):
-				sets = append(sets, set(&search.RM3MinDocs, int(num("min"))))
-			case strings.HasPrefix(p, "df"):
-				sets = append(sets, set(&search.RM3MaxDF, num("df")))
-			case strings.HasPrefix(p, "l"):
-				sets = append(sets, set(&search.RM3Weight, num("l")))
-			case strings.HasPrefix(p, "k"):
-				sets = append(sets, set(&search.RM3Docs, int(num("k"))))
-			case strings.HasPrefix(p, "m"):
-				sets = append(sets, set(&search.RM3Terms, int(num("m"))))
-			case strings.HasPrefix(p, "g"):
-				sets = append(sets, set(&search.RM3Gate, int(num("g"))))
-			case strings.HasPrefix(p, "c"):
-				sets = append(sets, set(&search.RM3Confident, num("c")))
-			default:
-				panic("variant " + name + ": unknown part " + p)
-			}
-		}
-		out = append(out, benchVariant{name, func() func() {
-			var undo []func()
-			for _, s := range sets {
-				undo = append(undo, s())
-			}
-			return func() {
-				for i := len(undo) - 1; i >= 0; i-- {
-					undo[i]()
-				}
-			}
-		}})
-	}
-	return out
-}
-
 // set returns a variant that sets *p to v and an undo.
 func set[T any](p *T, v T) func() func() {
 	return func() func() { old := *p; *p = v; return func() { *p = old } }
@@ -359,7 +297,7 @@ func TestBenchAllSets(t *testing.T) {
 		baseModes = nil
 	}
 	base := map[string]ModeReport{} // group/mode → baseline
-	for _, v := range append(benchVariants, rm3Variants(only)...) {
+	for _, v := range benchVariants {
 		if only != "" && v.name != "baseline" && !strings.Contains(","+only+",", ","+v.name+",") {
 			continue
 		}

@@ -800,9 +800,6 @@ func (ix *Index) sessionBM25Layer(ctx context.Context, text string, allowed func
 		if touched, err = ix.coocExpand(ctx, ws[0], qterms, scores, touched, seen); err != nil {
 			return nil, err
 		}
-		if touched, err = ix.rm3(ctx, ws[0], text, qterms, scores, touched, seen); err != nil {
-			return nil, err
-		}
 	}
 	// Without a filter, the top is selected from the rows and their sums
 	// as they stand, when its first selection answers (tail.go).

@@ -294,9 +294,6 @@ func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
 	case q.Mode != ModeFused:
 		limit = q.K
 	}
-	if RM3Weight > 0 && q.Verbatim != nil {
-		ctx = withVerbatim(ctx, q.Verbatim)
-	}
 	// Layers run concurrently: a fused search costs its slowest layer.
 	var uniq []string
 	for _, l := range layers {
