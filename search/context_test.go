@@ -61,6 +61,7 @@ func TestSessionNeighbours(t *testing.T) {
 	if want := []int32{3, 4, 5, 6, 7, 8}; !reflect.DeepEqual(lens, want) {
 		t.Errorf("lens = %v", lens)
 	}
+	defer setFloat(&SessionLenPow, 1.0)() // the streams' arithmetic; the bend is TestSessionLenPow's
 	c := newSessionCtx(rows, nil)
 	// Row 2: prev row 0 (no question), next row 4 (head 1).
 	r2 := ContextLenRef / (ContextLenRef + 5)
@@ -77,6 +78,43 @@ func TestSessionNeighbours(t *testing.T) {
 	}
 	if c.dl[3] != 6 {
 		t.Errorf("a row without neighbours keeps its length: %v", c.dl[3])
+	}
+}
+
+// setFloat sets *p to v and returns what puts it back.
+func setFloat(p *float64, v float64) func() {
+	old := *p
+	*p = v
+	return func() { *p = old }
+}
+
+// The bend keeps the mean and the order of the lengths, and moves each
+// length away from the mean by the power: r·avg becomes r^p·avg.
+func TestSessionLenPow(t *testing.T) {
+	var recs []docRec
+	for i, n := range []int32{3, 40, 12, 900, 60, 1} {
+		recs = append(recs, docRec{Seq: i, Session: "", VerbLen: n})
+	}
+	rows := neighbours(recs)
+	restore := setFloat(&SessionLenPow, 1.0)
+	plain := newSessionCtx(rows, nil)
+	restore()
+	for _, p := range []float64{1.25, 1.2, 0.8} {
+		restore := setFloat(&SessionLenPow, p)
+		c := newSessionCtx(rows, nil)
+		restore()
+		if c.avgdl != plain.avgdl || c.pow != p {
+			t.Errorf("p %v: mean %v (pow %v), want %v", p, c.avgdl, c.pow, plain.avgdl)
+		}
+		for i, d := range plain.dl {
+			r := d / plain.avgdl
+			if want := math.Pow(r, p) * plain.avgdl; math.Abs(c.dl[i]-want) > 1e-9*want {
+				t.Errorf("p %v row %d: %v, want %v", p, i, c.dl[i], want)
+			}
+			if (r > 1) == (p > 1) && r != 1 && c.dl[i] <= d {
+				t.Errorf("p %v row %d: %v did not move away from the mean (was %v)", p, i, c.dl[i], d)
+			}
+		}
 	}
 }
 

@@ -28,10 +28,12 @@ const (
 	// the links: worked out by a cold search's first term they cost ~7 ms
 	// of CPU at 1,000,000 exchanges (docs/BENCHMARKS.md, session 26); a
 	// version 1 file is not read, and the next search writes version 2.
-	sessCacheMagic = "GMSCTX\x00\x02"
-	// magic, rows, the table's checksum, its time, w, a, ref, and the
+	// Version 3 adds SessionLenPow to the key: the lengths it holds are
+	// bent by it, and a version 2 file holds them unbent.
+	sessCacheMagic = "GMSCTX\x00\x03"
+	// magic, rows, the table's checksum, its time, w, a, ref, pow, and the
 	// four means; 8-aligned, so the float columns read in place.
-	sessCacheHeader = 8 + 4 + 4 + 8 + 3*8 + 4*8
+	sessCacheHeader = 8 + 4 + 4 + 8 + 4*8 + 4*8
 )
 
 // sessCacheKey is what a session cache is derived from.
@@ -40,6 +42,7 @@ type sessCacheKey struct {
 	ctxCRC    uint32
 	ctxMTime  int64
 	w, a, ref float64
+	pow       float64
 }
 
 // cachedSessionCtx is a reader's sessionCtx of the neighbour table rows
@@ -69,7 +72,7 @@ func (ix *Index) sessCacheKeyOf(f *ctxFile, n int) (sessCacheKey, bool) {
 		return sessCacheKey{}, false
 	}
 	return sessCacheKey{n: n, ctxCRC: binary.LittleEndian.Uint32(f.b[12:]), ctxMTime: fi.ModTime().UnixNano(),
-		w: ContextWeight, a: AskedWeight, ref: ContextLenRef}, true
+		w: ContextWeight, a: AskedWeight, ref: ContextLenRef, pow: SessionLenPow}, true
 }
 
 // loadSessCache maps the saved session cache and returns the sessionCtx it
@@ -110,7 +113,7 @@ func parseSessCache(b []byte, rows []ctxRow, key sessCacheKey) *sessionCtx {
 	le := binary.LittleEndian
 	f64 := func(at int) float64 { return math.Float64frombits(le.Uint64(b[at:])) }
 	if le.Uint32(b[12:]) != key.ctxCRC || int64(le.Uint64(b[16:])) != key.ctxMTime ||
-		f64(24) != key.w || f64(32) != key.a || f64(40) != key.ref {
+		f64(24) != key.w || f64(32) != key.a || f64(40) != key.ref || f64(48) != key.pow {
 		return nil
 	}
 	col := func(i int) []float64 {
@@ -119,8 +122,8 @@ func parseSessCache(b []byte, rows []ctxRow, key sessCacheKey) *sessionCtx {
 		}
 		return unsafe.Slice((*float64)(unsafe.Pointer(&b[sessCacheHeader+i*8*n])), n)
 	}
-	c := &sessionCtx{rows: rows, w: key.w, a: key.a, ref: key.ref,
-		avgdl: f64(48), outAvg: f64(56), plainAvg: f64(64), titleAvg: f64(72),
+	c := &sessionCtx{rows: rows, w: key.w, a: key.a, ref: key.ref, pow: key.pow,
+		avgdl: f64(56), outAvg: f64(64), plainAvg: f64(72), titleAvg: f64(80),
 		weight: col(0), dl: col(1), outDL: col(2), titleDL: col(3)}
 	if n > 0 {
 		c.links = unsafe.Slice((*link)(unsafe.Pointer(&b[sessCacheHeader+4*8*n])), n)
@@ -185,7 +188,7 @@ func encodeSessCache(c *sessionCtx, key sessCacheKey) []byte {
 	b = le.AppendUint32(b, uint32(n))
 	b = le.AppendUint32(b, key.ctxCRC)
 	b = le.AppendUint64(b, uint64(key.ctxMTime))
-	for _, v := range []float64{key.w, key.a, key.ref, c.avgdl, c.outAvg, c.plainAvg, c.titleAvg} {
+	for _, v := range []float64{key.w, key.a, key.ref, key.pow, c.avgdl, c.outAvg, c.plainAvg, c.titleAvg} {
 		b = le.AppendUint64(b, math.Float64bits(v))
 	}
 	for _, col := range [][]float64{c.weight, c.dl, c.outDL, c.titleDL} {

@@ -97,8 +97,8 @@ func TestSessCache(t *testing.T) {
 		return hitsOf(ix)
 	}
 	cache := filepath.Join(dir, sessCacheFile)
-	w0 := ContextWeight
-	t.Cleanup(func() { ContextWeight = w0 })
+	w0, p0 := ContextWeight, SessionLenPow
+	t.Cleanup(func() { ContextWeight, SessionLenPow = w0, p0 })
 	write(sessCacheDocs(0, 40))
 	want := reference()
 	for i, step := range []struct {
@@ -132,11 +132,27 @@ func TestSessCache(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, false},
-		{"written again as version 2", func() {
+		{"written again in this version", func() {
 			if b, err := os.ReadFile(cache); err != nil || string(b[:8]) != sessCacheMagic {
 				t.Errorf("cache after a version 1 file: %q, %v", b[:min(8, len(b))], err)
 			}
 		}, true},
+		{"a version 2 file", func() {
+			b, err := os.ReadFile(cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// version 2's layout: no power in the header, lengths unbent
+			v2 := append([]byte("GMSCTX\x00\x02"), b[8:48]...)
+			v2 = append(v2, b[56:len(b)-4]...)
+			v2 = binary.LittleEndian.AppendUint32(v2, crc32.Checksum(v2, crcTable))
+			if err := os.WriteFile(cache, v2, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"version 3 again", func() {}, true},
+		{"other power", func() { SessionLenPow = p0 + 0.1 }, false},
+		{"power back", func() { SessionLenPow = p0 }, false},
 		{"other weights", func() { ContextWeight = w0 + 0.1 }, false},
 		{"weights back", func() { ContextWeight = w0 }, false},
 		{"cache of these weights", func() {}, true},
@@ -148,7 +164,7 @@ func TestSessCache(t *testing.T) {
 		if cached != step.fromCache {
 			t.Errorf("%d %s: from the cache %v, want %v", i, step.name, cached, step.fromCache)
 		}
-		if step.name != "other weights" && got != want {
+		if step.name != "other weights" && step.name != "other power" && got != want {
 			t.Errorf("%d %s: hits\n%s want\n%s", i, step.name, got, want)
 		}
 		if _, err := os.Stat(cache); err != nil {
@@ -166,7 +182,7 @@ func TestSessCacheRoundTrip(t *testing.T) {
 	rows := []ctxRow{{-1, 2, 3, 1, 0, 9}, {-1, -1, 4, 1, 1, 0}, {0, -1, 5, 2, 0, 7}}
 	c := newSessionCtx(rows, nil)
 	c.titles()
-	key := sessCacheKey{n: len(rows), ctxCRC: 7, ctxMTime: 11, w: ContextWeight, a: AskedWeight, ref: ContextLenRef}
+	key := sessCacheKey{n: len(rows), ctxCRC: 7, ctxMTime: 11, w: ContextWeight, a: AskedWeight, ref: ContextLenRef, pow: SessionLenPow}
 	b := encodeSessCache(c, key)
 	got := parseSessCache(b, rows, key)
 	if got == nil {
@@ -179,16 +195,18 @@ func TestSessCacheRoundTrip(t *testing.T) {
 		{"weight", got.weight, c.weight}, {"dl", got.dl, c.dl}, {"outDL", got.outDL, c.outDL},
 		{"titleDL", got.titleDL, c.titleDL}, {"links", got.links, c.links}, {"spans", got.spans, c.titleSpans()},
 		{"means", []float64{got.avgdl, got.outAvg, got.plainAvg, got.titleAvg}, []float64{c.avgdl, c.outAvg, c.plainAvg, c.titleAvg}},
+		{"power", got.pow, c.pow},
 	} {
 		if !reflect.DeepEqual(f.got, f.want) {
 			t.Errorf("%s: %v, want %v", f.name, f.got, f.want)
 		}
 	}
 	for _, other := range []sessCacheKey{
-		{n: 3, ctxCRC: 8, ctxMTime: 11, w: key.w, a: key.a, ref: key.ref},
-		{n: 3, ctxCRC: 7, ctxMTime: 12, w: key.w, a: key.a, ref: key.ref},
-		{n: 3, ctxCRC: 7, ctxMTime: 11, w: key.w + 1, a: key.a, ref: key.ref},
-		{n: 2, ctxCRC: 7, ctxMTime: 11, w: key.w, a: key.a, ref: key.ref},
+		{n: 3, ctxCRC: 8, ctxMTime: 11, w: key.w, a: key.a, ref: key.ref, pow: key.pow},
+		{n: 3, ctxCRC: 7, ctxMTime: 12, w: key.w, a: key.a, ref: key.ref, pow: key.pow},
+		{n: 3, ctxCRC: 7, ctxMTime: 11, w: key.w + 1, a: key.a, ref: key.ref, pow: key.pow},
+		{n: 2, ctxCRC: 7, ctxMTime: 11, w: key.w, a: key.a, ref: key.ref, pow: key.pow},
+		{n: 3, ctxCRC: 7, ctxMTime: 11, w: key.w, a: key.a, ref: key.ref, pow: key.pow + 0.1},
 	} {
 		if parseSessCache(b, rows, other) != nil {
 			t.Errorf("read for key %+v, made for %+v", other, key)
