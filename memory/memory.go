@@ -139,6 +139,11 @@ type prepared struct {
 	stage   stage
 	ownKey  string
 	ownBlob []byte
+	ownExID string
+	// alone is, at the completed id, the blob of the prompt stored alone
+	// the id names: the append stores the item only while its own id's
+	// path holds that blob (gitstore.Entry.Needs).
+	alone plumbing.Hash
 }
 
 // Add stores the exchanges, one commit each, skipping those already in
@@ -297,6 +302,10 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 				j = pending[j]
 			}
 			retry[k], items[k] = j, todo[j]
+			// A completed id names the prompt alone its own id held at the
+			// look-up (or an item before it claimed): whether its own id
+			// holds that now is classify's to say again.
+			todo[j].restart()
 		}
 		var again []int
 		var st []state
@@ -393,7 +402,12 @@ var (
 
 // commitEntry is the commit of item p.
 func commitEntry(p *prepared, now time.Time) gitstore.Entry {
+	var needs string
+	if p.stage == completedID {
+		needs = exchange.BlobPath(p.ownKey)
+	}
 	return gitstore.Entry{
+		Needs: needs, NeedsBlob: p.alone,
 		Path: p.path,
 		Blob: p.blob,
 		Message: exchange.FormatMessage(p.card, exchange.Trailers{

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
 )
@@ -232,13 +234,28 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 // alone, or DerivedID of p as read with its own id).
 func (p *prepared) derive(to stage, alone []byte) {
 	if p.stage == ownID {
-		p.ownKey, p.ownBlob = p.key, p.blob
+		p.ownKey, p.ownBlob, p.ownExID = p.key, p.blob, p.ex.ID
 	}
 	id := DerivedID(p.ownKey, p.ownBlob)
+	p.alone = plumbing.ZeroHash
 	if to == completedID {
 		id = CompletedID(p.ownKey, alone)
+		p.alone = gitstore.BlobID(alone)
 	}
 	p.stage = to
 	p.ex.ID, p.key, p.path = id, id, exchange.BlobPath(id)
 	p.blob = p.ex.Canonical()
+}
+
+// restart moves an item at its completed id back to its own id, for
+// classify to compare it from there again: the completed id holds only
+// while its own id holds the prompt alone it names (storeItems, after
+// the append found it did not).
+func (p *prepared) restart() {
+	if p.stage != completedID {
+		return
+	}
+	p.stage, p.alone = ownID, plumbing.ZeroHash
+	p.key, p.blob = p.ownKey, p.ownBlob
+	p.ex.ID, p.path = p.ownExID, exchange.BlobPath(p.ownKey)
 }
