@@ -2,11 +2,14 @@ package memory
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gitmem/git-mem/exchange"
+	"github.com/gitmem/git-mem/memory/reader"
 )
 
 // supersedeLinks lists main's stated supersede links as "new old" (one a
@@ -148,6 +151,41 @@ func TestAddCompletedWhileItsPromptIsForgotten(t *testing.T) {
 	}
 	if r, err := m.Add(ctx, []*exchange.Exchange{exTurns("x", user, reply)}, AddOptions{NoIndex: true}); err != nil || r.Added != 0 || r.Forgotten != 1 {
 		t.Errorf("re-add: %+v %v, want forgotten 1", r, err)
+	}
+	fsckStrict(t, m.Repo.Dir())
+}
+
+// TestCheckAfterEverythingIsForgotten: a forget of every exchange leaves
+// main empty and the index following it (no documents): check finds no
+// problem and status calls the index up to date, as after init. On main
+// 2f6bf6d check reported "indexed up to (nothing), main is at 000…"
+// (exit 1, which --repair could not clear) and status marked the index
+// out of step, for a rebuild at every search.
+func TestCheckAfterEverythingIsForgotten(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	if r, err := m.Add(ctx, []*exchange.Exchange{exTurns("x", "why does the walrus deploy hang", "an advisory lock")}, AddOptions{}); err != nil || r.Added != 1 {
+		t.Fatalf("add: %+v %v", r, err)
+	}
+	plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{"x"}})
+	if err != nil || len(plan) != 1 {
+		t.Fatalf("plan: %v %v", plan, err)
+	}
+	if _, err := m.Forget(ctx, plan, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, repair := range []bool{false, true, false} {
+		rep, err := m.Check(ctx, repair)
+		if err != nil || len(rep.Problems) != 0 {
+			t.Fatalf("check (repair %v): %+v %v", repair, rep, err)
+		}
+	}
+	st, err := m.Status()
+	if err != nil || !st.UpToDate {
+		t.Fatalf("status: %+v %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(m.IndexDir(), reader.StaleMarker)); err == nil {
+		t.Fatalf("status marked the index stale")
 	}
 	fsckStrict(t, m.Repo.Dir())
 }

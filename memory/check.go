@@ -222,8 +222,10 @@ func (m *Memory) checkIndex(head plumbing.Hash, living map[string]string, rep *C
 	if err := ix.Verify(); err != nil {
 		add("index", rebuildReason(err), true)
 	}
-	if ix.LastCommit() != head.String() {
-		add("index", fmt.Sprintf("indexed up to %s, main is at %s", orEmpty(ix.LastCommit()), orEmpty(head.String())), true)
+	// An empty main (every exchange forgotten) is indexed by an index of
+	// nothing: its last commit is none.
+	if at := headString(head); ix.LastCommit() != at {
+		add("index", fmt.Sprintf("indexed up to %s, main is at %s", orEmpty(ix.LastCommit()), orEmpty(at)), true)
 	}
 	docs, err := ix.Docs()
 	if err != nil {
@@ -362,6 +364,14 @@ func (m *Memory) repair(ctx context.Context, rep *CheckReport) error {
 		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rebuilt the search index (%d exchanges)", r.Docs))
 	}
 	return nil
+}
+
+// headString is main's tip as an index records it: "" for no main.
+func headString(head plumbing.Hash) string {
+	if head.IsZero() {
+		return ""
+	}
+	return head.String()
 }
 
 func orEmpty(s string) string {
