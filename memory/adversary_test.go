@@ -189,3 +189,44 @@ func TestCheckAfterEverythingIsForgotten(t *testing.T) {
 	}
 	fsckStrict(t, m.Repo.Dir())
 }
+
+// TestCheckAcceptsPinsAndLinks: the commits that are not exchanges (a pin
+// of a note, even as main's first commit, a pin of an exchange, a stated
+// supersede link, the link an add writes when it completes a prompt stored
+// alone) are well formed: check finds no problem. On main 2f6bf6d each
+// was "carries no Exchange: trailer" (exit 1, not repairable): every
+// memory whose add completed a prompt alone failed check.
+func TestCheckAcceptsPinsAndLinks(t *testing.T) {
+	m := newMemory(t)
+	ctx := context.Background()
+	check := func(step string) {
+		t.Helper()
+		rep, err := m.Check(ctx, false)
+		if err != nil || len(rep.Problems) != 0 {
+			t.Fatalf("check after %s: %+v %v", step, rep, err)
+		}
+	}
+	if _, err := m.Pin(ctx, PinRequest{Note: "never force-push to main"}); err != nil {
+		t.Fatal(err)
+	}
+	check("a note pinned in an empty memory")
+	if _, err := m.Add(ctx, []*exchange.Exchange{exTurns("x", "why does the walrus deploy hang", "")}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.Add(ctx, []*exchange.Exchange{exTurns("x", "why does the walrus deploy hang", "an advisory lock")}, AddOptions{})
+	if err != nil || rep.Reused != 1 {
+		t.Fatalf("completing add: %+v %v", rep, err)
+	}
+	check("an add completed a prompt alone")
+	if _, err := m.Add(ctx, []*exchange.Exchange{exTurns("y", "rotate the logs", "use logrotate")}, AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Pin(ctx, PinRequest{Ref: "y"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Supersede(ctx, "y", "x", false); err != nil {
+		t.Fatal(err)
+	}
+	check("pins and a stated link")
+	fsckStrict(t, m.Repo.Dir())
+}
