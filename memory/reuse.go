@@ -149,6 +149,9 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 		pending[i] = i
 	}
 	var first *gitstore.Looked
+	for _, p := range items {
+		p.claimed = false
+	}
 	for len(pending) > 0 {
 		paths := make([]string, len(pending))
 		for j, i := range pending {
@@ -181,6 +184,7 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 		for j, i := range pending {
 			p := items[i]
 			var c claim
+			fromClaim := false
 			switch {
 			case dead[j]:
 				st[i] = stForgotten
@@ -202,10 +206,10 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 				c = claim{first: rawFirstUser(old), replied: replied(old), blob: stored}
 			case seen.has(p.key):
 				if p.stage == contentID {
-					st[i] = stPresent
+					st[i], p.claimed = stPresent, true
 					continue
 				}
-				c = seen[p.key]
+				c, fromClaim = seen[p.key], true
 			default:
 				st[i] = stNew
 				seen[p.key] = claimOf(p)
@@ -215,7 +219,7 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 			case !sameFirst(c.first, p):
 				p.derive(contentID, nil)
 			case c.replied || !replied(p.ex):
-				st[i] = stPresent
+				st[i], p.claimed = stPresent, fromClaim
 				continue
 			case p.stage == ownID:
 				p.derive(completedID, c.blob)
@@ -247,12 +251,13 @@ func (p *prepared) derive(to stage, alone []byte) {
 	p.blob = p.ex.Canonical()
 }
 
-// restart moves an item at its completed id back to its own id, for
-// classify to compare it from there again: the completed id holds only
-// while its own id holds the prompt alone it names (storeItems, after
-// the append found it did not).
+// restart moves an item at a completed or derived id back to its own id,
+// for classify to compare it from there again: a completed id holds only
+// while its own id holds the prompt alone it names (storeItems, after the
+// append found it did not), and an item settled against a claim is settled
+// again against main (recheckClaimed).
 func (p *prepared) restart() {
-	if p.stage != completedID {
+	if p.stage == ownID {
 		return
 	}
 	p.stage, p.alone = ownID, plumbing.ZeroHash
