@@ -20,6 +20,14 @@ type Entry struct {
 	Blob    []byte    // the blob's bytes
 	Message string    // the commit message
 	When    time.Time // author date (the record's own time)
+	// Needs, when set, is a path that must hold the blob NeedsBlob (in
+	// main, or put there by an earlier entry of the same append) for the
+	// entry to be stored: a record named after another one (memory: an
+	// exchange's completed id names its prompt stored alone). Otherwise
+	// the entry is not stored and is listed in Taken, for the caller to
+	// classify again.
+	Needs     string
+	NeedsBlob plumbing.Hash
 }
 
 // Author is the identity of memory commits; fixed so that two machines write
@@ -33,9 +41,10 @@ type AppendResult struct {
 	// Present counts entries whose path holds their blob.
 	Present int
 	// Taken lists the entries (indexes into the input) whose path holds
-	// another blob: not stored, not counted. Something stored under the
-	// name after the caller looked (a concurrent add); only the caller
-	// knows whether it is this record (memory: classify).
+	// another blob, or whose Needs path does not hold NeedsBlob: not
+	// stored, not counted. Something stored under the name after the
+	// caller looked (a concurrent add); only the caller knows whether it
+	// is this record (memory: classify).
 	Taken []int
 	// Forgotten counts entries a tombstone names (a forget that ended
 	// after the caller looked, before this append took the write lock).
@@ -149,6 +158,16 @@ func (r *Repo) appendLocked(entries []Entry, timeout time.Duration, looked *Look
 				}
 				if dead {
 					res.Forgotten++
+					continue
+				}
+			}
+			if e.Needs != "" {
+				have, exists, err := ed.hash(e.Needs)
+				if err != nil {
+					return res, err
+				}
+				if !exists || have != e.NeedsBlob {
+					res.Taken = append(res.Taken, i)
 					continue
 				}
 			}

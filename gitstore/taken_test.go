@@ -7,11 +7,18 @@ import (
 
 // TestAppendTaken: an entry whose path holds its own blob is Present; one
 // whose path holds another blob (stored before, or earlier in the batch) is
-// not stored and is listed in Taken, for the caller to classify.
+// not stored and is listed in Taken, for the caller to classify; so is one
+// whose Needs path does not hold NeedsBlob (in main or from an earlier
+// entry of the batch).
 func TestAppendTaken(t *testing.T) {
 	other := func(id string) Entry {
 		e := testEntry(id)
 		e.Blob = []byte(`{"id":"` + id + `","other":true}`)
+		return e
+	}
+	needs := func(id string, on Entry) Entry {
+		e := testEntry(id)
+		e.Needs, e.NeedsBlob = on.Path, BlobID(on.Blob)
 		return e
 	}
 	for _, tc := range []struct {
@@ -23,6 +30,12 @@ func TestAppendTaken(t *testing.T) {
 		{"same blob stored", []Entry{testEntry("a-1")}, []Entry{testEntry("b-1"), testEntry("a-1")}, 1, 1, nil},
 		{"other blob stored", []Entry{testEntry("a-1")}, []Entry{testEntry("b-1"), other("a-1"), testEntry("c-1")}, 2, 0, []int{1}},
 		{"other blob earlier in the batch", nil, []Entry{testEntry("a-1"), other("a-1"), testEntry("a-1")}, 1, 1, []int{1}},
+		{"needs: the blob stored", []Entry{testEntry("a-1")}, []Entry{needs("c-2", testEntry("a-1"))}, 1, 0, nil},
+		{"needs: the blob earlier in the batch", nil, []Entry{testEntry("a-1"), needs("c-2", testEntry("a-1"))}, 2, 0, nil},
+		{"needs: nothing there", nil, []Entry{testEntry("b-1"), needs("c-2", testEntry("a-1"))}, 1, 0, []int{1}},
+		{"needs: another blob stored", []Entry{other("a-1")}, []Entry{needs("c-2", testEntry("a-1")), testEntry("b-1")}, 1, 0, []int{0}},
+		{"needs: another blob earlier in the batch", nil, []Entry{other("a-1"), needs("c-2", testEntry("a-1"))}, 1, 0, []int{1}},
+		{"needs: the entry's own blob stored", []Entry{testEntry("c-2")}, []Entry{needs("c-2", testEntry("a-1"))}, 0, 1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRepo(t)

@@ -151,6 +151,11 @@ func (m *Memory) checkRepo(ctx context.Context, head plumbing.Hash, rep *CheckRe
 		}
 		e := entryOf(c)
 		if e.Exchange == "" {
+			// A pin or a supersede link (Supersession and pins): a commit
+			// that adds nothing, its tree its parent's.
+			if _, ok := metaEvent(c); ok && sameTreeAsParent(m, c) {
+				return nil
+			}
 			add("repo", fmt.Sprintf("commit %s carries no Exchange: trailer", c.Hash), false)
 			return nil
 		}
@@ -222,8 +227,10 @@ func (m *Memory) checkIndex(head plumbing.Hash, living map[string]string, rep *C
 	if err := ix.Verify(); err != nil {
 		add("index", rebuildReason(err), true)
 	}
-	if ix.LastCommit() != head.String() {
-		add("index", fmt.Sprintf("indexed up to %s, main is at %s", orEmpty(ix.LastCommit()), orEmpty(head.String())), true)
+	// An empty main (every exchange forgotten) is indexed by an index of
+	// nothing: its last commit is none.
+	if at := headString(head); ix.LastCommit() != at {
+		add("index", fmt.Sprintf("indexed up to %s, main is at %s", orEmpty(ix.LastCommit()), orEmpty(at)), true)
 	}
 	docs, err := ix.Docs()
 	if err != nil {
@@ -362,6 +369,24 @@ func (m *Memory) repair(ctx context.Context, rep *CheckReport) error {
 		rep.Repaired = append(rep.Repaired, fmt.Sprintf("rebuilt the search index (%d exchanges)", r.Docs))
 	}
 	return nil
+}
+
+// sameTreeAsParent says whether commit c's tree is its parent's (an
+// empty tree for a first commit).
+func sameTreeAsParent(m *Memory, c *object.Commit) bool {
+	if len(c.ParentHashes) == 0 {
+		return c.TreeHash == plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+	}
+	p, err := m.Repo.Commit(c.ParentHashes[0])
+	return err == nil && p.TreeHash == c.TreeHash
+}
+
+// headString is main's tip as an index records it: "" for no main.
+func headString(head plumbing.Hash) string {
+	if head.IsZero() {
+		return ""
+	}
+	return head.String()
 }
 
 func orEmpty(s string) string {

@@ -115,6 +115,10 @@ type AddReport struct {
 	Indexed  bool   `json:"indexed"`
 	IndexErr string `json:"index_error,omitempty"`
 	excluded bool   // AddFile skipped an excluded transcript
+	// claimed are the items found present only against the claim of an
+	// item before them in the input (classify): storeItems settles them
+	// again once that item is appended.
+	claimed []*prepared
 }
 
 // AddedCommit names one new commit.
@@ -139,6 +143,14 @@ type prepared struct {
 	stage   stage
 	ownKey  string
 	ownBlob []byte
+	ownExID string
+	// claimed: classify found it present against the claim of an item
+	// before it (not against main).
+	claimed bool
+	// alone is, at the completed id, the blob of the prompt stored alone
+	// the id names: the append stores the item only while its own id's
+	// path holds that blob (gitstore.Entry.Needs).
+	alone plumbing.Hash
 }
 
 // Add stores the exchanges, one commit each, skipping those already in
@@ -222,6 +234,9 @@ func (m *Memory) lookupItems(ctx context.Context, items []*prepared, seen claims
 			continue
 		case stPresent:
 			rep.Present++
+			if p.claimed {
+				rep.claimed = append(rep.claimed, p)
+			}
 			continue
 		}
 		todo = append(todo, p)
@@ -265,74 +280,34 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 	}
 	r.End()
 	r = trace.StartRegion(ctx, "Append")
-	commits := make([]plumbing.Hash, len(todo))
-	pending, batch := []int(nil), entries
-	for round := 0; ; round++ {
-		res, err := m.Repo.AppendLooked(batch, m.LockTimeout, looked)
-		if err != nil {
-			r.End()
-			return rep, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
-		}
-		rep.Present += res.Present
-		rep.Forgotten += res.Forgotten
-		rep.Added += res.Added
-		for j, h := range res.Commits {
-			if pending != nil {
-				j = pending[j]
-			}
-			commits[j] = h
-		}
-		if len(res.Taken) == 0 {
-			break
-		}
-		if round+1 == maxStoreRounds {
-			r.End()
-			return rep, fmt.Errorf("append to memory %s: %d exchanges' ids taken again and again by other writers", m.Repo.Dir(), len(res.Taken))
-		}
-		storeRetries.Add(int64(len(res.Taken)))
-		retry := make([]int, len(res.Taken))
-		items := make([]*prepared, len(res.Taken))
-		for k, j := range res.Taken {
-			if pending != nil {
-				j = pending[j]
-			}
-			retry[k], items[k] = j, todo[j]
-		}
-		var again []int
-		var st []state
-		st, looked, err = m.classify(items, claims{})
+	commits, err := m.appendItems(ctx, todo, entries, looked, &rep, now)
+	if err != nil {
+		r.End()
+		return rep, err
+	}
+	// Items settled present against a claim (an item before them in the
+	// input) are settled again against main, which now holds what the
+	// claims stored or what another writer stored instead.
+	if len(rep.claimed) > 0 {
+		extra, looked, err := m.recheckClaimed(ctx, &rep)
 		if err != nil {
 			r.End()
 			return rep, err
 		}
-		for k, i := range retry {
-			switch st[k] {
-			case stPresent:
-				rep.Present++
-			case stForgotten:
-				rep.Forgotten++
-			default:
-				again = append(again, i)
+		if len(extra) > 0 {
+			es := make([]gitstore.Entry, len(extra))
+			for i, p := range extra {
+				es[i] = commitEntry(p, now)
 			}
-		}
-		if len(again) == 0 {
-			break
-		}
-		// Under a new id: its card and message again (the distiller sees
-		// the id the exchange is stored under, as in lookupItems).
-		batch = make([]gitstore.Entry, len(again))
-		for k, i := range again {
-			p := todo[i]
-			card, err := m.Distiller.Distill(ctx, p.ex)
+			cs, err := m.appendItems(ctx, extra, es, looked, &rep, now)
 			if err != nil {
 				r.End()
-				return rep, fmt.Errorf("distill exchange %s: %w", p.key, err)
+				return rep, err
 			}
-			p.card = card
-			entries[i] = commitEntry(p, now)
-			batch[k] = entries[i]
+			todo = append(todo[:len(todo):len(todo)], extra...)
+			entries = append(entries, es...)
+			commits = append(commits, cs...)
 		}
-		pending = again
 	}
 	r.End()
 	for i, h := range commits {
@@ -380,6 +355,120 @@ func (m *Memory) storeItems(ctx context.Context, todo []*prepared, looked *gitst
 	return rep, nil
 }
 
+// appendItems appends the entries of items (one each, in order), and
+// classifies again and appends under its new id each item whose path
+// another writer took meanwhile (see storeItems); entries are updated for
+// those. It returns each item's commit (zero when not stored).
+func (m *Memory) appendItems(ctx context.Context, todo []*prepared, entries []gitstore.Entry, looked *gitstore.Looked, rep *AddReport, now time.Time) ([]plumbing.Hash, error) {
+	commits := make([]plumbing.Hash, len(todo))
+	pending, batch := []int(nil), entries
+	for round := 0; ; round++ {
+		res, err := m.Repo.AppendLooked(batch, m.LockTimeout, looked)
+		if err != nil {
+			return commits, fmt.Errorf("append to memory %s: %w", m.Repo.Dir(), err)
+		}
+		rep.Present += res.Present
+		rep.Forgotten += res.Forgotten
+		rep.Added += res.Added
+		for j, h := range res.Commits {
+			if pending != nil {
+				j = pending[j]
+			}
+			commits[j] = h
+		}
+		if len(res.Taken) == 0 {
+			break
+		}
+		if round+1 == maxStoreRounds {
+			return commits, fmt.Errorf("append to memory %s: %d exchanges' ids taken again and again by other writers", m.Repo.Dir(), len(res.Taken))
+		}
+		storeRetries.Add(int64(len(res.Taken)))
+		retry := make([]int, len(res.Taken))
+		items := make([]*prepared, len(res.Taken))
+		for k, j := range res.Taken {
+			if pending != nil {
+				j = pending[j]
+			}
+			retry[k], items[k] = j, todo[j]
+			// A completed id names the prompt alone its own id held at the
+			// look-up (or an item before it claimed): whether its own id
+			// holds that now is classify's to say again.
+			if todo[j].stage == completedID {
+				todo[j].restart()
+			}
+		}
+		var again []int
+		var st []state
+		st, looked, err = m.classify(items, claims{})
+		if err != nil {
+			return commits, err
+		}
+		for k, i := range retry {
+			switch st[k] {
+			case stPresent:
+				rep.Present++
+			case stForgotten:
+				rep.Forgotten++
+			default:
+				again = append(again, i)
+			}
+		}
+		if len(again) == 0 {
+			break
+		}
+		// Under a new id: its card and message again (the distiller sees
+		// the id the exchange is stored under, as in lookupItems).
+		batch = make([]gitstore.Entry, len(again))
+		for k, i := range again {
+			p := todo[i]
+			card, err := m.Distiller.Distill(ctx, p.ex)
+			if err != nil {
+				return commits, fmt.Errorf("distill exchange %s: %w", p.key, err)
+			}
+			p.card = card
+			entries[i] = commitEntry(p, now)
+			batch[k] = entries[i]
+		}
+		pending = again
+	}
+	return commits, nil
+}
+
+// recheckClaimed classifies again, from their own ids, against main alone,
+// the items lookupItems found present only against the claim of an item
+// before them (rep.claimed, emptied): that item may have been stored under
+// another id (its path taken by another writer). It counts them again and
+// returns those now new, distilled, with the trees it read.
+func (m *Memory) recheckClaimed(ctx context.Context, rep *AddReport) ([]*prepared, *gitstore.Looked, error) {
+	items := rep.claimed
+	rep.claimed = nil
+	for _, p := range items {
+		p.restart()
+	}
+	st, looked, err := m.classify(items, claims{})
+	if err != nil {
+		return nil, nil, err
+	}
+	var extra []*prepared
+	for i, p := range items {
+		switch st[i] {
+		case stPresent:
+			continue
+		case stForgotten:
+			rep.Forgotten++
+		default:
+			card, err := m.Distiller.Distill(ctx, p.ex)
+			if err != nil {
+				return nil, nil, fmt.Errorf("distill exchange %s: %w", p.key, err)
+			}
+			p.card = card
+			extra = append(extra, p)
+		}
+		rep.Present--
+	}
+	return extra, looked, nil
+}
+
 // maxStoreRounds bounds storeItems' appends of one batch (see there).
 const maxStoreRounds = 8
 
@@ -393,7 +482,12 @@ var (
 
 // commitEntry is the commit of item p.
 func commitEntry(p *prepared, now time.Time) gitstore.Entry {
+	var needs string
+	if p.stage == completedID {
+		needs = exchange.BlobPath(p.ownKey)
+	}
 	return gitstore.Entry{
+		Needs: needs, NeedsBlob: p.alone,
 		Path: p.path,
 		Blob: p.blob,
 		Message: exchange.FormatMessage(p.card, exchange.Trailers{

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/gitmem/git-mem/exchange"
 	"github.com/gitmem/git-mem/gitstore"
 )
@@ -147,6 +149,9 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 		pending[i] = i
 	}
 	var first *gitstore.Looked
+	for _, p := range items {
+		p.claimed = false
+	}
 	for len(pending) > 0 {
 		paths := make([]string, len(pending))
 		for j, i := range pending {
@@ -179,6 +184,7 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 		for j, i := range pending {
 			p := items[i]
 			var c claim
+			fromClaim := false
 			switch {
 			case dead[j]:
 				st[i] = stForgotten
@@ -200,10 +206,10 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 				c = claim{first: rawFirstUser(old), replied: replied(old), blob: stored}
 			case seen.has(p.key):
 				if p.stage == contentID {
-					st[i] = stPresent
+					st[i], p.claimed = stPresent, true
 					continue
 				}
-				c = seen[p.key]
+				c, fromClaim = seen[p.key], true
 			default:
 				st[i] = stNew
 				seen[p.key] = claimOf(p)
@@ -213,7 +219,7 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 			case !sameFirst(c.first, p):
 				p.derive(contentID, nil)
 			case c.replied || !replied(p.ex):
-				st[i] = stPresent
+				st[i], p.claimed = stPresent, fromClaim
 				continue
 			case p.stage == ownID:
 				p.derive(completedID, c.blob)
@@ -232,13 +238,29 @@ func (m *Memory) classify(items []*prepared, seen claims) ([]state, *gitstore.Lo
 // alone, or DerivedID of p as read with its own id).
 func (p *prepared) derive(to stage, alone []byte) {
 	if p.stage == ownID {
-		p.ownKey, p.ownBlob = p.key, p.blob
+		p.ownKey, p.ownBlob, p.ownExID = p.key, p.blob, p.ex.ID
 	}
 	id := DerivedID(p.ownKey, p.ownBlob)
+	p.alone = plumbing.ZeroHash
 	if to == completedID {
 		id = CompletedID(p.ownKey, alone)
+		p.alone = gitstore.BlobID(alone)
 	}
 	p.stage = to
 	p.ex.ID, p.key, p.path = id, id, exchange.BlobPath(id)
 	p.blob = p.ex.Canonical()
+}
+
+// restart moves an item at a completed or derived id back to its own id,
+// for classify to compare it from there again: a completed id holds only
+// while its own id holds the prompt alone it names (storeItems, after the
+// append found it did not), and an item settled against a claim is settled
+// again against main (recheckClaimed).
+func (p *prepared) restart() {
+	if p.stage == ownID {
+		return
+	}
+	p.stage, p.alone = ownID, plumbing.ZeroHash
+	p.key, p.blob = p.ownKey, p.ownBlob
+	p.ex.ID, p.path = p.ownExID, exchange.BlobPath(p.ownKey)
 }

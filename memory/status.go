@@ -78,7 +78,9 @@ func (m *Memory) Status() (*Status, error) {
 			switch {
 			case st.IndexedAt != st.Head:
 				st.Index = fmt.Sprintf("behind main (%d of %d exchanges indexed; catches up on the next search)", st.IndexDocs, mainN)
-			case st.IndexDocs != mainN || digest != fmt.Sprintf("%016x", mainDigest):
+			// An index of nothing records no digest (every exchange
+			// forgotten: main is empty).
+			case st.IndexDocs != mainN || digest != fmt.Sprintf("%016x", mainDigest) && mainN > 0:
 				st.Index = fmt.Sprintf("out of step with main (%d exchanges indexed, %d in main): rebuilt on the next search", st.IndexDocs, mainN)
 				_ = os.WriteFile(filepath.Join(m.IndexDir(), reader.StaleMarker), []byte(filepath.Base(gen)+"\n"), 0o644)
 			default:
