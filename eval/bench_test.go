@@ -23,8 +23,9 @@ type benchGroup struct {
 // loadBenchGroups reads every set the defaults are chosen on: LoCoMo dev,
 // coding dev, our queries over the other four coding folders, LongMemEval-S
 // dev, our conceptual queries (testdata/concept-queries), our misspelt
-// queries (testdata/typo-queries), and the coding and LongMemEval folders
-// pooled.
+// queries (testdata/typo-queries), our blind set over the four held-out
+// coding folders (testdata/blind-queries), and the coding and LongMemEval
+// folders pooled.
 func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 	root := sharedEval(t)
 	load := func(dir string) []Set {
@@ -52,6 +53,10 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 	for _, f := range []string{"paulukonis", "minsky", "docgen", "ktsu", "chefchopsky"} {
 		typo = append(typo, load(withQueries(t, filepath.Join(root, "coding", f), "typo-queries/"+f+".jsonl"))...)
 	}
+	var blind []Set
+	for _, f := range []string{"minsky", "docgen", "ktsu", "chefchopsky"} {
+		blind = append(blind, load(withQueries(t, filepath.Join(root, "coding", f), "blind-queries/"+f+".jsonl"))...)
+	}
 	dev := load(filepath.Join(root, "coding/paulukonis"))
 	lme := load(filepath.Join(root, "longmemeval-dev"))
 	groups := []*benchGroup{
@@ -65,6 +70,8 @@ func loadBenchGroups(t *testing.T, only string) []*benchGroup {
 		{name: "concept-pooled", sets: []Set{Pool("pooled", concept)}},
 		{name: "typo", sets: typo},
 		{name: "typo-pooled", sets: []Set{Pool("pooled", typo)}},
+		{name: "blind", sets: blind},
+		{name: "blind-pooled", sets: []Set{Pool("pooled", blind)}},
 		{name: "lme-dev", sets: lme},
 		{name: "lme-pooled", sets: []Set{Pool("pooled", lme)}},
 	}
