@@ -267,8 +267,9 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	if err != nil {
 		return res, err
 	}
-	// One sync of a memory at a time: go-git writes the tracking ref in
-	// place, and a second sync would only repeat the first one's work.
+	// One sync of a memory at a time: the tracking refs have one writer
+	// (objectStore.CheckAndSetReference), and a second sync would only
+	// repeat the first one's work.
 	l, err := r.syncLock(opt.LockTimeout)
 	if err != nil {
 		return res, err
@@ -296,6 +297,9 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	for round := 1; ; round++ {
 		res.Rounds = round
 		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if _, err := r.DropDamagedTrackingRefs(); err != nil {
 			return res, err
 		}
 		known, err := readRef(r.dir, track)

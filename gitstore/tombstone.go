@@ -166,14 +166,7 @@ func (r *Repo) setRef(name plumbing.ReferenceName, h plumbing.Hash) error {
 		}
 		return r.dropPackedRef(name)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	tmp := p + ".gitmem-tmp"
-	if err := os.WriteFile(tmp, []byte(h.String()+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return writeLooseRef(r.dir, name, h)
 }
 
 // dropPackedRef removes name from packed-refs, if it is there.

@@ -62,6 +62,24 @@ func (m *Memory) Check(ctx context.Context, repair bool) (*CheckReport, error) {
 	// A pack whose header counts more objects than its index (written by
 	// a forget before main e544dbc) is mended first: git refuses it, so
 	// fsck and the pending forget's purge can only work after.
+	// A tracking ref a killed write left empty (before session 31 go-git
+	// wrote them in place) fails fsck and every later sync: it only records
+	// what the remote held, so --repair removes it and the next sync of
+	// that remote writes it again.
+	damaged := m.Repo.DamagedTrackingRefs()
+	for _, name := range damaged {
+		add("repo", fmt.Sprintf("ref %s holds no commit id (a write killed halfway); it only records what the remote held at the last sync", name), true)
+	}
+	if repair && len(damaged) > 0 {
+		dropped, err := m.Repo.DropDamagedTrackingRefs()
+		for _, name := range dropped {
+			rep.Repaired = append(rep.Repaired, "removed the damaged ref "+name+" (the next sync of its remote writes it again)")
+		}
+		if err != nil {
+			return rep, err
+		}
+		damaged = nil
+	}
 	bad := m.Repo.BadPacks()
 	for _, b := range bad {
 		add("repo", fmt.Sprintf("pack %s: its header counts %d objects, its index %d: git refuses it", b.Pack, b.Header, b.Index), true)
@@ -80,7 +98,7 @@ func (m *Memory) Check(ctx context.Context, repair bool) (*CheckReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	living, err := m.checkRepo(ctx, head, rep, bad, add)
+	living, err := m.checkRepo(ctx, head, rep, bad, damaged, add)
 	unlock()
 	if err != nil {
 		return nil, err
@@ -118,9 +136,9 @@ func allRepaired(ps []Problem) bool {
 // read back; it returns the living commit of each exchange id (the one
 // whose blob main's tree holds).
 //
-// fsck's lines about a pack in bad are left out: that pack is reported
-// (and mended by --repair) on its own.
-func (m *Memory) checkRepo(ctx context.Context, head plumbing.Hash, rep *CheckReport, bad []gitstore.BadPack, add func(string, string, bool)) (map[string]string, error) {
+// fsck's lines about a pack in bad or a damaged tracking ref are left out:
+// each is reported (and mended by --repair) on its own.
+func (m *Memory) checkRepo(ctx context.Context, head plumbing.Hash, rep *CheckReport, bad []gitstore.BadPack, damaged []string, add func(string, string, bool)) (map[string]string, error) {
 	living := map[string]string{}
 	if head.IsZero() {
 		return living, nil
@@ -132,6 +150,11 @@ func (m *Memory) checkRepo(ctx context.Context, head plumbing.Hash, rep *CheckRe
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 				for _, b := range bad {
 					if strings.Contains(line, b.Pack) {
+						continue lines
+					}
+				}
+				for _, name := range damaged {
+					if strings.Contains(line, name+":") {
 						continue lines
 					}
 				}
