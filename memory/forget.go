@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -90,6 +91,9 @@ func (m *Memory) ForgetPlan(ctx context.Context, sel ForgetSelect) ([]*Entry, er
 	if len(sel.Refs) == 0 && sel.Filter.IsZero() && sel.Query == "" {
 		return nil, ErrNothingSelected
 	}
+	if err := m.takeCompletions(ctx, out, take); err != nil {
+		return nil, err
+	}
 	pending, err := m.tombstonedInMain()
 	if err != nil {
 		return nil, err
@@ -98,6 +102,76 @@ func (m *Memory) ForgetPlan(ctx context.Context, sel ForgetSelect) ([]*Entry, er
 		take(e)
 	}
 	return out, nil
+}
+
+// takeCompletions takes, for each exchange of sel, its other copies of one
+// prompt: the exchange an add stored under its completed id <id>~<12 hex>
+// when the reply came after the prompt was stored alone, and the prompt
+// alone such an exchange supersedes (both hold the person's message: a
+// forget of one alone kept the text in the other). They are known by the
+// supersede link between <id> and <id>~<12 hex>; taken again until none is
+// new (a completion completed again).
+func (m *Memory) takeCompletions(ctx context.Context, sel []*Entry, take func(*Entry)) error {
+	if len(sel) == 0 {
+		return nil
+	}
+	ids := make([]string, len(sel))
+	for i, e := range sel {
+		ids[i] = e.Exchange
+	}
+	l, err := m.LinksFor(ctx, ids)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	for len(ids) > 0 {
+		var next []string
+		for _, id := range ids {
+			for _, other := range append(append([]string(nil), l.Supersedes[id]...), l.SupersededBy[id]...) {
+				if seen[other] || !completionPair(id, other) {
+					continue
+				}
+				seen[other] = true
+				e, _, err := m.Show(other)
+				if err != nil {
+					if errors.Is(err, ErrNotFound) {
+						continue // the link outlived its exchange
+					}
+					return err
+				}
+				take(e)
+				next = append(next, other)
+			}
+		}
+		if len(next) > 0 {
+			if l, err = m.LinksFor(ctx, next); err != nil {
+				return err
+			}
+		}
+		ids = next
+	}
+	return nil
+}
+
+// completionPair reports whether one id is the other's completed (or
+// derived) id: <id>~<12 hex>.
+func completionPair(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	rest, ok := strings.CutPrefix(b, a+"~")
+	if !ok || len(rest) != 12 {
+		return false
+	}
+	for _, c := range rest {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // tombstonedInMain lists the exchanges of main that a tombstone names.

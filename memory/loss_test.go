@@ -426,3 +426,90 @@ func TestAddConcurrentSameIDs(t *testing.T) {
 	}
 	fsckStrict(t, m.Repo.Dir())
 }
+
+// TestForgetTakesEveryCopyOfAPrompt: a prompt stored alone and the exchange
+// stored later under its completed id hold the same message of the person.
+// A forget of either takes both (a forget of one alone kept the text in the
+// other); an unrelated exchange, and one at a derived id without the link,
+// stay.
+func TestForgetTakesEveryCopyOfAPrompt(t *testing.T) {
+	prompt := ccLine("user", "u1", "", "2026-03-04T07:00:00Z", "the walrus deploy token leaked in the migration log, what now")
+	reply := ccLine("assistant", "a1", "u1", "2026-03-04T07:00:05Z", "rotate the walrus token and scrub the migration log")
+	other := ccLine("user", "u9", "", "2026-03-04T08:00:00Z", "rename the heron service") +
+		ccLine("assistant", "a9", "u9", "2026-03-04T08:00:04Z", "renamed the heron service")
+	for _, by := range []string{"own id", "completed id"} {
+		t.Run(by, func(t *testing.T) {
+			m := newMemory(t)
+			ctx := context.Background()
+			dir := t.TempDir()
+			add := func(name, body string) AddReport {
+				t.Helper()
+				f := filepath.Join(dir, name)
+				if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				rep, err := m.AddFile(ctx, f, "claude-code", hooks.Options{SessionEnded: true}, AddOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep
+			}
+			first := add("33333333-3333-4333-8333-333333333333.jsonl", prompt)
+			done := add("33333333-3333-4333-8333-333333333333.jsonl", prompt+reply)
+			keep := add("44444444-4444-4444-8444-444444444444.jsonl", other)
+			if first.Added != 1 || done.Reused != 1 || keep.Added != 1 {
+				t.Fatalf("adds: %+v / %+v / %+v", first, done, keep)
+			}
+			own, completed := first.Commits[0].Exchange, done.Commits[0].Exchange
+			ref := own
+			if by == "completed id" {
+				ref = completed
+			}
+			plan, err := m.ForgetPlan(ctx, ForgetSelect{Refs: []string{ref}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range plan {
+				got = append(got, e.Exchange)
+			}
+			slices.Sort(got)
+			if want := []string{own, completed}; !slices.Equal(got, want) {
+				t.Fatalf("plan %v, want %v", got, want)
+			}
+			if _, err := m.Forget(ctx, plan, ""); err != nil {
+				t.Fatal(err)
+			}
+			if grepMain(t, m, "walrus deploy token") {
+				t.Error("the prompt's text is still in main")
+			}
+			all, err := exec.Command("git", "--git-dir", m.Repo.Dir(), "cat-file", "--batch-all-objects", "--batch").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(all), "walrus deploy token") {
+				t.Error("an object of the store still holds the prompt's text")
+			}
+			if !grepMain(t, m, "heron service") {
+				t.Error("the unrelated exchange was forgotten too")
+			}
+			fsckStrict(t, m.Repo.Dir())
+		})
+	}
+	// Without the supersede link an <id>~<12 hex> is another exchange.
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"x", "x~0123456789ab", true},
+		{"x~0123456789ab", "x", true},
+		{"x", "x~0123456789a", false},
+		{"x", "x~0123456789aB", false},
+		{"x", "y~0123456789ab", false},
+		{"x", "x", false},
+	} {
+		if got := completionPair(c.a, c.b); got != c.want {
+			t.Errorf("completionPair(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}
