@@ -22,16 +22,7 @@ func TestBlindQueries(t *testing.T) {
 	want := []string{"exact-term", "phrase", "conceptual"}
 	files := map[string][]Query{}
 	for _, f := range blindFolders {
-		name := filepath.Join("..", "testdata", "blind-queries", f+".jsonl")
-		r, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qs, err := ReadQueries(r, name, nil)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		qs := readQueriesFile(t, filepath.Join("..", "testdata", "blind-queries", f+".jsonl"))
 		if len(qs) != 15 {
 			t.Fatalf("%s: %d queries, want 15", f, len(qs))
 		}
@@ -62,16 +53,7 @@ func TestBlindQueries(t *testing.T) {
 	}
 	others = append(others, filepath.Join(root, "coding", "paulukonis", QueriesFile))
 	for _, name := range others {
-		r, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qs, err := ReadQueries(r, name, nil)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range qs {
+		for _, q := range readQueriesFile(t, name) {
 			for _, id := range q.Relevant {
 				used[id] = true
 			}
@@ -119,4 +101,19 @@ func TestBlindQueries(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readQueriesFile reads one queries.jsonl.
+func readQueriesFile(t *testing.T, name string) []Query {
+	t.Helper()
+	r, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	qs, err := ReadQueries(r, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qs
 }

@@ -82,17 +82,7 @@ func TestAddRaceTakesTheClaimedPromptAlone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			todo, looked, rep, err := m.lookupItems(ctx, prepareAdd(tc.input(), AddOptions{}), claims{})
-			if err != nil {
-				t.Fatalf("lookup: %d %v", len(todo), err)
-			}
-			if r, err := other.Add(ctx, []*exchange.Exchange{tc.theirs}, AddOptions{NoIndex: true}); err != nil || r.Added != 1 {
-				t.Fatalf("their add: %+v %v", r, err)
-			}
-			rep, err = m.storeItems(ctx, todo, looked, rep, AddOptions{NoIndex: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := addWithTheirsBetween(t, m, other, tc.input(), tc.theirs)
 			if rep.Added != want.Added || rep.Present != want.Present {
 				t.Errorf("add: added %d present %d, want %d %d as when theirs came first", rep.Added, rep.Present, want.Added, want.Present)
 			}

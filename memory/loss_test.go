@@ -244,17 +244,7 @@ func TestAddPromptStoredAloneThenItsReply(t *testing.T) {
 			m := newMemory(t)
 			ctx := context.Background()
 			f := filepath.Join(t.TempDir(), "22222222-2222-4222-8222-222222222222.jsonl")
-			add := func(body string) AddReport {
-				t.Helper()
-				if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				rep, err := m.AddFile(ctx, f, "claude-code", hooks.Options{SessionEnded: true}, AddOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep
-			}
+			add := func(body string) AddReport { t.Helper(); return addTranscript(t, m, f, body) }
 			rep := add(tc.first)
 			if rep.Added != 1 || len(rep.Skipped) != tc.probs {
 				t.Fatalf("first add: %+v", rep)
@@ -323,17 +313,7 @@ func TestAddRaceStoresBetweenLookupAndAppend(t *testing.T) {
 			}
 			ctx := context.Background()
 			mine := tc.mine.Canonical()
-			todo, looked, rep, err := m.lookupItems(ctx, prepareAdd([]*exchange.Exchange{tc.mine}, AddOptions{}), claims{})
-			if err != nil || len(todo) != 1 {
-				t.Fatalf("lookup: %d %v", len(todo), err)
-			}
-			if r, err := other.Add(ctx, []*exchange.Exchange{tc.theirs}, AddOptions{NoIndex: true}); err != nil || r.Added != 1 {
-				t.Fatalf("their add: %+v %v", r, err)
-			}
-			rep, err = m.storeItems(ctx, todo, looked, rep, AddOptions{NoIndex: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := addWithTheirsBetween(t, m, other, []*exchange.Exchange{tc.mine}, tc.theirs)
 			if rep.Added != tc.added || rep.Reused != tc.reused || rep.Present != 1-tc.added {
 				t.Fatalf("add: %+v, want added %d reused %d", rep, tc.added, tc.reused)
 			}
@@ -444,15 +424,7 @@ func TestForgetTakesEveryCopyOfAPrompt(t *testing.T) {
 			dir := t.TempDir()
 			add := func(name, body string) AddReport {
 				t.Helper()
-				f := filepath.Join(dir, name)
-				if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				rep, err := m.AddFile(ctx, f, "claude-code", hooks.Options{SessionEnded: true}, AddOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep
+				return addTranscript(t, m, filepath.Join(dir, name), body)
 			}
 			first := add("33333333-3333-4333-8333-333333333333.jsonl", prompt)
 			done := add("33333333-3333-4333-8333-333333333333.jsonl", prompt+reply)
@@ -512,4 +484,37 @@ func TestForgetTakesEveryCopyOfAPrompt(t *testing.T) {
 			t.Errorf("completionPair(%q, %q) = %v", c.a, c.b, got)
 		}
 	}
+}
+
+// addTranscript writes body as the Claude Code transcript f and adds it as
+// its SessionEnd hook would.
+func addTranscript(t *testing.T, m *Memory, f, body string) AddReport {
+	t.Helper()
+	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.AddFile(context.Background(), f, "claude-code", hooks.Options{SessionEnded: true}, AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// addWithTheirsBetween adds mine to m with other's add of theirs (another
+// writer of the same memory) between the look-up and the append.
+func addWithTheirsBetween(t *testing.T, m, other *Memory, mine []*exchange.Exchange, theirs *exchange.Exchange) AddReport {
+	t.Helper()
+	ctx := context.Background()
+	todo, looked, rep, err := m.lookupItems(ctx, prepareAdd(mine, AddOptions{}), claims{})
+	if err != nil {
+		t.Fatalf("lookup: %d %v", len(todo), err)
+	}
+	if r, err := other.Add(ctx, []*exchange.Exchange{theirs}, AddOptions{NoIndex: true}); err != nil || r.Added != 1 {
+		t.Fatalf("their add: %+v %v", r, err)
+	}
+	rep, err = m.storeItems(ctx, todo, looked, rep, AddOptions{NoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
