@@ -56,6 +56,11 @@ type Repo struct {
 	// not a record (a pin, a link) refers to, from its message; a rewrite
 	// that drops one of them drops that commit too, so nothing dangles.
 	MetaPaths func(msg string) []string
+	// RecordKey, when set, orders two different blobs a sync's union finds
+	// at one record path: the smaller key wins, then the smaller blob id
+	// (the rule alone when nil). A function of the blob alone, so every
+	// machine computes the same union whatever the order of syncs.
+	RecordKey func(blob []byte) []byte
 	// objects is go-git's cache of decoded objects (DropCaches).
 	objects *cache.ObjectLRU
 }

@@ -89,14 +89,34 @@ func (r *Repo) only(start plumbing.Hash, have commitSet) (only []plumbing.Hash, 
 	return only, boundary, nil
 }
 
+// wins says whether record entry b wins over a at one path: the smaller
+// key of its blob (key nil: none), then the smaller hash.
+func (r *Repo) wins(b, a object.TreeEntry, key func([]byte) []byte) (bool, error) {
+	if key != nil && a.Hash != b.Hash {
+		ba, err := r.Blob(a.Hash)
+		if err != nil {
+			return false, err
+		}
+		bb, err := r.Blob(b.Hash)
+		if err != nil {
+			return false, err
+		}
+		if c := bytes.Compare(key(bb), key(ba)); c != 0 {
+			return c < 0, nil
+		}
+	}
+	return bytes.Compare(b.Hash[:], a.Hash[:]) < 0 || (b.Hash == a.Hash && b.Mode < a.Mode), nil
+}
+
 // errPathConflict means a path is a file on one side and a folder on the
 // other: never the case in a memory (paths are unique per record).
 var errPathConflict = errors.New("path is a file on one side and a folder on the other")
 
 // unionTree writes the union of trees a and b: entries on one side only are
 // kept, folders on both sides are merged recursively, and where both sides
-// hold a different blob at one path the blob with the smaller hash wins
-// (the same rule on every machine, so every merge order gives one tree).
+// hold a different blob at one path the one with the smaller key wins (key
+// nil: no key), then the one with the smaller hash: a total order, the same
+// on every machine, so every merge order gives one tree.
 // New trees go through put; entries keep git's tree order.
 //
 // With par > 1, the first folder level holding two or more folders to merge
@@ -105,7 +125,7 @@ var errPathConflict = errors.New("path is a file on one side and a folder on the
 // is idle until the merge is written. The result, and the order the new
 // trees reach put, are those of the serial merge: each subtree's new trees
 // are collected and handed to put in entry order once all are done.
-func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put func(plumbing.EncodedObject) (plumbing.Hash, error), a, b plumbing.Hash, at string, par int) (plumbing.Hash, error) {
+func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put func(plumbing.EncodedObject) (plumbing.Hash, error), a, b plumbing.Hash, at string, par int, key func([]byte) []byte) (plumbing.Hash, error) {
 	switch {
 	case a == b || b.IsZero():
 		return a, nil
@@ -158,8 +178,13 @@ func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put fun
 		case aDir != bDir:
 			return plumbing.ZeroHash, fmt.Errorf("merge %s: %w", p, errPathConflict)
 		default:
-			// Two versions of one record: keep the smaller blob hash.
-			if bytes.Compare(eb.Hash[:], ea.Hash[:]) < 0 || (eb.Hash == ea.Hash && eb.Mode < ea.Mode) {
+			// Two versions of one record: the smaller key, then the
+			// smaller blob hash.
+			win, err := r.wins(eb, ea, key)
+			if err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("merge %s: %w", p, err)
+			}
+			if win {
 				out[idx[ea.Name]] = eb
 				changed = true
 			}
@@ -178,7 +203,7 @@ func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put fun
 						s.objs = append(s.objs, o)
 						return o.Hash(), nil
 					}
-					s.h, s.err = r.unionTree(read, keep, s.a, s.b, s.p, 1)
+					s.h, s.err = r.unionTree(read, keep, s.a, s.b, s.p, 1, key)
 				}
 			}()
 		}
@@ -202,7 +227,7 @@ func (r *Repo) unionTree(read func(plumbing.Hash) (*object.Tree, error), put fun
 	} else {
 		for k := range subs {
 			s := &subs[k]
-			if s.h, s.err = r.unionTree(read, put, s.a, s.b, s.p, par); s.err != nil {
+			if s.h, s.err = r.unionTree(read, put, s.a, s.b, s.p, par, key); s.err != nil {
 				return plumbing.ZeroHash, s.err
 			}
 		}
@@ -249,7 +274,7 @@ func (r *Repo) mergeCommit(ours, theirs plumbing.Hash, message string) (plumbing
 		return plumbing.ZeroHash, err
 	}
 	b := newBatch()
-	tree, err := r.unionTree(r.tree, b.put, co.TreeHash, ct.TreeHash, "", runtime.GOMAXPROCS(0))
+	tree, err := r.unionTree(r.tree, b.put, co.TreeHash, ct.TreeHash, "", runtime.GOMAXPROCS(0), r.RecordKey)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

@@ -1,9 +1,11 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -717,7 +719,7 @@ func TestParallelUnionTreeIsTheSerialOne(t *testing.T) {
 			ta, tb := tip(c.a), tip(c.b)
 			merge := func(par int) (plumbing.Hash, []plumbing.Hash, error) {
 				b := newBatch()
-				h, err := r.unionTree(r.tree, b.put, ta, tb, "", par)
+				h, err := r.unionTree(r.tree, b.put, ta, tb, "", par, nil)
 				return h, b.order, err
 			}
 			want, wantOrder, werr := merge(1)
@@ -1114,7 +1116,7 @@ func TestUnionTreeWritesOnlyTreesTheRepoLacks(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := newBatch()
-			h, err := r.unionTree(r.tree, b.put, ta, tb, "", 2)
+			h, err := r.unionTree(r.tree, b.put, ta, tb, "", 2, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1177,5 +1179,83 @@ func TestUnionTreeWritesOnlyTreesTheRepoLacks(t *testing.T) {
 			gitOut(t, "--git-dir", dir, "update-ref", "refs/heads/union", commit)
 			fsck(t, dir)
 		})
+	}
+}
+
+// TestUnionTreeRecordKey: where the sides hold different blobs at one
+// record path, the union keeps the blob of the smallest key, then of the
+// smallest hash; it is a total order, so every order of pairwise merges of
+// the same versions keeps the same blob (every machine, whatever the order
+// of its syncs, gets one tree). Seeded: the seed is logged.
+func TestUnionTreeRecordKey(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	r := newRepo(t)
+	if _, err := r.Append([]Entry{testEntry("base-a")}, 0); err != nil {
+		t.Fatal(err)
+	}
+	base := mustHead(t, r)
+	// The key is the blob's first byte: versions share keys, so the hash
+	// decides among them.
+	key := func(b []byte) []byte { return b[:1] }
+	const path = "ex/x/x.json"
+	for round := range 20 {
+		n := 2 + rng.Intn(3)
+		var trees []plumbing.Hash
+		var blobs []plumbing.Hash
+		for i := range n {
+			blob := []byte(fmt.Sprintf("%c version %d.%d", 'a'+rng.Intn(2), round, i))
+			c := branchFrom(t, r, base, []Entry{{Path: path, Blob: blob, Message: "m\n\nExchange: x\n"}})
+			th, err := r.treeOf(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			trees = append(trees, th)
+			blobs = append(blobs, BlobID(blob))
+		}
+		// The winner by the rule: the smallest (key, hash).
+		want := -1
+		for i := range n {
+			if want < 0 {
+				want = i
+				continue
+			}
+			bi, _ := r.Blob(blobs[i])
+			bw, _ := r.Blob(blobs[want])
+			if c := bytes.Compare(key(bi), key(bw)); c < 0 || c == 0 && bytes.Compare(blobs[i][:], blobs[want][:]) < 0 {
+				want = i
+			}
+		}
+		for range 6 {
+			perm := rng.Perm(n)
+			acc := trees[perm[0]]
+			for _, k := range perm[1:] {
+				a, b := acc, trees[k]
+				if rng.Intn(2) == 0 {
+					a, b = b, a // ours and theirs either way
+				}
+				bt := newBatch()
+				h, err := r.unionTree(r.tree, bt.put, a, b, "", 1, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := bt.writeTo(r); err != nil {
+					t.Fatal(err)
+				}
+				acc = h
+			}
+			tr, err := object.GetTree(r.st, acc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := tr.File(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Hash != blobs[want] {
+				t.Fatalf("round %d, merges in the order %v: kept %s, want %s (the smallest key, then hash)", round, perm, f.Hash, blobs[want])
+			}
+		}
 	}
 }

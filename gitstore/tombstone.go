@@ -251,7 +251,7 @@ func (r *Repo) unionTombstones(ours, theirs plumbing.Hash, remote string) (tip p
 		return ours, 0, err
 	}
 	b := newBatch()
-	tree, err := r.unionTree(r.tree, b.put, co.TreeHash, ct.TreeHash, "", 1)
+	tree, err := r.unionTree(r.tree, b.put, co.TreeHash, ct.TreeHash, "", 1, nil)
 	if err != nil {
 		return ours, 0, err
 	}

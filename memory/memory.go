@@ -70,6 +70,7 @@ func Init(dir string) (m *Memory, created bool, err error) {
 
 func fromRepo(r *gitstore.Repo) (*Memory, error) {
 	r.MetaPaths = metaPaths // a forget drops the pins and links of what it forgets
+	r.RecordKey = mergeKey  // a sync's union keeps a reply over its prompt stored alone
 	rd, err := reader.FromRepo(r)
 	if err != nil {
 		return nil, err

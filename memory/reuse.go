@@ -264,3 +264,24 @@ func (p *prepared) restart() {
 	p.key, p.blob = p.ownKey, p.ownBlob
 	p.ex.ID, p.path = p.ownExID, exchange.BlobPath(p.ownKey)
 }
+
+// mergeKey orders two exchanges a sync finds at one path (gitstore's
+// RecordKey): the SHA-256 of the first user turn (whitespace folded), then
+// 0 for an exchange that holds a turn of the agent's, 1 for a prompt stored
+// alone. So of one prompt stored alone on one machine and with its reply on
+// another, every machine keeps the reply (by the blob id alone the prompt
+// won half the time, and the reply left main and search); of two other
+// exchanges, one wins on every machine, as before. A blob that is not an
+// exchange has no key and wins over those that are (it stays as it is).
+func mergeKey(blob []byte) []byte {
+	ex, err := exchange.Parse(blob)
+	if err != nil {
+		return nil
+	}
+	k := sha256.Sum256([]byte(firstUser(ex)))
+	alone := byte(1)
+	if replied(ex) {
+		alone = 0
+	}
+	return append(k[:], alone)
+}
