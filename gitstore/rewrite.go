@@ -606,7 +606,11 @@ func (r *Repo) ForgetThen(blobPaths []string, ts []Tombstone, timeout time.Durat
 			return res, fmt.Errorf("forget: %d forgotten blob(s) are still reachable after the rewrite; nothing is lost, run `git mem check`", left)
 		}
 	}
-	return res, r.clearPending()
+	err = r.clearPending()
+	if testHookPendingCleared != nil {
+		testHookPendingCleared(r)
+	}
+	return res, err
 }
 
 // blobsLeft counts the tombstones' blobs the repo still holds.
@@ -820,8 +824,16 @@ func (r *Repo) FinishPending(timeout time.Duration) (ran bool, err error) {
 		}
 		return false, fmt.Errorf("finish the interrupted forget: %w", err)
 	}
-	return true, r.clearPending()
+	err = r.clearPending()
+	if testHookPendingCleared != nil {
+		testHookPendingCleared(r)
+	}
+	return true, err
 }
+
+// testHookPendingCleared runs after a forget or FinishPending removed
+// mem/forget.pending, while it still holds forget.lock (race tests).
+var testHookPendingCleared func(r *Repo)
 
 // trackingRefs lists refs/remotes/*/main.
 func (r *Repo) trackingRefs() (map[plumbing.ReferenceName]plumbing.Hash, error) {
