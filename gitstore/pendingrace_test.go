@@ -1,0 +1,239 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// secretEntry is an exchange whose blob and commit message (its card)
+// hold marker.
+func secretEntry(id, marker string) Entry {
+	e := testEntry(id)
+	e.Blob = []byte(`{"id":"` + id + `","text":"` + marker + `"}`)
+	e.Message = "card: " + marker + "\n\nExchange: " + id + "\n"
+	return e
+}
+
+// forgetOne forgets e completely (tombstone, rewrite, purge).
+func forgetOne(t *testing.T, r *Repo, e Entry) {
+	t.Helper()
+	if _, err := r.Forget([]string{e.Path}, []Tombstone{tombstoneOf(t, r, e)}, time.Minute); err != nil {
+		t.Fatalf("forget %s: %v", e.Path, err)
+	}
+}
+
+func tombstoneOf(t *testing.T, r *Repo, e Entry) Tombstone {
+	t.Helper()
+	head, err := r.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, ok, err := r.BlobHashAt(head, e.Path)
+	if err != nil || !ok {
+		t.Fatalf("%s not in main: %v", e.Path, err)
+	}
+	id := strings.TrimSuffix(e.Path[strings.LastIndex(e.Path, "/")+1:], ".json")
+	return Tombstone{Exchange: id, Blob: blob.String(), Time: time.Now()}
+}
+
+// forgetKilledBeforePurge is a forget killed after its refs moved and
+// before its purge: mem/forget.pending says the purge is owed.
+func forgetKilledBeforePurge(t *testing.T, r *Repo, e Entry) {
+	t.Helper()
+	ts := []Tombstone{tombstoneOf(t, r, e)}
+	l, err := r.syncLock(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.forgetLocked([]string{e.Path}, ts, time.Minute)
+	l.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Pending() {
+		t.Fatal("no purge owed after the refs moved")
+	}
+}
+
+// A purge owed by a sync that learned (or fetched) forgotten content while
+// another command was purging is never dropped: the command that holds
+// forget.lock — a forget, FinishPending as add and check --repair call it,
+// or a sync's own FinishPending — purges again before it removes
+// mem/forget.pending, or leaves it. The sync runs at a chosen moment of
+// the purge (after step 1 noted the files, after step 2 packed what the
+// refs reached, after the pending file was removed while forget.lock is
+// still held), from a second Repo as a second process would.
+//
+// Before the fix the sync's FinishPending found forget.lock held and
+// returned, the purge deleted only what its step 1 noted (Y was reachable
+// then, or not fetched yet), and the purger removed mem/forget.pending:
+// Y's blob and card stayed in the object store for good.
+func TestSyncLearningTombstonesDuringAPurgeLeavesNothing(t *testing.T) {
+	type purger string
+	const (
+		byForget purger = "forget"      // git mem forget X
+		byFinish purger = "finish"      // add or check --repair finishing a killed forget of X
+		bySync   purger = "sync-finish" // a sync's own FinishPending (it learned X's tombstone)
+	)
+	type marker string
+	const (
+		learns  marker = "learns"  // Y is in main; the remote's tombstone drops it
+		fetches marker = "fetches" // Y was forgotten here; the remote's main still holds it
+	)
+	whens := map[string]func(hookAt *int){
+		"noted":   func(at *int) { *at = 1 },
+		"packed":  func(at *int) { *at = 2 },
+		"cleared": func(at *int) { *at = 3 },
+	}
+	type tc struct {
+		p    purger
+		m    marker
+		when string
+	}
+	var cases []tc
+	for _, p := range []purger{byForget, byFinish, bySync} {
+		for _, m := range []marker{learns, fetches} {
+			if p == bySync && m == fetches {
+				continue // the first sync pushes the remote's main without Y
+			}
+			for _, w := range []string{"noted", "packed", "cleared"} {
+				cases = append(cases, tc{p, m, w})
+			}
+		}
+	}
+	for _, c := range cases {
+		t.Run(string(c.p)+"/"+string(c.m)+"/"+c.when, func(t *testing.T) {
+			const secretX, secretY = "xerus-0417-marker", "yapok-9921-marker"
+			url := bareRemote(t, t.TempDir(), "remote.git")
+			b := memWith(t, url, ids("keep", 6)...)
+			x, y := secretEntry("gone-x", secretX), secretEntry("gone-y", secretY)
+			if _, err := b.Append([]Entry{x}, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			appendIDs(t, b, "keep-7", "keep-8")
+			if _, err := b.Append([]Entry{y}, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			mustSync(t, b)
+			a := memWith(t, url)
+			mustSync(t, a)
+			head, _ := b.Head()
+			xBlob, _, _ := b.BlobHashAt(head, x.Path)
+			yBlob, _, _ := b.BlobHashAt(head, y.Path)
+			before := exchangeSet(t, b.Dir())
+
+			// What the purger owes (X), and what the racing sync will owe (Y).
+			switch {
+			case c.p == bySync: // a forgets X: b's first sync learns it (and Y later)
+				forgetOne(t, a, x)
+				mustSync(t, a)
+			case c.m == learns: // a forgets Y and pushes its tombstone
+				forgetOne(t, a, y)
+				mustSync(t, a)
+			case c.m == fetches: // b forgot Y and has not synced since: the remote holds it
+				forgetOne(t, b, y)
+			}
+
+			var hookAt int
+			whens[c.when](&hookAt)
+			var once sync.Once
+			var raced SyncResult
+			var raceErr error
+			race := func(r *Repo) {
+				if r.Dir() != b.Dir() {
+					return
+				}
+				once.Do(func() {
+					other, err := Open(b.Dir()) // as a second process
+					if err != nil {
+						raceErr = err
+						return
+					}
+					if c.p == bySync {
+						// a forgets Y only now, while b's first sync purges,
+						// so that b's second sync learns it.
+						forgetOne(t, a, y)
+						mustSync(t, a)
+					}
+					raced, raceErr = other.Sync(context.Background(), "origin", SyncOptions{})
+				})
+			}
+			if hookAt == 3 {
+				testHookPendingCleared = race
+			} else {
+				testHookPurge = func(r *Repo, step int) {
+					if step == hookAt {
+						race(r)
+					}
+				}
+			}
+			t.Cleanup(func() { testHookPurge, testHookPendingCleared = nil, nil })
+			switch c.p {
+			case byForget:
+				forgetOne(t, b, x)
+			case byFinish:
+				forgetKilledBeforePurge(t, b, x)
+				if ran, err := b.FinishPending(time.Minute); err != nil || !ran {
+					t.Fatalf("finish: ran %v, %v", ran, err)
+				}
+			case bySync:
+				res := mustSync(t, b)
+				if res.TombstonesLearned != 1 || res.Forgotten != 1 {
+					t.Fatalf("b's first sync: %+v", res)
+				}
+			}
+			testHookPurge, testHookPendingCleared = nil, nil
+			if raceErr != nil {
+				t.Fatalf("the racing sync: %v", raceErr)
+			}
+			switch {
+			case c.m == learns && (raced.TombstonesLearned != 1 || raced.Forgotten == 0):
+				t.Fatalf("the racing sync did not learn Y's tombstone: %+v", raced)
+			case c.m == fetches && !raced.RemoteRewritten:
+				t.Fatalf("the racing sync did not fetch Y: %+v", raced)
+			}
+
+			dir := b.Dir()
+			for name, h := range map[string]plumbing.Hash{"X": xBlob, "Y": yBlob} {
+				if err := exec.Command("git", "--git-dir", dir, "cat-file", "-e", h.String()).Run(); err == nil {
+					t.Errorf("%s's blob %s is still in the object store", name, h)
+				}
+			}
+			all, err := exec.Command("git", "--git-dir", dir, "cat-file", "--batch-all-objects", "--batch", "--unordered").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			logAll := gitOut(t, "--git-dir", dir, "log", "--all", "--format=%B")
+			unreach := gitOut(t, "--git-dir", dir, "fsck", "--unreachable", "--no-reflogs")
+			for _, s := range []string{secretX, secretY} {
+				if bytes.Contains(all, []byte(s)) {
+					t.Errorf("an object (reachable or not) still holds %q", s)
+				}
+				if strings.Contains(logAll, s) {
+					t.Errorf("a commit message of a ref still holds %q", s)
+				}
+			}
+			for _, h := range []plumbing.Hash{xBlob, yBlob} {
+				if strings.Contains(unreach, h.String()) {
+					t.Errorf("fsck --unreachable lists %s", h)
+				}
+			}
+			if b.Pending() {
+				t.Error("mem/forget.pending is left though nothing is owed")
+			}
+			fsck(t, dir)
+			want := slices.DeleteFunc(slices.Clone(before), func(id string) bool { return id == "gone-x" || id == "gone-y" })
+			if got := exchangeSet(t, dir); !slices.Equal(got, want) {
+				t.Errorf("main's exchanges: %v, want %v", got, want)
+			}
+		})
+	}
+}
