@@ -3,7 +3,9 @@ package gitstore
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -53,7 +55,7 @@ func forgetKilledBeforePurge(t *testing.T, r *Repo, e Entry) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.forgetLocked([]string{e.Path}, ts, time.Minute)
+	_, _, err = r.forgetLocked([]string{e.Path}, ts, time.Minute)
 	l.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -235,5 +237,111 @@ func TestSyncLearningTombstonesDuringAPurgeLeavesNothing(t *testing.T) {
 				t.Errorf("main's exchanges: %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// The pending file's marks: a file of an older git mem (one time line) or
+// an empty one (a kill mid-write) is finished like any; syncs that keep
+// marking during every purge make the holder give up after settleRounds
+// purges and leave the file (never remove it unpurged); a forget that finds
+// the mark of a forget killed between its tombstone ref and main drops
+// that exchange too before its purge.
+func TestPendingMarks(t *testing.T) {
+	const secretX, secretY = "xerus-0417-marker", "yapok-9921-marker"
+	cases := []struct {
+		name string
+		run  func(t *testing.T, r *Repo, x, y Entry)
+		// after the run: is the file left, and are X and Y gone
+		left, xGone, yGone bool
+	}{
+		{"older file", func(t *testing.T, r *Repo, x, y Entry) {
+			forgetKilledBeforePurge(t, r, x)
+			writeFile(t, filepath.Join(r.MemDir(), pendingFile), "2026-12-01T10:00:00.123456789Z\n")
+			if ran, err := r.FinishPending(time.Minute); err != nil || !ran {
+				t.Fatalf("finish: %v %v", ran, err)
+			}
+		}, false, true, false},
+		{"empty file", func(t *testing.T, r *Repo, x, y Entry) {
+			forgetKilledBeforePurge(t, r, x)
+			writeFile(t, filepath.Join(r.MemDir(), pendingFile), "")
+			if ran, err := r.FinishPending(time.Minute); err != nil || !ran {
+				t.Fatalf("finish: %v %v", ran, err)
+			}
+		}, false, true, false},
+		{"syncs keep marking", func(t *testing.T, r *Repo, x, y Entry) {
+			forgetKilledBeforePurge(t, r, x)
+			purges := 0
+			testHookPurge = func(r *Repo, step int) {
+				if step != 1 {
+					return
+				}
+				purges++
+				l, err := r.syncLock(time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer l.Unlock()
+				if _, err := r.markPending(); err != nil {
+					t.Error(err)
+				}
+			}
+			defer func() { testHookPurge = nil }()
+			ran, err := r.FinishPending(time.Minute)
+			if err != nil || !ran || purges != settleRounds {
+				t.Fatalf("finish: ran %v, %d purges (want %d), %v", ran, purges, settleRounds, err)
+			}
+		}, true, true, false},
+		{"forget after a kill between the tombstone ref and main", func(t *testing.T, r *Repo, x, y Entry) {
+			head, _ := r.Head()
+			forgetKilledBeforePurge(t, r, y)
+			gitOut(t, "--git-dir", r.Dir(), "update-ref", "refs/heads/main", head.String()) // main did not move
+			if _, ok, _ := r.ReadPath(plumbing.ZeroHash, y.Path); !ok {
+				t.Fatal("y is not in main")
+			}
+			forgetOne(t, r, x)
+		}, false, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRepo(t)
+			appendIDs(t, r, ids("keep", 4)...)
+			x, y := secretEntry("gone-x", secretX), secretEntry("gone-y", secretY)
+			if _, err := r.Append([]Entry{x, y}, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			appendIDs(t, r, "keep-7")
+			head, _ := r.Head()
+			xBlob, _, _ := r.BlobHashAt(head, x.Path)
+			yBlob, _, _ := r.BlobHashAt(head, y.Path)
+			c.run(t, r, x, y)
+			if r.Pending() != c.left {
+				t.Errorf("pending %v, want %v", r.Pending(), c.left)
+			}
+			for _, o := range []struct {
+				name string
+				h    plumbing.Hash
+				gone bool
+			}{{"X", xBlob, c.xGone}, {"Y", yBlob, c.yGone}} {
+				err := exec.Command("git", "--git-dir", r.Dir(), "cat-file", "-e", o.h.String()).Run()
+				if gone := err != nil; gone != o.gone {
+					t.Errorf("%s's blob gone: %v, want %v", o.name, gone, o.gone)
+				}
+			}
+			fsck(t, r.Dir())
+			if c.left {
+				testHookPurge = nil
+				if ran, err := r.FinishPending(time.Minute); err != nil || !ran || r.Pending() {
+					t.Fatalf("the next command: ran %v, pending %v, %v", ran, r.Pending(), err)
+				}
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
