@@ -72,7 +72,8 @@ func forgetKilledBeforePurge(t *testing.T, r *Repo, e Entry) {
 // mem/forget.pending, or leaves it. The sync runs at a chosen moment of
 // the purge (after step 1 noted the files, after step 2 packed what the
 // refs reached, after the pending file was removed while forget.lock is
-// still held), from a second Repo as a second process would.
+// still held), from a second Repo as a second process would, and an add
+// follows it there: every other exchange stays, the add's too.
 //
 // Before the fix the sync's FinishPending found forget.lock held and
 // returned, the purge deleted only what its step 1 noted (Y was reachable
@@ -166,6 +167,9 @@ func TestSyncLearningTombstonesDuringAPurgeLeavesNothing(t *testing.T) {
 						mustSync(t, a)
 					}
 					raced, raceErr = other.Sync(context.Background(), "origin", SyncOptions{})
+					if raceErr == nil { // and an add lands meanwhile
+						_, raceErr = other.Append([]Entry{testEntry("late-1")}, time.Minute)
+					}
 				})
 			}
 			if hookAt == 3 {
@@ -233,6 +237,8 @@ func TestSyncLearningTombstonesDuringAPurgeLeavesNothing(t *testing.T) {
 			}
 			fsck(t, dir)
 			want := slices.DeleteFunc(slices.Clone(before), func(id string) bool { return id == "gone-x" || id == "gone-y" })
+			want = append(want, "late-1")
+			slices.Sort(want)
 			if got := exchangeSet(t, dir); !slices.Equal(got, want) {
 				t.Errorf("main's exchanges: %v, want %v", got, want)
 			}
