@@ -570,8 +570,8 @@ func (r *Repo) ForgetThen(blobPaths []string, ts []Tombstone, timeout time.Durat
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	res, err := r.forgetThen(blobPaths, ts, timeout, then)
-	if err == nil && r.Pending() {
+	res, left, err := r.forgetThen(blobPaths, ts, timeout, then)
+	if err == nil && !left && r.Pending() {
 		// A sync that learned tombstones after this forget's last look at
 		// mem/forget.pending found forget.lock held and left its purge to
 		// the holder: it is done now. Should it fail, the file stays and
@@ -582,21 +582,22 @@ func (r *Repo) ForgetThen(blobPaths []string, ts []Tombstone, timeout time.Durat
 	return res, err
 }
 
-func (r *Repo) forgetThen(blobPaths []string, ts []Tombstone, timeout time.Duration, then func(ForgetResult)) (ForgetResult, error) {
-	var res ForgetResult
+// forgetThen is ForgetThen under forget.lock; left says whether
+// settlePending gave up (syncs kept marking).
+func (r *Repo) forgetThen(blobPaths []string, ts []Tombstone, timeout time.Duration, then func(ForgetResult)) (res ForgetResult, left bool, err error) {
 	fl, err := LockFile(filepath.Join(r.MemDir(), forgetLockFile), timeout)
 	if err != nil {
-		return res, err
+		return res, false, err
 	}
 	defer fl.Unlock()
 	l, err := r.syncLock(timeout)
 	if err != nil {
-		return res, err
+		return res, false, err
 	}
 	res, covered, err := r.forgetLocked(blobPaths, ts, timeout)
 	l.Unlock()
 	if err != nil {
-		return res, err
+		return res, false, err
 	}
 	r.st.refresh()
 	if then != nil {
@@ -605,24 +606,24 @@ func (r *Repo) forgetThen(blobPaths []string, ts []Tombstone, timeout time.Durat
 		defer func() { <-done }()
 	}
 	if res.Purge, err = r.Purge(timeout); err != nil {
-		return res, err
+		return res, false, err
 	}
 	// The proof: no forgotten blob is left. Only a history whose trees did
 	// not only grow (a plain git commit removed a path) can fail it; the
 	// whole history is then rewritten and purged again.
 	if left := r.blobsLeft(ts); left > 0 {
 		if err := r.dropDead(true, timeout); err != nil {
-			return res, err
+			return res, false, err
 		}
 		if res.Purge, err = r.Purge(timeout); err != nil {
-			return res, err
+			return res, false, err
 		}
 		if left := r.blobsLeft(ts); left > 0 {
-			return res, fmt.Errorf("forget: %d forgotten blob(s) are still reachable after the rewrite; nothing is lost, run `git mem check`", left)
+			return res, false, fmt.Errorf("forget: %d forgotten blob(s) are still reachable after the rewrite; nothing is lost, run `git mem check`", left)
 		}
 	}
-	_, _, err = r.settlePending(covered, timeout)
-	return res, err
+	_, left, err = r.settlePending(covered, timeout)
+	return res, left, err
 }
 
 // blobsLeft counts the tombstones' blobs the repo still holds.
