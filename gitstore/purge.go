@@ -73,10 +73,16 @@ func (r *Repo) Purge(timeout time.Duration) (rep PurgeReport, err error) {
 	_ = os.RemoveAll(filepath.Join(r.dir, "logs"))
 	l.Unlock()
 	rep.HoldMS[0] = float64(time.Since(held).Microseconds()) / 1000
+	if testHookPurge != nil {
+		testHookPurge(r, 1)
+	}
 
 	newPack, err := r.packReachable(oldTips)
 	if err != nil {
 		return rep, err
+	}
+	if testHookPurge != nil {
+		testHookPurge(r, 2)
 	}
 
 	l, err = r.objectsExclusive(timeout)
@@ -121,6 +127,11 @@ func (r *Repo) Purge(timeout time.Duration) (rep PurgeReport, err error) {
 	r.st.refresh()
 	return rep, nil
 }
+
+// testHookPurge runs after a purge's step 1 (step 1: the files are noted)
+// and after its step 2 (step 2: the new pack is written), with no lock
+// held but the caller's and pack.lock (race tests).
+var testHookPurge func(r *Repo, step int)
 
 // looseObjects lists the loose object ids.
 func looseObjects(dir string) []string {

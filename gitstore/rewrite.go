@@ -1,11 +1,13 @@
 package gitstore
 
 import (
+	"crypto/rand"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -565,23 +567,37 @@ func (r *Repo) Forget(blobPaths []string, ts []Tombstone, timeout time.Duration)
 // follow the rewrite while git repacks (they read no object), and
 // ForgetThen returns when both are done.
 func (r *Repo) ForgetThen(blobPaths []string, ts []Tombstone, timeout time.Duration, then func(ForgetResult)) (ForgetResult, error) {
-	var res ForgetResult
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
+	res, left, err := r.forgetThen(blobPaths, ts, timeout, then)
+	if err == nil && !left && r.Pending() {
+		// A sync that learned tombstones after this forget's last look at
+		// mem/forget.pending found forget.lock held and left its purge to
+		// the holder: it is done now. Should it fail, the file stays and
+		// the next add, sync, forget or check --repair finishes it; the
+		// forget itself is complete.
+		_, _ = r.FinishPending(timeout)
+	}
+	return res, err
+}
+
+// forgetThen is ForgetThen under forget.lock; left says whether
+// settlePending gave up (syncs kept marking).
+func (r *Repo) forgetThen(blobPaths []string, ts []Tombstone, timeout time.Duration, then func(ForgetResult)) (res ForgetResult, left bool, err error) {
 	fl, err := LockFile(filepath.Join(r.MemDir(), forgetLockFile), timeout)
 	if err != nil {
-		return res, err
+		return res, false, err
 	}
 	defer fl.Unlock()
 	l, err := r.syncLock(timeout)
 	if err != nil {
-		return res, err
+		return res, false, err
 	}
-	res, err = r.forgetLocked(blobPaths, ts, timeout)
+	res, covered, err := r.forgetLocked(blobPaths, ts, timeout)
 	l.Unlock()
 	if err != nil {
-		return res, err
+		return res, false, err
 	}
 	r.st.refresh()
 	if then != nil {
@@ -590,23 +606,24 @@ func (r *Repo) ForgetThen(blobPaths []string, ts []Tombstone, timeout time.Durat
 		defer func() { <-done }()
 	}
 	if res.Purge, err = r.Purge(timeout); err != nil {
-		return res, err
+		return res, false, err
 	}
 	// The proof: no forgotten blob is left. Only a history whose trees did
 	// not only grow (a plain git commit removed a path) can fail it; the
 	// whole history is then rewritten and purged again.
 	if left := r.blobsLeft(ts); left > 0 {
 		if err := r.dropDead(true, timeout); err != nil {
-			return res, err
+			return res, false, err
 		}
 		if res.Purge, err = r.Purge(timeout); err != nil {
-			return res, err
+			return res, false, err
 		}
 		if left := r.blobsLeft(ts); left > 0 {
-			return res, fmt.Errorf("forget: %d forgotten blob(s) are still reachable after the rewrite; nothing is lost, run `git mem check`", left)
+			return res, false, fmt.Errorf("forget: %d forgotten blob(s) are still reachable after the rewrite; nothing is lost, run `git mem check`", left)
 		}
 	}
-	return res, r.clearPending()
+	_, left, err = r.settlePending(covered, timeout)
+	return res, left, err
 }
 
 // blobsLeft counts the tombstones' blobs the repo still holds.
@@ -631,6 +648,11 @@ func (r *Repo) dropDead(full bool, timeout time.Duration) error {
 		return err
 	}
 	defer l.Unlock()
+	return r.dropDeadHeld(full, timeout)
+}
+
+// dropDeadHeld is dropDead for a caller that holds sync.lock.
+func (r *Repo) dropDeadHeld(full bool, timeout time.Duration) error {
 	s, done, err := r.forSync()
 	if err != nil {
 		return err
@@ -650,33 +672,36 @@ func (r *Repo) dropDead(full bool, timeout time.Duration) error {
 	return err
 }
 
-func (r *Repo) forgetLocked(blobPaths []string, ts []Tombstone, timeout time.Duration) (ForgetResult, error) {
-	var res ForgetResult
+// forgetLocked rewrites and moves the refs (the caller holds sync.lock)
+// and returns what mem/forget.pending held once they moved: the purge that
+// follows covers those marks (see settlePending).
+func (r *Repo) forgetLocked(blobPaths []string, ts []Tombstone, timeout time.Duration) (res ForgetResult, covered []string, err error) {
 	// A rewrite reads every commit and many trees: through a storage that
 	// keeps the pack files open (the default one opens and closes the pack
 	// for each object: 21 s of syscalls for 15,000 commits).
 	s, done, err := r.forSync()
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	defer done()
 	w := s.NewRewriter(blobPaths)
 	head0, err := r.Head()
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if _, err := w.Rewrite(head0); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if err := w.Flush(); err != nil { // the bulk, before the write lock
-		return res, err
+		return res, nil, err
 	}
 	tomb, err := r.addTombstones(blobPaths, ts, time.Now())
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
-	if err := r.markPending(); err != nil {
-		return res, err
+	own, err := r.markPending()
+	if err != nil {
+		return res, nil, err
 	}
 	res.Before, res.After, err = r.swapRewritten(w, tomb, timeout)
 	res.Dropped = w.Dropped
@@ -686,7 +711,24 @@ func (r *Repo) forgetLocked(blobPaths []string, ts []Tombstone, timeout time.Dur
 			res.Moved[old] = h
 		}
 	}
-	return res, err
+	if err != nil {
+		return res, nil, err
+	}
+	if covered, err = r.readPending(); err != nil {
+		return res, nil, err
+	}
+	for _, m := range covered {
+		if m != own {
+			// A mark of an interrupted forget or sync: what its tombstones
+			// name leaves the refs too (nothing, usually), so that this
+			// forget's purge covers it.
+			if err := r.dropDeadHeld(false, timeout); err != nil {
+				return res, nil, err
+			}
+			break
+		}
+	}
+	return res, covered, nil
 }
 
 // swapRewritten moves main and the remote-tracking refs to their rewrites
@@ -757,15 +799,28 @@ const (
 	pendingFile    = "forget.pending"
 )
 
-// markPending records that a purge is owed (a forget or a sync that learned
-// tombstones is under way), durably, before any ref names the new state.
-func (r *Repo) markPending() error {
+// mem/forget.pending holds one line per mark: a purge owed by a forget or
+// a sync that learned tombstones. Every mark is appended under sync.lock
+// (with the objects level shared) before any ref names the state it owes a
+// purge for, and the file is removed only under sync.lock, by the holder of
+// forget.lock, and only while it holds exactly the marks that holder's last
+// purge covered (settlePending). A sync that marks while a forget (or
+// another FinishPending) is purging therefore changes the file, and the
+// purger purges again instead of dropping the sync's debt.
+
+// markPending appends a mark that a purge is owed, durably, before any ref
+// names the new state; the caller holds sync.lock. It returns the mark (a
+// line of its own: time, pid, random).
+func (r *Repo) markPending() (string, error) {
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	mark := fmt.Sprintf("%s %d %x", time.Now().UTC().Format(time.RFC3339Nano), os.Getpid(), rnd)
 	p := filepath.Join(r.MemDir(), pendingFile)
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("record the forget: %w", err)
+		return "", fmt.Errorf("record the forget: %w", err)
 	}
-	_, err = f.WriteString(time.Now().UTC().Format(time.RFC3339Nano) + "\n")
+	_, err = f.WriteString(mark + "\n")
 	if err == nil {
 		err = f.Sync()
 	}
@@ -773,14 +828,85 @@ func (r *Repo) markPending() error {
 		err = cerr
 	}
 	syncDir(r.MemDir())
-	return err
+	return mark, err
+}
+
+// readPending returns the marks in mem/forget.pending: nil when there is
+// no file, empty (not nil) for an empty one.
+func (r *Repo) readPending() ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(r.MemDir(), pendingFile))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	marks := []string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line != "" {
+			marks = append(marks, line)
+		}
+	}
+	return marks, nil
 }
 
 func (r *Repo) clearPending() error {
 	if err := os.Remove(filepath.Join(r.MemDir(), pendingFile)); err != nil && !os.IsNotExist(err) {
 		return err
 	}
+	syncDir(r.MemDir())
 	return nil
+}
+
+// settleRounds bounds the purges settlePending adds for syncs that keep
+// marking; past them the file stays for the next command.
+const settleRounds = 3
+
+// settlePending removes mem/forget.pending if it holds exactly covered,
+// the marks the caller's last purge covers: read under sync.lock, after
+// which (under that lock) the refs held nothing a tombstone names, before
+// that purge's step 1. Otherwise — a sync marked meanwhile (it found
+// forget.lock held and left its purge to the holder), or covered is nil
+// — it drops what the tombstones name from the refs and purges again, up
+// to settleRounds times, and leaves the file past them. The caller holds
+// forget.lock. ran says whether it purged, left whether it gave up.
+func (r *Repo) settlePending(covered []string, timeout time.Duration) (ran, left bool, err error) {
+	for round := 0; ; round++ {
+		l, err := r.syncLock(timeout)
+		if err != nil {
+			return ran, false, err
+		}
+		marks, err := r.readPending()
+		if err != nil || marks == nil {
+			l.Unlock()
+			return ran, false, err
+		}
+		if covered != nil && slices.Equal(marks, covered) {
+			err = r.clearPending()
+			l.Unlock()
+			if testHookPendingCleared != nil {
+				testHookPendingCleared(r)
+			}
+			return ran, false, err
+		}
+		if round == settleRounds {
+			l.Unlock()
+			return ran, true, nil
+		}
+		// Every mark in marks is by a forget or sync that is done (they
+		// mark under sync.lock): the refs lose what its tombstones name,
+		// then one purge covers them all.
+		err = r.dropDeadHeld(false, timeout)
+		l.Unlock()
+		if err != nil {
+			return ran, false, err
+		}
+		r.st.refresh()
+		if _, err := r.Purge(timeout); err != nil {
+			return ran, false, err
+		}
+		ran, covered = true, marks
+	}
 }
 
 // Pending reports whether a forget (or a sync's) was interrupted before
@@ -790,38 +916,44 @@ func (r *Repo) Pending() bool {
 	return err == nil
 }
 
+// finishTries bounds how often FinishPending looks again after it let
+// forget.lock go (a sync may have marked after its last look and found the
+// lock held).
+const finishTries = 3
+
 // FinishPending completes an interrupted forget: main and the tracking
 // refs lose every exchange a tombstone names, and unreachable objects are
-// purged. It does nothing when none is owed, or when a forget is running
-// (that one finishes it). ran says whether it did the work.
+// purged. It does nothing when none is owed, or when forget.lock is held
+// (its holder looks at mem/forget.pending again after it lets the lock go,
+// and finishes what it finds). ran says whether it did the work.
 func (r *Repo) FinishPending(timeout time.Duration) (ran bool, err error) {
-	if !r.Pending() {
-		return false, nil
-	}
-	fl, ok, err := TryLockFile(filepath.Join(r.MemDir(), forgetLockFile))
-	if err != nil || !ok {
-		return false, err
-	}
-	defer fl.Unlock()
-	if !r.Pending() {
-		return false, nil
-	}
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	err = r.dropDead(false, timeout)
-	if err != nil {
-		return false, fmt.Errorf("finish the interrupted forget: %w", err)
-	}
-	r.st.refresh()
-	if _, err := r.Purge(timeout); err != nil {
-		if len(r.BadPacks()) > 0 { // git refuses such a pack: mended by check --repair
-			return false, fmt.Errorf("finish the interrupted forget: %w: run `git mem check --repair`", err)
+	for try := 0; try < finishTries && r.Pending(); try++ {
+		fl, ok, err := TryLockFile(filepath.Join(r.MemDir(), forgetLockFile))
+		if err != nil || !ok {
+			return ran, err
 		}
-		return false, fmt.Errorf("finish the interrupted forget: %w", err)
+		did, left, err := r.settlePending(nil, timeout)
+		fl.Unlock()
+		ran = ran || did
+		if err != nil {
+			if len(r.BadPacks()) > 0 { // git refuses such a pack: mended by check --repair
+				return ran, fmt.Errorf("finish the interrupted forget: %w: run `git mem check --repair`", err)
+			}
+			return ran, fmt.Errorf("finish the interrupted forget: %w", err)
+		}
+		if left { // syncs kept marking: the next command goes on
+			break
+		}
 	}
-	return true, r.clearPending()
+	return ran, nil
 }
+
+// testHookPendingCleared runs after a forget or FinishPending removed
+// mem/forget.pending, while it still holds forget.lock (race tests).
+var testHookPendingCleared func(r *Repo)
 
 // trackingRefs lists refs/remotes/*/main.
 func (r *Repo) trackingRefs() (map[plumbing.ReferenceName]plumbing.Hash, error) {

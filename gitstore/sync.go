@@ -340,7 +340,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			// The fetch brought forgotten content: whatever happens next
 			// (a refusal too), it is purged once the sync is done.
 			res.RemoteRewritten = true
-			if err := r.markPending(); err != nil {
+			if _, err := r.markPending(); err != nil {
 				restore()
 				return res, err
 			}
@@ -380,7 +380,7 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 			// Drop what the tombstones name from main and the tracking refs
 			// (this remote's becomes theirs) and take the union's tombstones,
 			// in one moment; a purge is owed from here on.
-			if err := r.markPending(); err != nil {
+			if _, err := r.markPending(); err != nil {
 				return res, err
 			}
 			before, after, err := r.swapRewritten(tl.rw, tl.union, opt.LockTimeout)
