@@ -354,13 +354,18 @@ func (m *Memory) repair(ctx context.Context, rep *CheckReport) error {
 			continue
 		}
 		// The one repair that moves main: it finishes what forget began.
-		if _, err := m.Repo.FinishPending(m.LockTimeout); err != nil {
+		ran, err := m.Repo.FinishPending(m.LockTimeout)
+		if err != nil {
 			return err
 		}
 		if _, err := m.UpdateIndex(ctx); err != nil {
 			return err
 		}
-		rep.Repaired = append(rep.Repaired, "finished the interrupted forget")
+		if ran {
+			rep.Repaired = append(rep.Repaired, "finished the interrupted forget")
+		} else {
+			rep.Repaired = append(rep.Repaired, "left the interrupted forget to the forget or sync running now, which finishes it")
+		}
 		break
 	}
 	if n := m.Repo.RemoveLeftovers(); n > 0 {
