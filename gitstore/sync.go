@@ -279,6 +279,11 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 		return res, err
 	}
 	track := TrackingRef(remote)
+	// A tracking ref a killed write left empty only records what a remote
+	// held: dropped once, before the rounds, it is read as a first sync.
+	if _, err := r.DropDamagedTrackingRefs(); err != nil {
+		return res, err
+	}
 	fetched := map[plumbing.Hash]bool{}
 	// The ancestry cache (~20 MB read and hashed at 1,000,000 exchanges)
 	// is loaded while the fetch waits on the remote: the fetch does not
@@ -297,9 +302,6 @@ func (r *Repo) sync(ctx context.Context, remote string, opt SyncOptions) (SyncRe
 	for round := 1; ; round++ {
 		res.Rounds = round
 		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		if _, err := r.DropDamagedTrackingRefs(); err != nil {
 			return res, err
 		}
 		known, err := readRef(r.dir, track)

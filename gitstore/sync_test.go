@@ -1258,4 +1258,5 @@ func TestUnionTreeRecordKey(t *testing.T) {
 			}
 		}
 	}
+	fsck(t, r.dir)
 }
